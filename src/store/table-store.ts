@@ -1,0 +1,125 @@
+/**
+ * The store port: the only surface the repository layer talks to. Two adapters implement it,
+ * `AzureStore` (the Table service through `@azure/data-tables`) and `MemoryStore` (the reference store).
+ *
+ * Entities cross the port in the shape `@azure/data-tables` uses (see `WireEntity`), so the Azure
+ * adapter passes them through without copying and the memory adapter mirrors the service.
+ * Adapters translate service failures into tablekit errors (errors.ts) in exactly one place each.
+ */
+
+/** The service's property types (EDM). */
+export type EdmType = "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary";
+
+/** An explicitly typed value, as `@azure/data-tables` accepts and returns it (e.g. `{ type: "Guid", value: "…" }`). */
+export interface TypedValue {
+  type: EdmType;
+  value: string | number | boolean;
+}
+
+/**
+ * A property value on the wire, in `@azure/data-tables`' conventions:
+ * - written: `string` (String), `boolean` (Boolean), integer `number` (Int32, no annotation),
+ *   `{ type: "Double", value }` (Double, always annotated), `bigint` or `{ type: "Int64", value: "…" }` (Int64),
+ *   `Date` (DateTime), `{ type: "Guid", value }` (Guid), `Uint8Array` (Binary);
+ * - read: `string`, `boolean`, `number` (Int32 and Double), `bigint` (Int64), `Date` (DateTime),
+ *   `{ type: "Guid", value }` (Guid), `Uint8Array` (Binary).
+ */
+export type WireValue = string | number | boolean | bigint | Date | Uint8Array | TypedValue | null;
+
+/** An entity as written through the port: keys plus user properties. */
+export interface WireEntity {
+  partitionKey: string;
+  rowKey: string;
+  [property: string]: WireValue | undefined;
+}
+
+/** An entity as read through the port: also carries the server's `etag` and `timestamp`. */
+export interface StoredEntity extends WireEntity {
+  etag: string;
+  timestamp?: Date;
+}
+
+/** Where the next page of a query starts (the service's NextPartitionKey / NextRowKey). */
+export interface StoreContinuation {
+  nextPartitionKey: string;
+  nextRowKey?: string;
+}
+
+/** One request for one page of a query. */
+export interface StoreQuery {
+  /** OData filter text; absent means every entity. */
+  filter?: string;
+  /** Property names to return (`$select`); PartitionKey/RowKey are requested by the caller when needed. */
+  select?: readonly string[];
+  /** Maximum entities in this page (`$top`), at most 1,000. */
+  top?: number;
+  continuation?: StoreContinuation;
+}
+
+export interface StorePage {
+  items: StoredEntity[];
+  /** Present when the service may have more results; a page may be empty and still have one. */
+  continuation?: StoreContinuation;
+}
+
+export type WriteMode = "replace" | "merge";
+
+/** The outcome of a successful write. */
+export interface WriteResult {
+  etag: string;
+}
+
+/** One operation of an entity group transaction. */
+export type TransactionAction =
+  | { kind: "insert"; entity: WireEntity }
+  | { kind: "upsert"; entity: WireEntity; mode: WriteMode }
+  | { kind: "update"; entity: WireEntity; mode: WriteMode; ifMatch: string }
+  | { kind: "delete"; partitionKey: string; rowKey: string; ifMatch: string };
+
+/** What differs between backends, so callers can adapt instead of guessing. */
+export interface StoreCapabilities {
+  /** Results come sorted by PartitionKey then RowKey (false on the Cosmos DB Table API). */
+  sortedResults: boolean;
+}
+
+/**
+ * The port both stores implement. Every method is one service request (one HTTP call on Azure).
+ * Failures are tablekit errors: `EntityAlreadyExistsError` (409 on insert), `EntityNotFoundError`
+ * (404 on update), `ConcurrencyError` (412), `TransactionError` (any failed transaction),
+ * `StoreError` (anything else, with status and service code).
+ */
+export interface TableStore {
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+
+  /** Creates the table; succeeds if it already exists. */
+  createTable(table: string): Promise<void>;
+  /** Deletes the table; succeeds if it does not exist. */
+  deleteTable(table: string): Promise<void>;
+
+  /** Point read; `undefined` when absent. */
+  getEntity(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select?: readonly string[],
+  ): Promise<StoredEntity | undefined>;
+  /** One page of a query. */
+  queryPage(table: string, query: StoreQuery): Promise<StorePage>;
+
+  /** Fails with `EntityAlreadyExistsError` when the key exists. */
+  insert(table: string, entity: WireEntity): Promise<WriteResult>;
+  /** InsertOrReplace / InsertOrMerge. */
+  upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult>;
+  /** Update (replace) or Merge of an existing entity; `ifMatch` is an ETag or `*`. */
+  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult>;
+  /** Deletes; resolves `false` when the entity did not exist; `ConcurrencyError` on ETag mismatch. */
+  delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean>;
+
+  /** Submits an entity group transaction atomically; resolves one result per action, in order. */
+  submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]>;
+}

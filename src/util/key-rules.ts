@@ -1,0 +1,31 @@
+import { ValidationError } from "../errors.js";
+import { FORBIDDEN_KEY_CHARACTERS, ServiceLimits } from "./service-limits.js";
+
+/** Checks a PartitionKey or RowKey against the service's character and size rules. */
+export function assertValidKey(which: "PartitionKey" | "RowKey", key: string, field?: string): void {
+  if (typeof key !== "string") {
+    throw new ValidationError("key-type", `${which} must be a string, got ${typeof key}`, { field: field ?? which });
+  }
+  const bad = FORBIDDEN_KEY_CHARACTERS.exec(key);
+  if (bad) {
+    const code = bad[0].charCodeAt(0).toString(16).padStart(4, "0");
+    throw new ValidationError(
+      "key-characters",
+      `${which} '${printable(key)}' contains a forbidden character (U+${code}); keys may not contain / \\ # ? or control characters`,
+      { field: field ?? which },
+    );
+  }
+  if (key.length * 2 > ServiceLimits.maxKeyBytes) {
+    throw new ValidationError(
+      "key-size",
+      `${which} is ${key.length * 2} bytes; the service allows at most ${ServiceLimits.maxKeyBytes} bytes (${ServiceLimits.maxKeyBytes / 2} characters)`,
+      { field: field ?? which },
+    );
+  }
+}
+
+function printable(key: string): string {
+  const shown = key.length > 60 ? `${key.slice(0, 60)}…` : key;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: we render control characters visibly
+  return shown.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
