@@ -1,0 +1,286 @@
+import { ServiceLimits } from "../../util/service-limits.js";
+import type {
+  StoreCapabilities,
+  StoreContinuation,
+  StoredEntity,
+  StorePage,
+  StoreQuery,
+  TableStore,
+  TransactionAction,
+  WireEntity,
+  WriteMode,
+  WriteResult,
+} from "../table-store.js";
+import { checkKey } from "./entity-rules.js";
+import { EtagClock } from "./etag-clock.js";
+import { FilterCache } from "./filter-cache.js";
+import { MemoryTable } from "./memory-table.js";
+import type { Mutation } from "./mutation.js";
+import { Journal, type JournalCommit } from "./persistence.js";
+import { type PageBreaks, readPage } from "./query-pager.js";
+import { badRequest, tableNotFound } from "./service-errors.js";
+import { checkTableName, tableKey } from "./table-names.js";
+import { parseTransaction, toTransactionError } from "./transaction-rules.js";
+import { recordToStored } from "./typed-entity.js";
+import { keysOf, parseAction, planAction } from "./write-planner.js";
+
+/** Options of `MemoryStore`. */
+export interface MemoryStoreOptions {
+  /**
+   * Persist to this file: loaded (and compacted) synchronously by the constructor when it exists;
+   * every committed request is then appended to it as one JSON line.
+   */
+  file?: string;
+  /**
+   * `"partition"` (default): like Azure, a page also ends where a query crosses into another
+   * PartitionKey, so pages can be short or even empty yet carry a continuation.
+   * `"size-only"`: like Azurite, pages end only after `top` entities.
+   */
+  pageBreaks?: PageBreaks;
+}
+
+/** Counters for tests and diagnostics (not part of the store port). */
+export interface MemoryStoreStats {
+  /** Entities read from the index by queries, matching or not: what the service bills a scan for. */
+  readonly entitiesScanned: number;
+  /** Filter texts parsed so far; repeated texts are served from a cache. */
+  readonly filterCompilations: number;
+}
+
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
+  "PartitionKey",
+  "RowKey",
+  "Timestamp",
+  "partitionKey",
+  "rowKey",
+  "timestamp",
+  "etag",
+]);
+
+/**
+ * The bundled reference store: behaves like the Azure Table service, in process (sort order, typed
+ * values, ETags, paging with continuations, OData filters, limits and error codes, atomic entity
+ * group transactions), optionally persisted to a file. Every method does its work synchronously
+ * before its promise settles, so each call is atomic with respect to every other.
+ */
+export class MemoryStore implements TableStore {
+  readonly name = "memory";
+  readonly capabilities: StoreCapabilities = { sortedResults: true };
+
+  readonly #tables = new Map<string, MemoryTable>();
+  readonly #clock = new EtagClock();
+  readonly #filters = new FilterCache(500);
+  readonly #pageBreaks: PageBreaks;
+  readonly #journal: Journal | undefined;
+  #scanned = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const pageBreaks = options.pageBreaks ?? "partition";
+    if (pageBreaks !== "partition" && pageBreaks !== "size-only") {
+      throw new TypeError(
+        `MemoryStore: pageBreaks must be "partition" or "size-only", got ${String(pageBreaks)}`,
+      );
+    }
+    this.#pageBreaks = pageBreaks;
+    if (options.file !== undefined) {
+      this.#journal = new Journal(options.file);
+      const commits = this.#journal.read();
+      if (commits !== undefined) {
+        for (const commit of commits) {
+          this.#clock.observe(commit.ts);
+          this.#apply(commit.mutations);
+        }
+        // Compact: also cuts away a torn last line so later appends start on a fresh line.
+        this.#journal.rewrite(this.#snapshot());
+      }
+    }
+  }
+
+  /** Query counters, for tests (e.g. to show that a range query reads only its range). */
+  get stats(): MemoryStoreStats {
+    return { entitiesScanned: this.#scanned, filterCompilations: this.#filters.compilations };
+  }
+
+  async createTable(table: string): Promise<void> {
+    const name = checkTableName(table);
+    if (this.#tables.has(tableKey(name))) return;
+    this.#commit([{ op: "createTable", table: name }]);
+  }
+
+  async deleteTable(table: string): Promise<void> {
+    const name = checkTableName(table);
+    const existing = this.#tables.get(tableKey(name));
+    if (existing === undefined) return;
+    this.#commit([{ op: "deleteTable", table: existing.name }]);
+  }
+
+  async getEntity(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select?: readonly string[],
+  ): Promise<StoredEntity | undefined> {
+    const t = this.#require(table);
+    const record = t.get(checkKey("PartitionKey", partitionKey), checkKey("RowKey", rowKey));
+    return record === undefined ? undefined : recordToStored(record, selection(select));
+  }
+
+  async queryPage(table: string, query: StoreQuery = {}): Promise<StorePage> {
+    const t = this.#require(table);
+    const top = checkTop(query.top);
+    const continuation = checkContinuation(query.continuation);
+    if (query.filter !== undefined && typeof query.filter !== "string") {
+      throw badRequest("InvalidInput", "$filter must be a string");
+    }
+    const filter = this.#filters.get(query.filter);
+    return readPage(t, {
+      filter,
+      top,
+      continuation,
+      select: selection(query.select),
+      pageBreaks: this.#pageBreaks,
+      onScanned: () => {
+        this.#scanned++;
+      },
+    });
+  }
+
+  async insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    return this.#write(table, { kind: "insert", entity });
+  }
+
+  async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    return this.#write(table, { kind: "upsert", entity, mode });
+  }
+
+  async update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    return this.#write(table, { kind: "update", entity, mode, ifMatch });
+  }
+
+  async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    const t = this.#require(table);
+    const action = parseAction({ kind: "delete", partitionKey, rowKey, ifMatch });
+    // A single delete of a missing entity is 404 on the wire; the port reports it as `false`.
+    if (t.get(partitionKey, rowKey) === undefined) return false;
+    this.#commit([planAction(t, action, this.#clock.next()).mutation]);
+    return true;
+  }
+
+  async submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    let t: MemoryTable;
+    try {
+      t = this.#require(table);
+    } catch (error) {
+      throw toTransactionError(error, 0, table, partitionKey, undefined);
+    }
+    const parsed = parseTransaction(t.name, partitionKey, actions);
+    // One Timestamp for the whole group, as the service stamps an entity group transaction.
+    const ticks = this.#clock.next();
+    // Every operation is checked against the current state before anything is applied: all or nothing.
+    const planned = parsed.map((action, index) => {
+      try {
+        return planAction(t, action, ticks);
+      } catch (error) {
+        throw toTransactionError(error, index, t.name, partitionKey, keysOf(action).rowKey);
+      }
+    });
+    this.#commit(planned.map((p) => p.mutation));
+    return planned.map((p) => ({ etag: p.etag }));
+  }
+
+  #write(table: string, action: TransactionAction): WriteResult {
+    const t = this.#require(table);
+    const planned = planAction(t, parseAction(action), this.#clock.next());
+    this.#commit([planned.mutation]);
+    return { etag: planned.etag };
+  }
+
+  #require(table: string): MemoryTable {
+    const t = typeof table === "string" ? this.#tables.get(tableKey(table)) : undefined;
+    if (t === undefined) throw tableNotFound(String(table));
+    return t;
+  }
+
+  /** Journals (when persistent) and then applies one request's mutations; a failed append applies nothing. */
+  #commit(mutations: readonly Mutation[]): void {
+    this.#journal?.append({ ts: this.#clock.last, mutations });
+    this.#apply(mutations);
+  }
+
+  #apply(mutations: readonly Mutation[]): void {
+    for (const m of mutations) {
+      const key = tableKey(m.table);
+      switch (m.op) {
+        case "createTable":
+          if (!this.#tables.has(key)) this.#tables.set(key, new MemoryTable(m.table));
+          break;
+        case "deleteTable":
+          this.#tables.delete(key);
+          break;
+        case "put":
+          this.#tables.get(key)?.put(m.record);
+          break;
+        case "delete":
+          this.#tables.get(key)?.delete(m.partitionKey, m.rowKey);
+          break;
+      }
+    }
+  }
+
+  /** The whole state as commits: the clock, then each table and its entities in chunks. */
+  *#snapshot(): Generator<JournalCommit> {
+    const ts = this.#clock.last;
+    yield { ts, mutations: [] };
+    for (const t of this.#tables.values()) {
+      yield { ts, mutations: [{ op: "createTable", table: t.name }] };
+      let chunk: Mutation[] = [];
+      for (const record of t.scan(undefined, undefined)) {
+        chunk.push({ op: "put", table: t.name, record });
+        if (chunk.length === 1000) {
+          yield { ts, mutations: chunk };
+          chunk = [];
+        }
+      }
+      if (chunk.length > 0) yield { ts, mutations: chunk };
+    }
+  }
+}
+
+/** `$select` as a set of user property names; system properties are always returned. */
+function selection(select: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (select === undefined || select.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const name of select) {
+    if (typeof name !== "string") throw badRequest("InvalidInput", "$select must list property names");
+    if (!SYSTEM_PROPERTIES.has(name)) names.add(name);
+  }
+  return names;
+}
+
+function checkTop(top: number | undefined): number {
+  if (top === undefined) return ServiceLimits.maxPageSize;
+  if (!Number.isInteger(top) || top < 1 || top > ServiceLimits.maxPageSize) {
+    throw badRequest(
+      "InvalidInput",
+      `$top must be an integer from 1 to ${ServiceLimits.maxPageSize}, got ${top}`,
+    );
+  }
+  return top;
+}
+
+function checkContinuation(c: StoreContinuation | undefined): StoreContinuation | undefined {
+  if (c === undefined) return undefined;
+  if (
+    typeof c !== "object" ||
+    c === null ||
+    typeof c.nextPartitionKey !== "string" ||
+    (c.nextRowKey !== undefined && typeof c.nextRowKey !== "string")
+  ) {
+    throw badRequest("InvalidInput", "the continuation token is malformed");
+  }
+  return c;
+}

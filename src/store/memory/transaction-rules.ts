@@ -1,0 +1,112 @@
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  StoreError,
+  TransactionError,
+} from "../../errors.js";
+import { ServiceLimits } from "../../util/service-limits.js";
+import type { TransactionAction } from "../table-store.js";
+import { keysOf, type ParsedAction, parseAction } from "./write-planner.js";
+
+// Rough size of one operation's MIME part (boundary, request line and headers) around its JSON body.
+const PER_OPERATION_OVERHEAD = 300;
+
+/**
+ * Validates an entity group transaction without looking at stored state, the service's EGT rules:
+ * 1 to 100 operations, all on `partitionKey`, each entity at most once, a payload under 4 MiB
+ * (estimated from the JSON bodies), and each operation's own input rules. A violation is a
+ * `TransactionError` whose `index` is the offending operation.
+ */
+export function parseTransaction(
+  table: string,
+  partitionKey: string,
+  actions: readonly TransactionAction[],
+): ParsedAction[] {
+  const fail = (index: number, statusCode: number, serviceCode: string, message: string, rowKey?: string) =>
+    new TransactionError({ index, table, partitionKey, rowKey, statusCode, serviceCode, message });
+  if (!Array.isArray(actions) || actions.length === 0) {
+    throw fail(0, 400, "InvalidInput", "a transaction needs at least one operation");
+  }
+  if (actions.length > ServiceLimits.maxTransactionOperations) {
+    throw fail(
+      ServiceLimits.maxTransactionOperations,
+      400,
+      "InvalidInput",
+      `the batch request operation exceeds the maximum ${ServiceLimits.maxTransactionOperations} changes per change set (it has ${actions.length})`,
+    );
+  }
+  const seen = new Set<string>();
+  let bytes = 0;
+  return actions.map((action, index) => {
+    let parsed: ParsedAction;
+    try {
+      parsed = parseAction(action);
+    } catch (error) {
+      throw toTransactionError(error, index, table, partitionKey, undefined);
+    }
+    const keys = keysOf(parsed);
+    if (keys.partitionKey !== partitionKey) {
+      throw fail(
+        index,
+        400,
+        "CommandsInBatchActOnDifferentPartitions",
+        `all operations must use PartitionKey '${partitionKey}', this one uses '${keys.partitionKey}'`,
+        keys.rowKey,
+      );
+    }
+    if (seen.has(keys.rowKey)) {
+      throw fail(
+        index,
+        400,
+        "InvalidDuplicateRow",
+        `a command with RowKey '${keys.rowKey}' is already present in the batch; an entity can appear only once`,
+        keys.rowKey,
+      );
+    }
+    seen.add(keys.rowKey);
+    bytes += PER_OPERATION_OVERHEAD + (action.kind === "delete" ? 0 : jsonLength(action.entity));
+    if (bytes >= ServiceLimits.maxTransactionBytes) {
+      throw fail(
+        index,
+        413,
+        "RequestBodyTooLarge",
+        `the transaction payload reaches ${bytes} bytes at this operation; it must stay under ${ServiceLimits.maxTransactionBytes}`,
+        keys.rowKey,
+      );
+    }
+    return parsed;
+  });
+}
+
+/** Converts a failure of operation `index` into the `TransactionError` the service's answer maps to. */
+export function toTransactionError(
+  error: unknown,
+  index: number,
+  table: string,
+  partitionKey: string,
+  rowKey: string | undefined,
+): TransactionError {
+  let statusCode: number | undefined;
+  let serviceCode: string | undefined;
+  if (error instanceof EntityAlreadyExistsError) [statusCode, serviceCode] = [409, "EntityAlreadyExists"];
+  else if (error instanceof EntityNotFoundError) [statusCode, serviceCode] = [404, "ResourceNotFound"];
+  else if (error instanceof ConcurrencyError)
+    [statusCode, serviceCode] = [412, "UpdateConditionNotSatisfied"];
+  else if (error instanceof StoreError) [statusCode, serviceCode] = [error.statusCode, error.serviceCode];
+  else throw error;
+  return new TransactionError(
+    { index, table, partitionKey, rowKey, statusCode, serviceCode, message: error.message },
+    { cause: error },
+  );
+}
+
+/** Length of the entity's JSON body as the SDK would send it (Int64 as strings, Binary as base64). */
+function jsonLength(entity: unknown): number {
+  return JSON.stringify(entity, (_key, value: unknown) => {
+    if (typeof value === "bigint") return value.toString();
+    if (value instanceof Uint8Array)
+      return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64");
+    return value;
+  }).length;
+}
