@@ -1,0 +1,158 @@
+import { ValidationError } from "../../errors.js";
+import type { TransactionAction } from "../../store/table-store.js";
+import { ServiceLimits } from "../../util/service-limits.js";
+import { estimateActionBytes } from "../payload-size.js";
+import type { WriteUnit } from "./bulk-types.js";
+
+/**
+ * The payload a planned batch stays under: the service's 4 MiB EGT limit less 64 KiB, because
+ * `estimateActionBytes` is an estimate of the multipart body, not its exact size.
+ */
+export const BATCH_PAYLOAD_BUDGET = ServiceLimits.maxTransactionBytes - 64 * 1024;
+
+/** A closed batch of one partition, ready to submit as one entity group transaction. */
+export interface PlannedBatch<T> {
+  partitionKey: string;
+  units: WriteUnit<T>[];
+  actions: TransactionAction[];
+  /** Estimated payload in bytes. */
+  bytes: number;
+}
+
+interface OpenBatch<T> {
+  units: WriteUnit<T>[];
+  actions: number;
+  bytes: number;
+  rowKeys: Set<string>;
+}
+
+/**
+ * Packs write units into per-partition batches of at most 100 operations and under the payload budget,
+ * closing a batch as soon as the next unit cannot join it; batches of a partition close in arrival order.
+ */
+export class BatchPlanner<T> {
+  readonly #open = new Map<string, OpenBatch<T>>();
+  /** Partitions by the unit count of their open batch, so the largest is found without scanning them all. */
+  readonly #bySize: Set<string>[] = [];
+  #bufferedUnits = 0;
+
+  /** Units waiting in open (not yet closed) batches. */
+  get bufferedUnits(): number {
+    return this.#bufferedUnits;
+  }
+
+  /**
+   * Adds a unit and returns the batches that closed because of it, in submission order; throws
+   * `ValidationError` when the unit alone breaks an EGT rule (`position` names it in the message).
+   */
+  add(unit: WriteUnit<T>, position?: number): PlannedBatch<T>[] {
+    const bytes = measureUnit(unit, position);
+    const closed: PlannedBatch<T>[] = [];
+    let open = this.#open.get(unit.partitionKey);
+    if (open && !fits(open, unit, bytes)) {
+      closed.push(this.#close(unit.partitionKey, open));
+      open = undefined;
+    }
+    if (!open) {
+      open = { units: [], actions: 0, bytes: 0, rowKeys: new Set() };
+      this.#open.set(unit.partitionKey, open);
+    }
+    this.#bySize[open.units.length]?.delete(unit.partitionKey);
+    open.units.push(unit);
+    this.#sizeBucket(open.units.length).add(unit.partitionKey);
+    open.actions += unit.actions.length;
+    open.bytes += bytes;
+    for (const rowKey of unit.rowKeys) open.rowKeys.add(rowKey);
+    this.#bufferedUnits++;
+    // Nothing can join a full batch, so it leaves now rather than waiting for the next unit.
+    if (open.actions >= ServiceLimits.maxTransactionOperations || open.bytes >= BATCH_PAYLOAD_BUDGET) {
+      closed.push(this.#close(unit.partitionKey, open));
+    }
+    return closed;
+  }
+
+  /** Closes the open batch holding the most units among partitions `eligible` accepts (all by default). */
+  closeLargest(eligible: (partitionKey: string) => boolean = () => true): PlannedBatch<T> | undefined {
+    for (let size = this.#bySize.length - 1; size > 0; size--) {
+      for (const partitionKey of this.#bySize[size] ?? []) {
+        if (eligible(partitionKey)) return this.#close(partitionKey, this.#open.get(partitionKey)!);
+      }
+    }
+    return undefined;
+  }
+
+  /** Closes every open batch, in the order the partitions were opened. */
+  closeAll(): PlannedBatch<T>[] {
+    return [...this.#open].map(([partitionKey, open]) => this.#close(partitionKey, open));
+  }
+
+  #close(partitionKey: string, open: OpenBatch<T>): PlannedBatch<T> {
+    this.#open.delete(partitionKey);
+    this.#bySize[open.units.length]?.delete(partitionKey);
+    this.#bufferedUnits -= open.units.length;
+    return {
+      partitionKey,
+      units: open.units,
+      actions: open.units.flatMap((unit) => unit.actions),
+      bytes: open.bytes,
+    };
+  }
+
+  #sizeBucket(size: number): Set<string> {
+    let bucket = this.#bySize[size];
+    if (!bucket) {
+      bucket = new Set();
+      this.#bySize[size] = bucket;
+    }
+    return bucket;
+  }
+}
+
+function fits<T>(open: OpenBatch<T>, unit: WriteUnit<T>, bytes: number): boolean {
+  if (open.actions + unit.actions.length > ServiceLimits.maxTransactionOperations) return false;
+  if (open.bytes + bytes >= BATCH_PAYLOAD_BUDGET) return false;
+  // An EGT may touch each entity once: a second write of a key waits for the next batch, which keeps write order.
+  return !unit.rowKeys.some((rowKey) => open.rowKeys.has(rowKey));
+}
+
+/** Checks the rules a unit must meet on its own (it can never be split) and returns its estimated payload. */
+function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined): number {
+  const name = describeUnit(unit, position);
+  const count = unit.actions.length;
+  if (count === 0) throw new ValidationError("transaction-empty", `${name} has no operation to write`);
+  if (count > ServiceLimits.maxTransactionOperations) {
+    throw new ValidationError(
+      "transaction-operations",
+      `${name} needs ${count} operations (index copies included); a transaction holds at most ${ServiceLimits.maxTransactionOperations}`,
+    );
+  }
+  let bytes = 0;
+  for (const action of unit.actions) {
+    const partitionKey = "entity" in action ? action.entity.partitionKey : action.partitionKey;
+    if (partitionKey !== unit.partitionKey) {
+      throw new ValidationError(
+        "transaction-partition",
+        `${name} has an operation in PartitionKey '${partitionKey}'; a transaction spans one partition`,
+      );
+    }
+    bytes += estimateActionBytes(action);
+  }
+  if (new Set(unit.rowKeys).size !== unit.rowKeys.length) {
+    throw new ValidationError(
+      "transaction-duplicate",
+      `${name} touches a RowKey twice; a transaction may touch each entity once`,
+    );
+  }
+  if (bytes >= ServiceLimits.maxTransactionBytes) {
+    throw new ValidationError(
+      "transaction-payload",
+      `${name} comes to about ${bytes} bytes; a transaction's payload must stay under 4 MiB`,
+    );
+  }
+  return bytes;
+}
+
+function describeUnit<T>(unit: WriteUnit<T>, position: number | undefined): string {
+  const where = `PartitionKey '${unit.partitionKey}'${unit.rowKeys[0] === undefined ? "" : `, RowKey '${unit.rowKeys[0]}'`}`;
+  return position === undefined ? `Bulk item (${where})` : `Bulk item ${position} (${where})`;
+}
