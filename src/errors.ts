@@ -130,13 +130,16 @@ export class TransactionError extends TableKitError {
 export class StoreError extends TableKitError {
   readonly statusCode: number | undefined;
   readonly serviceCode: string | undefined;
+  /** The service's Retry-After hint, when it sent one. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     message: string,
-    details: { statusCode?: number; serviceCode?: string; cause?: unknown } = {},
+    details: { statusCode?: number; serviceCode?: string; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super("STORE", message, { cause: details.cause });
     this.statusCode = details.statusCode;
     this.serviceCode = details.serviceCode;
+    this.retryAfterMs = details.retryAfterMs;
   }
 }

@@ -1,0 +1,67 @@
+import { performance } from "node:perf_hooks";
+
+/** Runs `fn` `iterations` times and returns the mean milliseconds per call. */
+export async function timeAsync(iterations: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) await fn(i);
+  return (performance.now() - start) / iterations;
+}
+
+/** Runs `fn` `iterations` times synchronously and returns the mean nanoseconds per call. */
+export function timeSync(iterations: number, fn: (i: number) => unknown): number {
+  let sink = 0;
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) if (fn(i)) sink++;
+  const elapsed = performance.now() - start;
+  if (sink < 0) console.log(sink);
+  return (elapsed * 1e6) / iterations;
+}
+
+/**
+ * Measures two implementations of the same work in alternating rounds (so drift in the machine
+ * or the server hits both alike) and returns the median per-call cost of each.
+ */
+export async function compare(
+  rounds: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<{ a: number; b: number }> {
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return { a: median(as), b: median(bs) };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** One printed row of the results table. */
+export interface BenchRow {
+  name: string;
+  ours: string;
+  baseline: string;
+  ratio: number;
+  target: string;
+  met: boolean;
+}
+
+export function printTable(rows: BenchRow[]): void {
+  const header = ["benchmark", "tablekit", "baseline", "ratio", "target", "met"];
+  const cells = rows.map((r) => [r.name, r.ours, r.baseline, `${r.ratio.toFixed(3)}×`, r.target, r.met ? "yes" : "NO"]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
+  const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const c of cells) console.log(line(c));
+}

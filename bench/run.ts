@@ -1,0 +1,213 @@
+/**
+ * `npm run bench`: tablekit against the raw @azure/data-tables SDK and hand-written code, measured
+ * side by side in one run on one Azurite (started here from node_modules) and on MemoryStore.
+ * It prints ratios; it asserts nothing (correctness lives in the tests).
+ */
+import "reflect-metadata";
+import { odata, TableClient, type TableTransaction } from "@azure/data-tables";
+import { startAzurite } from "../scripts/azurite-process.js";
+import { AzureStore, MemoryStore, TableContext } from "../src/index.js";
+import { getEntityModel } from "../src/schema/entity-model.js";
+import type { StoredEntity } from "../src/store/table-store.js";
+import { BenchItem, benchItem, handWrittenFromWire, handWrittenToWire } from "./bench-entity.js";
+import { type BenchRow, compare, median, printTable, timeAsync, timeSync } from "./measure.js";
+
+const quick = process.argv.includes("--quick");
+const rows: BenchRow[] = [];
+const ms = (v: number) => `${v.toFixed(3)} ms`;
+
+function record(name: string, ours: number, baseline: number, unit: (v: number) => string, target: number | undefined, lowerIsBetter = true): void {
+  const ratio = ours / baseline;
+  rows.push({
+    name,
+    ours: unit(ours),
+    baseline: unit(baseline),
+    ratio,
+    target: target === undefined ? "-" : `${lowerIsBetter ? "≤" : "≥"} ${target}×`,
+    met: target === undefined ? true : lowerIsBetter ? ratio <= target : ratio >= target,
+  });
+  console.log(`  ${name}: ${unit(ours)} vs ${unit(baseline)} = ${ratio.toFixed(3)}×`);
+}
+
+async function seed(db: TableContext, tenant: string, count: number): Promise<void> {
+  for (let start = 0; start < count; start += 100) {
+    await db.transaction((tx) => {
+      for (let id = start; id < Math.min(start + 100, count); id++) tx.upsert(benchItem(tenant, id));
+    });
+  }
+}
+
+async function sdkVsTablekit(connectionString: string): Promise<void> {
+  console.log("\n[1] tablekit vs raw @azure/data-tables on Azurite");
+  const store = AzureStore.fromConnectionString(connectionString);
+  const db = new TableContext({ store, tablePrefix: "bench" });
+  await db.ensureTables(BenchItem);
+  const repo = db.repository(BenchItem);
+  const client = TableClient.fromConnectionString(connectionString, repo.table, { allowInsecureConnection: true });
+  await seed(db, "scan", quick ? 2_000 : 10_000);
+  await seed(db, "point", 1_000);
+
+  const n = quick ? 100 : 400;
+  const rounds = quick ? 4 : 8;
+  const get = await compare(
+    rounds,
+    () => timeAsync(n, (i) => repo.get({ tenant: "point", id: i % 1000 })),
+    () => timeAsync(n, (i) => client.getEntity("point", `item_${String(i % 1000).padStart(8, "0")}`)),
+  );
+  record("point get", get.a, get.b, ms, 1.05);
+
+  const upsert = await compare(
+    rounds,
+    () => timeAsync(n, (i) => repo.upsert(benchItem("upsert", i))),
+    () => timeAsync(n, (i) => client.upsertEntity(handWrittenToWire(benchItem("upsert", i)) as never, "Replace")),
+  );
+  record("single upsert", upsert.a, upsert.b, ms, 1.05);
+
+  const scanRounds = quick ? 2 : 6;
+  const scan = await compare(
+    scanRounds,
+    async () => {
+      const start = performance.now();
+      let count = 0;
+      for await (const item of repo.find({ tenant: "scan" })) if (item.id >= 0) count++;
+      return performance.now() - start;
+    },
+    async () => {
+      const start = performance.now();
+      let count = 0;
+      for await (const row of client.listEntities({ queryOptions: { filter: odata`PartitionKey eq ${"scan"}` } })) {
+        if (row.rowKey) count++;
+      }
+      return performance.now() - start;
+    },
+  );
+  record(`${quick ? "2,000" : "10,000"}-entity partition scan`, scan.a, scan.b, ms, 1.1);
+
+  console.log("\n[2] 100-operation transaction: tablekit vs raw submitTransaction");
+  let batchId = 0;
+  const tx = await compare(
+    rounds,
+    () =>
+      timeAsync(quick ? 5 : 20, async () => {
+        const id = batchId++;
+        await db.transaction((t) => {
+          for (let i = 0; i < 100; i++) t.upsert(benchItem(`tx${id % 50}`, i));
+        });
+      }),
+    () =>
+      timeAsync(quick ? 5 : 20, async () => {
+        const id = batchId++;
+        const actions: TableTransaction["actions"] = [];
+        for (let i = 0; i < 100; i++) actions.push(["upsert", handWrittenToWire(benchItem(`tx${id % 50}`, i)) as never, "Replace"]);
+        await client.submitTransaction(actions);
+      }),
+  );
+  record("100-op transaction", tx.a, tx.b, ms, 1.05);
+
+  console.log("\n[3] MemoryStore vs Azurite through the same repository calls");
+  const memory = new TableContext({ store: new MemoryStore() });
+  await memory.ensureTables(BenchItem);
+  await seed(memory, "point", 1_000);
+  const memRepo = memory.repository(BenchItem);
+  const memGet = await timeAsync(2_000, (i) => memRepo.get({ tenant: "point", id: i % 1000 }));
+  const azGet = await timeAsync(n, (i) => repo.get({ tenant: "point", id: i % 1000 }));
+  record("point get: MemoryStore / Azurite", memGet, azGet, ms, undefined);
+  const rangeOf = (r: typeof repo) => r.find({ tenant: "point" }).between({ id: 300 }, { id: 399 }).toArray();
+  const memRange = await timeAsync(500, () => rangeOf(memRepo));
+  const azRange = await timeAsync(quick ? 20 : 100, () => rangeOf(repo));
+  record("100-row range: MemoryStore / Azurite", memRange, azRange, ms, undefined);
+}
+
+function mapping(): void {
+  console.log("\n[4] entity mapping (wire → instance → wire) vs hand-written code");
+  const mapper = getEntityModel(BenchItem).mapper;
+  const items = Array.from({ length: 1000 }, (_, i) => benchItem("map", i));
+  const stored = items.map((e) => ({
+    ...handWrittenToWire(e),
+    score: e.score,
+    big: e.big,
+    etag: 'W/"datetime\'2024-01-01T00%3A00%3A00.0000000Z\'"',
+    timestamp: new Date(),
+  })) as unknown as StoredEntity[];
+  const iterations = quick ? 100_000 : 500_000;
+  const ours: number[] = [];
+  const hand: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    ours.push(timeSync(iterations, (i) => mapper.toWire(mapper.fromWire(stored[i % 1000] as StoredEntity))));
+    hand.push(timeSync(iterations, (i) => handWrittenToWire(handWrittenFromWire(stored[i % 1000] as never))));
+  }
+  const ns = (v: number) => `${v.toFixed(0)} ns`;
+  record("mapping round trip per entity", median(ours), median(hand), ns, 2);
+}
+
+async function memoryScaling(): Promise<void> {
+  console.log("\n[5] 100-row range query on MemoryStore: 10k vs 1M entities");
+  const sizes = quick ? [10_000, 100_000] : [10_000, 1_000_000];
+  const costs: number[] = [];
+  for (const size of sizes) {
+    const db = new TableContext({ store: new MemoryStore() });
+    await db.ensureTables(BenchItem);
+    const repo = db.repository(BenchItem);
+    // 100 partitions, rows spread evenly, so the range sits inside a large table.
+    const perPartition = size / 100;
+    for (let p = 0; p < 100; p++) {
+      for (let start = 0; start < perPartition; start += 100) {
+        await db.transaction((tx) => {
+          for (let id = start; id < start + 100; id++) tx.upsert(benchItem(`p${p}`, id));
+        });
+      }
+    }
+    const query = repo.find({ tenant: "p50" }).between({ id: 1000 }, { id: 1099 });
+    await query.toArray();
+    costs.push(await timeAsync(500, () => query.toArray()));
+  }
+  record(`100-row range at ${sizes[1]?.toLocaleString("en")} / ${sizes[0]?.toLocaleString("en")} entities`, costs[1] as number, costs[0] as number, ms, 2);
+}
+
+async function heapWhileIterating(): Promise<void> {
+  console.log("\n[6] heap growth while iterating 100,000 entities with for await (MemoryStore)");
+  const store = new MemoryStore();
+  const db = new TableContext({ store });
+  await db.ensureTables(BenchItem);
+  for (let p = 0; p < 10; p++) await seed(db, `h${p}`, 10_000);
+  const repo = db.repository(BenchItem);
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  let peak = before;
+  let count = 0;
+  for await (const item of repo.scan()) {
+    if (item.id >= 0) count++;
+    if (count % 1000 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed);
+  }
+  const growthMb = (peak - before) / (1024 * 1024);
+  rows.push({
+    name: `heap growth over ${count.toLocaleString("en")} entities`,
+    ours: `${growthMb.toFixed(1)} MB`,
+    baseline: "64 MB budget",
+    ratio: growthMb / 64,
+    target: "< 64 MB",
+    met: growthMb < 64,
+  });
+  console.log(`  peak heap growth ${growthMb.toFixed(1)} MB${gc ? "" : " (run with --expose-gc for a tighter number)"}`);
+}
+
+async function main(): Promise<void> {
+  const azurite = await startAzurite();
+  try {
+    await sdkVsTablekit(azurite.connectionString);
+  } finally {
+    await azurite.stop();
+  }
+  mapping();
+  await memoryScaling();
+  await heapWhileIterating();
+  console.log("\nResults (ratio = tablekit / baseline; lower is better unless the target says ≥)\n");
+  printTable(rows);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
+

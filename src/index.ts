@@ -1,0 +1,53 @@
+import "reflect-metadata";
+
+export {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  type EntityKeys,
+  EntityNotFoundError,
+  SchemaError,
+  StoreError,
+  TableKitError,
+  TransactionError,
+  ValidationError,
+} from "./errors.js";
+export type { ComparisonOperator, Page } from "./query/query.js";
+export { Query } from "./query/query.js";
+export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
+export { odata, type ODataValue } from "./query/odata.js";
+export type {
+  DeleteOptions,
+  EntityKey,
+  GetOptions,
+  UpdateOptions,
+  UpsertOptions,
+} from "./repository/repository.js";
+export { Repository } from "./repository/repository.js";
+export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
+export type { MutateOptions } from "./repository/repository.js";
+export type { RetryOptions } from "./repository/retry-policy.js";
+export { TableContext, type TableContextOptions, type TransactionResult } from "./repository/table-context.js";
+export type { TableKitEvent, TableKitEventListener } from "./repository/table-kit-event.js";
+export { Transaction } from "./repository/transaction.js";
+export type { ColumnType } from "./schema/column-type.js";
+export { Column, Entity } from "./schema/decorators.js";
+export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
+export type { EntityClass } from "./schema/entity-model.js";
+export { etagOf } from "./serialization/entity-etag.js";
+export { AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
+export { MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.js";
+export type {
+  EdmType,
+  StoreCapabilities,
+  StoreContinuation,
+  StoredEntity,
+  StorePage,
+  StoreQuery,
+  TableStore,
+  TransactionAction,
+  TypedValue,
+  WireEntity,
+  WireValue,
+  WriteMode,
+  WriteResult,
+} from "./store/table-store.js";

@@ -1,0 +1,234 @@
+import { ValidationError } from "../errors.js";
+import type { EntityModel } from "../schema/entity-model.js";
+import type { StoreContinuation } from "../store/table-store.js";
+import { ServiceLimits } from "../util/service-limits.js";
+import { formatColumnLiteral } from "./column-literal.js";
+import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
+import { countComparisons } from "./filter-comparisons.js";
+import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
+
+/** Comparison operators of `where`. */
+export type ComparisonOperator = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
+
+/** One page of results and, when more may follow, an opaque continuation string that can be stored. */
+export interface Page<T> {
+  items: T[];
+  continuation?: string;
+}
+
+/** Runs compiled queries against a store (implemented by the repository). */
+export interface QueryExecutor<T> {
+  fetchPage(
+    table: string,
+    filter: string,
+    select: readonly string[] | undefined,
+    top: number,
+    continuation: StoreContinuation | undefined,
+  ): Promise<{ items: T[]; continuation?: StoreContinuation }>;
+  fetchPoint(table: string, partitionKey: string, rowKey: string, select: readonly string[] | undefined): Promise<T | undefined>;
+}
+
+interface QueryState {
+  /** The physical table (the model's, after the context's table prefix). */
+  table: string;
+  partitionKey?: string;
+  /** Row-key fields fixed by `find`, merged into `between`/`startsWith` bounds. */
+  rowFields: Record<string, unknown>;
+  rowKey: RowKeyBounds;
+  filters: readonly string[];
+  select?: readonly string[];
+  take?: number;
+}
+
+const OPERATORS = new Set<ComparisonOperator>(["eq", "ne", "gt", "ge", "lt", "le"]);
+
+/**
+ * An immutable query over one entity class: each method returns a new query; nothing is sent
+ * until it is iterated, paged or collected.
+ * @example
+ * const page = await employees.find({ department: "Sales" }).where("age", "gt", 30).page({ size: 50 });
+ */
+export class Query<T extends object> implements AsyncIterable<T> {
+  readonly #model: EntityModel<T>;
+  readonly #executor: QueryExecutor<T>;
+  readonly #state: QueryState;
+
+  /** @internal Created by `Repository.find` / `Repository.scan`. */
+  constructor(model: EntityModel<T>, executor: QueryExecutor<T>, state: QueryState) {
+    this.#model = model;
+    this.#executor = executor;
+    this.#state = state;
+  }
+
+  /** Adds a comparison on a column (`where("age", "gt", 30)`) or equalities (`where({ lastName: "Jones" })`). */
+  where(field: keyof T & string, op: ComparisonOperator, value: unknown): Query<T>;
+  where(equalities: Partial<T>): Query<T>;
+  where(fieldOrEqualities: string | Partial<T>, op?: ComparisonOperator, value?: unknown): Query<T> {
+    if (typeof fieldOrEqualities === "string") {
+      return this.#with({ filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)] });
+    }
+    if (fieldOrEqualities === null || typeof fieldOrEqualities !== "object") {
+      throw new ValidationError("where", "where() takes a field, an operator and a value, or an object of equalities");
+    }
+    const comparisons = Object.entries(fieldOrEqualities).map(([field, v]) => this.#comparison(field, "eq", v));
+    if (comparisons.length === 0) return this;
+    return this.#with({ filters: [...this.#state.filters, comparisons.join(" and ")] });
+  }
+
+  /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
+  filter(expression: string): Query<T> {
+    if (typeof expression !== "string" || expression.trim() === "") {
+      throw new ValidationError("filter", "filter() needs a non-empty OData expression");
+    }
+    return this.#with({ filters: [...this.#state.filters, expression] });
+  }
+
+  /** Server-side projection; key fields are always present on the results. */
+  select(...fields: Array<keyof T & string>): Query<T> {
+    const properties = this.#model.mapper.propertiesOf(fields);
+    return this.#with({ select: properties });
+  }
+
+  /** At most `n` results in total. */
+  take(n: number): Query<T> {
+    if (!Number.isSafeInteger(n) || n < 0) throw new ValidationError("take", `take() needs a non-negative integer, got ${n}`);
+    return this.#with({ take: n });
+  }
+
+  /** Restricts the RowKey to values between `from` and `to` (both inclusive; partial compound keys allowed). */
+  between(from: Partial<T>, to: Partial<T>): Query<T> {
+    const range = this.#model.rowKey.betweenRange(
+      { ...this.#state.rowFields, ...(from as Record<string, unknown>) },
+      { ...this.#state.rowFields, ...(to as Record<string, unknown>) },
+    );
+    return this.#with({ rowKey: { ge: range.ge, ...(range.lt === undefined ? {} : { lt: range.lt }) } });
+  }
+
+  /** Restricts the RowKey to keys starting with the given leading fields of a compound row key. */
+  startsWith(prefix: Partial<T>): Query<T> {
+    const range = this.#model.rowKey.prefixRange({ ...this.#state.rowFields, ...(prefix as Record<string, unknown>) });
+    return this.#with({ rowKey: { ge: range.ge, ...(range.lt === undefined ? {} : { lt: range.lt }) } });
+  }
+
+  /** How the query will run, without sending anything. */
+  explain(): QueryExplanation {
+    const { partitionKey, rowKey, filters } = this.#state;
+    const plan = planQuery({
+      table: this.#state.table,
+      ...(partitionKey === undefined ? {} : { partitionKey }),
+      rowKey,
+      filters,
+    });
+    const comparisons = countComparisons(plan.filter);
+    if (comparisons > ServiceLimits.maxFilterComparisons) {
+      throw new ValidationError(
+        "filter-comparisons",
+        `The query has ${comparisons} comparisons; the service allows at most ${ServiceLimits.maxFilterComparisons}`,
+      );
+    }
+    return plan;
+  }
+
+  /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
+  async page(options: { size?: number; continuation?: string } = {}): Promise<Page<T>> {
+    const size = options.size ?? ServiceLimits.maxPageSize;
+    if (!Number.isSafeInteger(size) || size < 1) throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
+    const plan = this.explain();
+    const fingerprint = fingerprintQuery(plan.table, plan.filter, this.#state.select);
+    let remaining = this.#state.take;
+    let cursor: StoreContinuation | undefined;
+    if (options.continuation !== undefined) {
+      const state = decodeContinuation(options.continuation, fingerprint);
+      cursor = state.store;
+      remaining = state.remaining ?? remaining;
+    }
+    const items: T[] = [];
+    const limit = Math.min(size, remaining ?? Number.POSITIVE_INFINITY);
+    if (plan.kind === "point" && this.#state.filters.length === 0) {
+      if (options.continuation === undefined && limit > 0) {
+        const item = await this.#fetchPoint();
+        if (item) items.push(item);
+      }
+      return { items };
+    }
+    let more = limit > 0;
+    while (more && items.length < limit) {
+      // Asking for exactly what is still wanted keeps the service's continuation exact: nothing is skipped.
+      const top = Math.min(limit - items.length, ServiceLimits.maxPageSize);
+      const result = await this.#executor.fetchPage(plan.table, plan.filter, this.#selectWithKeys(), top, cursor);
+      for (const item of result.items) items.push(item);
+      cursor = result.continuation;
+      more = cursor !== undefined;
+    }
+    if (remaining !== undefined) remaining -= items.length;
+    if (cursor === undefined || remaining === 0) return { items };
+    const continuation = encodeContinuation(remaining === undefined ? { store: cursor } : { store: cursor, remaining }, fingerprint);
+    return { items, continuation };
+  }
+
+  /** Iterates every result, following continuations lazily and holding one page in memory. */
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    const plan = this.explain();
+    let remaining = this.#state.take ?? Number.POSITIVE_INFINITY;
+    if (remaining === 0) return;
+    if (plan.kind === "point" && this.#state.filters.length === 0) {
+      const item = await this.#fetchPoint();
+      if (item) yield item;
+      return;
+    }
+    const select = this.#selectWithKeys();
+    let cursor: StoreContinuation | undefined;
+    do {
+      const top = Math.min(remaining, ServiceLimits.maxPageSize);
+      const result = await this.#executor.fetchPage(plan.table, plan.filter, select, top, cursor);
+      cursor = result.continuation;
+      for (const item of result.items) {
+        yield item;
+        remaining--;
+      }
+    } while (cursor !== undefined && remaining > 0);
+  }
+
+  /** Collects every result into an array. */
+  async toArray(): Promise<T[]> {
+    const items: T[] = [];
+    for await (const item of this) items.push(item);
+    return items;
+  }
+
+  /** The first result, or `undefined`. */
+  async first(): Promise<T | undefined> {
+    const { items } = await this.take(1).page({ size: 1 });
+    return items[0];
+  }
+
+  #fetchPoint(): Promise<T | undefined> {
+    const { partitionKey, rowKey } = this.#state;
+    return this.#executor.fetchPoint(this.#state.table, partitionKey as string, rowKey.eq as string, this.#selectWithKeys());
+  }
+
+  #selectWithKeys(): readonly string[] | undefined {
+    const select = this.#state.select;
+    if (select === undefined) return undefined;
+    // Keys are always fetched so key fields decode; EntityType tells this class's rows from others.
+    return [...new Set(["PartitionKey", "RowKey", "EntityType", ...select])];
+  }
+
+  #comparison(field: string, op: ComparisonOperator | undefined, value: unknown): string {
+    const column = this.#model.columnsByField.get(field);
+    if (!column) {
+      throw new ValidationError("unknown-field", `${this.#model.name} has no column '${field}'`, { field });
+    }
+    if (op === undefined || !OPERATORS.has(op)) {
+      throw new ValidationError("operator", `Unknown operator '${String(op)}' (use eq, ne, gt, ge, lt or le)`, { field });
+    }
+    if (value === undefined || value === null) {
+      throw new ValidationError("filter-value", `${field}: the service cannot compare with ${String(value)}`, { field });
+    }
+    return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
+  }
+
+  #with(change: Partial<QueryState>): Query<T> {
+    return new Query(this.#model, this.#executor, { ...this.#state, ...change });
+  }
+}

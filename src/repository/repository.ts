@@ -1,0 +1,348 @@
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  ValidationError,
+} from "../errors.js";
+import { Query, type QueryExecutor } from "../query/query.js";
+import { ENTITY_TYPE_PROPERTY } from "../schema/build-entity-model.js";
+import type { EntityModel } from "../schema/entity-model.js";
+import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
+import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
+import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
+import { writeBulk } from "./bulk/bulk-writer.js";
+import type { StoreRunner } from "./store-runner.js";
+import { holdsWrittenState } from "./written-state.js";
+
+/** Options of `upsert`. */
+export interface UpsertOptions {
+  /** `replace` (default) drops properties not sent; `merge` keeps them. */
+  mode?: WriteMode;
+}
+
+/** Options of `update`. */
+export interface UpdateOptions {
+  mode?: WriteMode;
+  /** The ETag to match; default: the one tracked for the entity. `"*"` writes unconditionally. */
+  ifMatch?: string;
+}
+
+/** Options of `delete`. */
+export interface DeleteOptions {
+  /** The ETag to match; default: the one tracked for the object passed, else `"*"`. */
+  ifMatch?: string;
+}
+
+/** Options of `mutate`. */
+export interface MutateOptions<T> {
+  /** Read-apply-write rounds before giving up with the last `ConcurrencyError` (default 10). */
+  attempts?: number;
+  /** Creates the entity when it is absent (otherwise `mutate` resolves `undefined` and writes nothing). */
+  create?: () => T;
+}
+
+/** Options of point reads. */
+export interface GetOptions<T> {
+  /** Fields to fetch; key fields are always present. */
+  select?: Array<keyof T & string>;
+}
+
+/** The keys of an entity, derived from its key fields. */
+export interface EntityKey {
+  partitionKey: string;
+  rowKey: string;
+}
+
+/**
+ * Typed access to one entity class: point reads, writes with ETag concurrency, and queries.
+ * @example
+ * const employees = db.repository(Employee);
+ * await employees.insert(e);
+ * const found = await employees.get({ department: "Sales", employeeId: 223 });
+ */
+export class Repository<T extends object> {
+  readonly #model: EntityModel<T>;
+  readonly #table: string;
+  readonly #runner: StoreRunner;
+  readonly #executor: QueryExecutor<T>;
+
+  /** @internal Use `TableContext.repository(Entity)`. */
+  constructor(model: EntityModel<T>, runner: StoreRunner) {
+    this.#model = model;
+    this.#table = runner.tableName(model.table);
+    this.#runner = runner;
+    this.#executor = {
+      fetchPage: (table, filter, select, top, continuation) => this.#fetchPage(table, filter, select, top, continuation),
+      fetchPoint: (table, partitionKey, rowKey, select) => this.#fetchPoint(table, partitionKey, rowKey, select),
+    };
+  }
+
+  /** The resolved model (key templates, columns). */
+  get model(): EntityModel<T> {
+    return this.#model;
+  }
+
+  /** The physical table this repository reads and writes. */
+  get table(): string {
+    return this.#table;
+  }
+
+  /** The PartitionKey and RowKey of an entity or of an object holding its key fields. */
+  keyOf(key: Partial<T>): EntityKey {
+    return {
+      partitionKey: this.#model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey"),
+      rowKey: this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey"),
+    };
+  }
+
+  /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
+  async insert(entity: T): Promise<T> {
+    const wire = this.#model.mapper.toWire(entity);
+    const table = this.#table;
+    const { etag } = await this.#runner.run("insert", table, async (s, { possiblyApplied }) => {
+      try {
+        return await s.insert(table, wire);
+      } catch (error) {
+        // A retried insert that meets our own earlier, applied attempt is a success, not a conflict.
+        if (possiblyApplied && error instanceof EntityAlreadyExistsError) {
+          const stored = await s.getEntity(table, wire.partitionKey, wire.rowKey);
+          if (stored && holdsWrittenState(wire, stored, "replace")) return { etag: stored.etag };
+        }
+        throw error;
+      }
+    });
+    rememberEtag(entity, etag);
+    return entity;
+  }
+
+  /** Inserts or replaces (default) or merges, without reading first. */
+  async upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
+    const mode = writeMode(options.mode);
+    const wire = this.#model.mapper.toWire(entity);
+    const { etag } = await this.#runner.run("upsert", this.#table, (s) => s.upsert(this.#table, wire, mode));
+    rememberEtag(entity, etag);
+    return entity;
+  }
+
+  /**
+   * Replaces (default) or merges an existing entity, only if it is unchanged since it was read
+   * (its tracked ETag); `ConcurrencyError` otherwise, `EntityNotFoundError` if it is gone.
+   */
+  async update(entity: T, options: UpdateOptions = {}): Promise<T> {
+    const mode = writeMode(options.mode);
+    const ifMatch = options.ifMatch ?? etagOf(entity);
+    if (ifMatch === undefined) {
+      throw new ValidationError(
+        "etag-required",
+        `${this.#model.name}: update needs the entity's ETag (read it through a repository first) or { ifMatch: "*" } to overwrite unconditionally`,
+        { field: "ifMatch" },
+      );
+    }
+    const wire = this.#model.mapper.toWire(entity);
+    const table = this.#table;
+    const { etag } = await this.#runner.run("update", table, async (s, { possiblyApplied }) => {
+      try {
+        return await s.update(table, wire, mode, ifMatch);
+      } catch (error) {
+        // Our earlier attempt may have applied and changed the ETag: success if the stored entity is ours.
+        if (possiblyApplied && error instanceof ConcurrencyError) {
+          const stored = await s.getEntity(table, wire.partitionKey, wire.rowKey);
+          if (stored && holdsWrittenState(wire, stored, mode)) return { etag: stored.etag };
+        }
+        throw error;
+      }
+    });
+    rememberEtag(entity, etag);
+    return entity;
+  }
+
+  /** Deletes by key (or entity); resolves whether it existed. Conditional when an ETag is known. */
+  async delete(key: Partial<T>, options: DeleteOptions = {}): Promise<boolean> {
+    const { partitionKey, rowKey } = this.keyOf(key);
+    const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
+    const existed = await this.#runner.run("delete", this.#table, async (s, { possiblyApplied }) => {
+      try {
+        // A retry that finds nothing after an attempt that may have applied: that attempt deleted it.
+        return (await s.delete(this.#table, partitionKey, rowKey, ifMatch)) || possiblyApplied;
+      } catch (error) {
+        if (possiblyApplied && error instanceof EntityNotFoundError) return true;
+        throw error;
+      }
+    });
+    rememberEtag(key, undefined);
+    return existed;
+  }
+
+  /**
+   * Optimistic read-modify-write: reads the entity, applies `change` (which may edit it in place
+   * or return a replacement), writes it back conditional on the ETag it read, and on a concurrent
+   * change re-reads and re-applies, up to `attempts` times. Resolves the written entity, or
+   * `undefined` when the entity is absent and no `create` is given.
+   * @example
+   * await counters.mutate({ name: "visits" }, (c) => { c.count += 1; }, { attempts: 20 });
+   */
+  async mutate(
+    key: Partial<T>,
+    change: (entity: T) => T | undefined | void | Promise<T | undefined | void>,
+    options: MutateOptions<T> = {},
+  ): Promise<T | undefined> {
+    const attempts = options.attempts ?? 10;
+    if (!Number.isSafeInteger(attempts) || attempts < 1) {
+      throw new ValidationError("attempts", `attempts must be a positive integer, got ${attempts}`, { field: "attempts" });
+    }
+    this.keyOf(key);
+    let lastConflict: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const current = await this.get(key);
+      const base = current ?? options.create?.();
+      if (base === undefined) return undefined;
+      const next = ((await change(base)) ?? base) as T;
+      try {
+        if (current === undefined) return await this.insert(next);
+        return await this.update(next, { ifMatch: etagOf(current) as string });
+      } catch (error) {
+        // Lost a race (changed, deleted or created meanwhile): read again and re-apply.
+        const conflict =
+          error instanceof ConcurrencyError || error instanceof EntityNotFoundError || error instanceof EntityAlreadyExistsError;
+        if (!conflict) throw error;
+        lastConflict = error;
+      }
+    }
+    throw lastConflict;
+  }
+
+  /**
+   * Inserts many entities as entity group transactions (≤ 100 per partition per request),
+   * partitions in parallel, streaming from an array, iterable or async iterable. Each batch is
+   * atomic; the bulk write is not: failed batches are listed in the result and the rest go on.
+   * @example
+   * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
+   */
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
+    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
+  }
+
+  /** Upserts many entities (replace by default, or merge) in batches; see `bulkInsert`. */
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    options: BulkOptions & UpsertOptions = {},
+  ): Promise<BulkResult<T>> {
+    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "upsert", mode: writeMode(options.mode) }, options);
+  }
+
+  /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
+  bulkDelete(keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>, options: BulkOptions = {}): Promise<BulkResult<Partial<T>>> {
+    return writeBulk(
+      this.#runner,
+      this.#model as unknown as EntityModel<Partial<T>>,
+      this.#table,
+      keys,
+      { kind: "delete" },
+      options as BulkOptions,
+    );
+  }
+
+  /** Point query; `undefined` when absent. */
+  async get(key: Partial<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
+    const { partitionKey, rowKey } = this.keyOf(key);
+    const select = options.select ? this.#select(options.select) : undefined;
+    return this.#fetchPoint(this.#table, partitionKey, rowKey, select);
+  }
+
+  /** Point query; `EntityNotFoundError` when absent. */
+  async getOrThrow(key: Partial<T>, options: GetOptions<T> = {}): Promise<T> {
+    const found = await this.get(key, options);
+    if (found === undefined) throw new EntityNotFoundError({ table: this.#table, ...this.keyOf(key) });
+    return found;
+  }
+
+  /**
+   * The entity's rows in one partition: every partition-key field is required; leading row-key
+   * fields narrow it to a prefix, all of them to a point query. Other rows sharing the partition
+   * (index copies, other types) never appear: the query covers only this entity's RowKey space.
+   */
+  find(partial: Partial<T>): Query<T> {
+    const values = (partial ?? {}) as Record<string, unknown>;
+    const { partitionKey: pkTemplate, rowKey: rkTemplate } = this.#model;
+    for (const field of Object.keys(values)) {
+      if (!pkTemplate.fields.includes(field) && !rkTemplate.fields.includes(field)) {
+        throw new ValidationError(
+          "find-key-fields",
+          `${this.#model.name}: find() takes key fields only; '${field}' is not part of the key (use .where({ ${field}: … }))`,
+          { field },
+        );
+      }
+    }
+    const missing = pkTemplate.fields.filter((field) => values[field] === undefined);
+    if (missing.length > 0) {
+      throw new ValidationError(
+        "find-partition",
+        `${this.#model.name}: find() needs every partition-key field (missing ${missing.join(", ")}); use scan() for a table scan or an index`,
+        { field: missing[0] as string },
+      );
+    }
+    const partitionKey = pkTemplate.encode(values, "PartitionKey");
+    const rowFields: Record<string, unknown> = {};
+    for (const field of rkTemplate.fields) if (values[field] !== undefined) rowFields[field] = values[field];
+    const prefix = rkTemplate.encodePrefix(rowFields, "RowKey");
+    const rowKey = prefix.complete ? { eq: rkTemplate.encode(rowFields, "RowKey") } : rkTemplate.prefixRange(rowFields);
+    return new Query(this.#model, this.#executor, { table: this.#table, partitionKey, rowFields, rowKey, filters: [] });
+  }
+
+  /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
+  scan(): Query<T> {
+    const rowKey = this.#model.rowKey.prefixRange({});
+    return new Query(this.#model, this.#executor, { table: this.#table, rowFields: {}, rowKey, filters: [] });
+  }
+
+  #select(fields: readonly string[]): string[] {
+    return [...new Set(["PartitionKey", "RowKey", ENTITY_TYPE_PROPERTY, ...this.#model.mapper.propertiesOf(fields)])];
+  }
+
+  async #fetchPoint(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select: readonly string[] | undefined,
+  ): Promise<T | undefined> {
+    const stored = await this.#runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey, select));
+    return stored && this.#isOwnRow(stored) ? this.#model.mapper.fromWire(stored) : undefined;
+  }
+
+  async #fetchPage(
+    table: string,
+    filter: string,
+    select: readonly string[] | undefined,
+    top: number,
+    continuation: StoreContinuation | undefined,
+  ): Promise<{ items: T[]; continuation?: StoreContinuation }> {
+    const page = await this.#runner.run("query", table, (s) =>
+      s.queryPage(table, {
+        ...(filter ? { filter } : {}),
+        ...(select ? { select } : {}),
+        top,
+        ...(continuation ? { continuation } : {}),
+      }),
+    );
+    const items: T[] = [];
+    const { fromWire } = this.#model.mapper;
+    for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(fromWire(stored));
+    return page.continuation ? { items, continuation: page.continuation } : { items };
+  }
+
+  /** Rows written by another entity type sharing the table are not this repository's to return. */
+  #isOwnRow(stored: StoredEntity): boolean {
+    const type = stored[ENTITY_TYPE_PROPERTY];
+    if (typeof type !== "string") return true;
+    const at = type.lastIndexOf("@");
+    return (at < 0 ? type : type.slice(0, at)) === this.#model.type;
+  }
+}
+
+function writeMode(mode: WriteMode | undefined): WriteMode {
+  if (mode === undefined) return "replace";
+  if (mode !== "replace" && mode !== "merge") {
+    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(mode)}'`, { field: "mode" });
+  }
+  return mode;
+}

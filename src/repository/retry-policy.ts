@@ -1,0 +1,138 @@
+import pRetry, { AbortError } from "p-retry";
+import { StoreError } from "../errors.js";
+
+/** Retry settings of a `TableContext` (transient faults only). */
+export interface RetryOptions {
+  /** Retries after the first attempt (default 4; 0 disables retrying). */
+  retries?: number;
+  /** Base delay of the exponential backoff (default 200 ms). */
+  minDelayMs?: number;
+  /** Upper bound of any one delay, including a service's Retry-After (default 10,000 ms). */
+  maxDelayMs?: number;
+}
+
+/** Why a retry was scheduled. */
+export interface RetryDecision {
+  attempt: number;
+  delayMs: number;
+  error: unknown;
+}
+
+/** Sleeps; injectable so tests can drive retries without real time passing. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+const CONNECTION_FAULTS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "UND_ERR_SOCKET"]);
+
+/** The fault kind of an error: transient faults are retried, everything else is final. */
+export function classifyFault(error: unknown): "throttled" | "server" | "timeout" | "connection" | "final" {
+  if (!(error instanceof StoreError)) return "final";
+  const { statusCode, serviceCode } = error;
+  if (statusCode === 503) return "throttled";
+  if (statusCode === 500) return "server";
+  if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut") return "timeout";
+  if (statusCode === undefined && serviceCode !== undefined && CONNECTION_FAULTS.has(serviceCode)) return "connection";
+  return "final";
+}
+
+/** What an attempt knows about the attempts before it. */
+export interface AttemptContext {
+  /** 1-based attempt number. */
+  attempt: number;
+  /**
+   * True when an earlier attempt failed in a way that may have applied the write anyway
+   * (timeout, reset or server error after the request was sent): a conflict now may be our own success.
+   */
+  possiblyApplied: boolean;
+}
+
+/** Runs operations with exponential backoff and full jitter on transient faults only (never 400/403/404/409/412/413). */
+export class RetryPolicy {
+  readonly retries: number;
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly #sleep: Sleep;
+  readonly #random: () => number;
+
+  constructor(options: RetryOptions = {}, sleep: Sleep = defaultSleep, random: () => number = Math.random) {
+    this.retries = options.retries ?? 4;
+    this.minDelayMs = options.minDelayMs ?? 200;
+    this.maxDelayMs = options.maxDelayMs ?? 10_000;
+    this.#sleep = sleep;
+    this.#random = random;
+  }
+
+  /** The delay before retry number `attempt` (1-based) after `error`. */
+  delayFor(attempt: number, error: unknown): number {
+    const fault = classifyFault(error);
+    // A reset connection usually means a recycled socket: retry at once the first time.
+    if (fault === "connection" && attempt === 1) return 0;
+    const retryAfterMs = error instanceof StoreError ? error.retryAfterMs : undefined;
+    if (retryAfterMs !== undefined) return Math.min(this.maxDelayMs, Math.max(retryAfterMs, 0));
+    const ceiling = Math.min(this.maxDelayMs, this.minDelayMs * 2 ** (attempt - 1));
+    // Full jitter between the base delay and the exponential ceiling keeps clients from retrying in lockstep.
+    return Math.round(this.minDelayMs + (ceiling - this.minDelayMs) * this.#random());
+  }
+
+  /** Runs `operation`, retrying transient faults; `onRetry` hears each scheduled retry. */
+  run<T>(
+    operation: (context: AttemptContext) => Promise<T>,
+    onRetry?: (decision: RetryDecision) => void,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (this.retries === 0) return operation({ attempt: 1, possiblyApplied: false });
+    let possiblyApplied = false;
+    return pRetry(
+      async (attempt) => {
+        try {
+          return await operation({ attempt, possiblyApplied });
+        } catch (error) {
+          const fault = classifyFault(error);
+          // Final errors stop at once, unwrapped, with no delay.
+          if (fault === "final") throw new AbortError(error as Error);
+          // A refused connection never reached the service; anything else may have been applied.
+          if (!(error instanceof StoreError && error.serviceCode === "ECONNREFUSED")) possiblyApplied = true;
+          throw error;
+        }
+      },
+      {
+        retries: this.retries,
+        // Delays are computed here (Retry-After, immediate reconnect) and slept through the injectable clock.
+        minTimeout: 0,
+        maxTimeout: 0,
+        factor: 1,
+        ...(signal ? { signal } : {}),
+        onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+          if (retriesLeft === 0) return;
+          const delayMs = this.delayFor(attemptNumber, error);
+          onRetry?.({ attempt: attemptNumber, delayMs, error });
+          await this.#sleep(delayMs, signal);
+        },
+      },
+    ).catch((error: unknown) => {
+      throw unwrapAbort(error);
+    });
+  }
+}
+
+function unwrapAbort(error: unknown): unknown {
+  if (error instanceof AbortError && error.originalError) return error.originalError;
+  if (error instanceof Error && error.name === "AbortError" && "originalError" in error) {
+    return (error as { originalError: unknown }).originalError ?? error;
+  }
+  return error;
+}
+
+const defaultSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (ms <= 0) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+

@@ -1,0 +1,104 @@
+import { type EntityClass, getEntityModel } from "../schema/entity-model.js";
+import { rememberEtag } from "../serialization/entity-etag.js";
+import type { TableStore } from "../store/table-store.js";
+import { ValidationError } from "../errors.js";
+import { Repository } from "./repository.js";
+import { RetryPolicy, type RetryOptions, type Sleep } from "./retry-policy.js";
+import { StoreRunner } from "./store-runner.js";
+import { submitTransaction } from "./submit-transaction.js";
+import type { TableKitEventListener } from "./table-kit-event.js";
+import { assertValidTransaction, Transaction } from "./transaction.js";
+
+/** Options of a `TableContext`. */
+export interface TableContextOptions {
+  /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
+  store: TableStore;
+  /** Retries of transient faults (408, 500, 503, timeouts, resets); `false` disables them. */
+  retry?: RetryOptions | false;
+  /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
+  onEvent?: TableKitEventListener;
+  /**
+   * Prepended to every table name (letters and digits, starting with a letter), e.g. per environment
+   * or per test run; the result must still be a valid table name.
+   */
+  tablePrefix?: string;
+  /** @internal The clock retries sleep on (tests inject one). */
+  sleep?: Sleep;
+}
+
+/** The result of a committed transaction: one ETag per operation (empty for deletes). */
+export interface TransactionResult {
+  etags: string[];
+}
+
+/**
+ * The entry point: binds entity classes to a store.
+ * @example
+ * const db = new TableContext({ store: new MemoryStore() });
+ * await db.ensureTables(Employee);
+ * const employees = db.repository(Employee);
+ */
+export class TableContext {
+  readonly store: TableStore;
+  readonly #runner: StoreRunner;
+  readonly #repositories = new Map<Function, Repository<object>>();
+
+  constructor(options: TableContextOptions) {
+    if (!options?.store) throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
+    this.store = options.store;
+    const retry = new RetryPolicy(options.retry === false ? { retries: 0 } : options.retry, options.sleep);
+    const prefix = options.tablePrefix ?? "";
+    if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
+      throw new ValidationError("table-prefix", `tablePrefix '${prefix}' must be letters and digits, starting with a letter`);
+    }
+    this.#runner = new StoreRunner(options.store, retry, options.onEvent, prefix);
+  }
+
+  /** The repository of an entity class (one per class per context). */
+  repository<T extends object>(entityClass: EntityClass<T>): Repository<T> {
+    let repository = this.#repositories.get(entityClass);
+    if (!repository) {
+      repository = new Repository(getEntityModel(entityClass), this.#runner) as unknown as Repository<object>;
+      this.#repositories.set(entityClass, repository);
+    }
+    return repository as unknown as Repository<T>;
+  }
+
+  /** Creates the tables of these entity classes and of their indexes, where missing. */
+  async ensureTables(...entityClasses: EntityClass[]): Promise<void> {
+    const tables = new Set<string>();
+    for (const entityClass of entityClasses) {
+      const model = getEntityModel(entityClass);
+      tables.add(this.#runner.tableName(model.table));
+      for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
+    }
+    for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
+  }
+
+  /**
+   * Runs one entity group transaction: the callback adds operations, then they are checked
+   * against the service rules (a `ValidationError` sends nothing) and committed atomically.
+   * @example
+   * await db.transaction((tx) => { tx.insert(employee); tx.delete(Employee, { department: "Sales", employeeId: 7 }); });
+   */
+  async transaction(build: (tx: Transaction) => void | Promise<void>): Promise<TransactionResult> {
+    const tx = new Transaction();
+    await build(tx);
+    const operations = tx.operations;
+    assertValidTransaction(operations);
+    const first = operations[0] as (typeof operations)[number];
+    const actions = operations.map((operation) => operation.action);
+    const table = this.#runner.tableName(first.table);
+    try {
+      const { results } = await submitTransaction(this.#runner, table, first.partitionKey, actions);
+      operations.forEach((operation, index) => {
+        if (operation.entity) rememberEtag(operation.entity, operation.action.kind === "delete" ? undefined : results[index]?.etag);
+      });
+      this.#runner.emit({ type: "batch-committed", table, partitionKey: first.partitionKey, operations: actions.length });
+      return { etags: results.map((result) => result.etag) };
+    } catch (error) {
+      this.#runner.emit({ type: "batch-failed", table, partitionKey: first.partitionKey, operations: actions.length, error });
+      throw error;
+    }
+  }
+}

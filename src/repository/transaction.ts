@@ -1,0 +1,132 @@
+import { ValidationError } from "../errors.js";
+import { type EntityClass, getEntityModel, modelOfInstance } from "../schema/entity-model.js";
+import { etagOf } from "../serialization/entity-etag.js";
+import type { TransactionAction, WireEntity, WriteMode } from "../store/table-store.js";
+import { ServiceLimits } from "../util/service-limits.js";
+import { estimateActionBytes } from "./payload-size.js";
+import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
+
+/** One planned operation: what is sent, and the instance whose ETag is updated afterwards. */
+export interface PlannedOperation {
+  table: string;
+  action: TransactionAction;
+  partitionKey: string;
+  rowKey: string;
+  entity: object | undefined;
+  describe: string;
+}
+
+/**
+ * Collects the operations of one entity group transaction (one table, one partition, atomic).
+ * Operations are checked as they are added; the service rules are checked before sending.
+ */
+export class Transaction {
+  readonly #operations: PlannedOperation[] = [];
+
+  /** Inserts an entity; the whole transaction fails if its key exists. */
+  insert<T extends object>(entity: T): this {
+    const { table, wire, name } = toWire(entity);
+    return this.#add(table, { kind: "insert", entity: wire }, entity, `insert ${name}`);
+  }
+
+  /** Inserts or replaces (default) or merges an entity. */
+  upsert<T extends object>(entity: T, options: UpsertOptions = {}): this {
+    const { table, wire, name } = toWire(entity);
+    return this.#add(table, { kind: "upsert", entity: wire, mode: mode(options.mode) }, entity, `upsert ${name}`);
+  }
+
+  /** Updates an existing entity, conditional on its tracked ETag unless `ifMatch` is given. */
+  update<T extends object>(entity: T, options: UpdateOptions = {}): this {
+    const { table, wire, name } = toWire(entity);
+    const ifMatch = options.ifMatch ?? etagOf(entity);
+    if (ifMatch === undefined) {
+      throw new ValidationError(
+        "etag-required",
+        `transaction operation ${this.#operations.length} (update ${name}): no tracked ETag; read it first or pass { ifMatch: "*" }`,
+        { field: "ifMatch" },
+      );
+    }
+    return this.#add(table, { kind: "update", entity: wire, mode: mode(options.mode), ifMatch }, entity, `update ${name}`);
+  }
+
+  /** Deletes an entity by key (or entity); conditional when an ETag is known. */
+  delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
+    const model = getEntityModel(entityClass);
+    const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
+    const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
+    const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
+    return this.#add(model.table, { kind: "delete", partitionKey, rowKey, ifMatch }, key, `delete ${model.name}`);
+  }
+
+  /** The operations added so far, in order. */
+  get operations(): readonly PlannedOperation[] {
+    return this.#operations;
+  }
+
+  #add(table: string, action: TransactionAction, entity: object, describe: string): this {
+    const keys = "entity" in action ? action.entity : action;
+    this.#operations.push({ table, action, partitionKey: keys.partitionKey, rowKey: keys.rowKey, entity, describe });
+    return this;
+  }
+}
+
+/**
+ * Checks an operation list against the service's EGT rules: not empty, at most 100 operations,
+ * one table, one PartitionKey, each entity once, payload under 4 MiB.
+ */
+export function assertValidTransaction(operations: readonly PlannedOperation[]): void {
+  const first = operations[0];
+  if (!first) throw new ValidationError("transaction-empty", "A transaction needs at least one operation");
+  if (operations.length > ServiceLimits.maxTransactionOperations) {
+    const extra = operations[ServiceLimits.maxTransactionOperations] as PlannedOperation;
+    throw new ValidationError(
+      "transaction-operations",
+      `A transaction holds at most ${ServiceLimits.maxTransactionOperations} operations (index copies included); it has ${operations.length}, the first over the limit is operation ${ServiceLimits.maxTransactionOperations} (${extra.describe})`,
+    );
+  }
+  const seen = new Map<string, number>();
+  let bytes = 0;
+  operations.forEach((operation, index) => {
+    const where = `operation ${index} (${operation.describe}, PartitionKey '${operation.partitionKey}', RowKey '${operation.rowKey}')`;
+    if (operation.table !== first.table) {
+      throw new ValidationError(
+        "transaction-table",
+        `A transaction spans one table: ${where} is in table ${operation.table}, operation 0 in ${first.table}`,
+      );
+    }
+    if (operation.partitionKey !== first.partitionKey) {
+      throw new ValidationError(
+        "transaction-partition",
+        `A transaction spans one partition: ${where} is not in PartitionKey '${first.partitionKey}' of operation 0`,
+      );
+    }
+    const previous = seen.get(operation.rowKey);
+    if (previous !== undefined) {
+      throw new ValidationError(
+        "transaction-duplicate",
+        `A transaction may touch each entity once: ${where} repeats operation ${previous}`,
+      );
+    }
+    seen.set(operation.rowKey, index);
+    bytes += estimateActionBytes(operation.action);
+  });
+  if (bytes >= ServiceLimits.maxTransactionBytes) {
+    throw new ValidationError(
+      "transaction-payload",
+      `A transaction's payload must stay under 4 MiB; these ${operations.length} operations come to about ${bytes} bytes`,
+    );
+  }
+}
+
+function toWire(entity: object): { table: string; wire: WireEntity; name: string } {
+  const model = modelOfInstance(entity);
+  return { table: model.table, wire: model.mapper.toWire(entity), name: model.name };
+}
+
+function mode(value: WriteMode | undefined): WriteMode {
+  if (value === undefined) return "replace";
+  if (value !== "replace" && value !== "merge") {
+    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(value)}'`, { field: "mode" });
+  }
+  return value;
+}

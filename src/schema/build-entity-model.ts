@@ -1,0 +1,168 @@
+import { SchemaError } from "../errors.js";
+import { KeyTemplate, type KeyFieldType } from "../keys/key-template.js";
+import { compileEntityMapper } from "../serialization/entity-mapper.js";
+import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
+import { COLUMN_TYPES, type ColumnType, inferColumnType } from "./column-type.js";
+import type { ColumnRecord } from "./decorators.js";
+import type { EntityOptions, IndexOptions } from "./entity-options.js";
+import type { ColumnModel, EntityClass, EntityModel, IndexModel } from "./entity-model.js";
+
+/** The property holding each row's discriminator (`type@version`), as in the heterogeneous-types pattern. */
+export const ENTITY_TYPE_PROPERTY = "EntityType";
+
+/** Names the service or the SDK reserve: a column stored under one of them would corrupt the row. */
+const RESERVED_PROPERTIES = new Set([
+  "PartitionKey",
+  "RowKey",
+  "Timestamp",
+  "partitionKey",
+  "rowKey",
+  "timestamp",
+  "etag",
+  "ETag",
+  ENTITY_TYPE_PROPERTY,
+]);
+
+const KEY_TYPES: ReadonlySet<ColumnType> = new Set(["String", "Guid", "Int32", "Int64", "DateTime"]);
+const TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+/** Resolves what the decorators recorded into a validated `EntityModel`; every mistake is a `SchemaError`. */
+export function buildEntityModel<T extends object>(
+  ctor: EntityClass<T>,
+  options: EntityOptions,
+  records: readonly ColumnRecord[],
+): EntityModel<T> {
+  const name = ctor.name || "(anonymous entity)";
+  if (!options || typeof options !== "object") throw new SchemaError(`@Entity on ${name} needs options`);
+  assertTableName(options.table, `${name}: table`);
+
+  const columns = records.map((record) => resolveColumn(name, record));
+  const columnsByField = new Map<string, ColumnModel>();
+  const byProperty = new Map<string, ColumnModel>();
+  for (const column of columns) {
+    const clash = byProperty.get(column.property);
+    if (clash) {
+      throw new SchemaError(
+        `${name}: fields '${clash.field}' and '${column.field}' are both stored as property '${column.property}'`,
+      );
+    }
+    byProperty.set(column.property, column);
+    columnsByField.set(column.field, column);
+  }
+  if (columns.length + 1 > ServiceLimits.maxProperties) {
+    throw new SchemaError(
+      `${name} has ${columns.length} columns; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}'`,
+    );
+  }
+
+  const fieldType = (field: string): KeyFieldType | "unsupported" | undefined => {
+    const column = columnsByField.get(field);
+    if (!column) return undefined;
+    return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
+  };
+  const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`);
+  const rowKey = parseTemplate(options.rowKey, fieldType, `${name}.rowKey`);
+
+  const type = options.type ?? ctor.name;
+  if (!type || !TYPE_NAME.test(type)) {
+    throw new SchemaError(
+      `${name}: type '${type}' is not a valid discriminator (letters, digits, _ . -; set @Entity({ type }) where class names are minified)`,
+    );
+  }
+  const version = options.version ?? 1;
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new SchemaError(`${name}: version must be a positive integer, got ${String(version)}`);
+  }
+
+  const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source);
+  const partial = { ctor, name, table: options.table, type, version, partitionKey, rowKey, columns, columnsByField, indexes };
+  return { ...partial, mapper: compileEntityMapper<T>(partial) };
+}
+
+function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
+  const { field, options } = record;
+  let type = options.type;
+  if (type === undefined) {
+    type = inferColumnType(record.designType);
+    if (type === undefined) {
+      throw new SchemaError(
+        `${entity}.${field}: the column type cannot be inferred (no design:type metadata; tsx and esbuild do not emit it). ` +
+          `Give it explicitly: @Column({ type: "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary" | "Json" })`,
+      );
+    }
+  } else if (!COLUMN_TYPES.includes(type)) {
+    throw new SchemaError(`${entity}.${field}: unknown column type '${String(type)}' (expected one of ${COLUMN_TYPES.join(", ")})`);
+  }
+  const property = options.name ?? field;
+  if (!PROPERTY_NAME.test(property) || property.length > ServiceLimits.maxPropertyNameLength) {
+    throw new SchemaError(
+      `${entity}.${field}: '${property}' is not a valid property name (a letter or _ then letters, digits or _, at most ${ServiceLimits.maxPropertyNameLength} characters); set @Column({ name })`,
+    );
+  }
+  if (RESERVED_PROPERTIES.has(property)) {
+    throw new SchemaError(`${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`);
+  }
+  return { field, property, type };
+}
+
+function parseTemplate(
+  template: unknown,
+  fieldType: (field: string) => KeyFieldType | "unsupported" | undefined,
+  what: string,
+): KeyTemplate {
+  if (typeof template !== "string") throw new SchemaError(`${what}: a key template string is required`);
+  return KeyTemplate.parse(template, fieldType, what);
+}
+
+function assertTableName(table: unknown, what: string): asserts table is string {
+  if (typeof table !== "string" || !TABLE_NAME.test(table) || table.toLowerCase() === "tables") {
+    throw new SchemaError(
+      `${what} '${String(table)}' is not a valid table name (3-63 letters or digits, starting with a letter; 'tables' is reserved)`,
+    );
+  }
+}
+
+function resolveIndexes(
+  entity: string,
+  options: EntityOptions,
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  fieldType: (field: string) => KeyFieldType | "unsupported" | undefined,
+  partitionKeySource: string,
+): Map<string, IndexModel> {
+  const indexes = new Map<string, IndexModel>();
+  const rowKeyPrefixes = new Map<string, string>();
+  for (const [indexName, index] of Object.entries(options.indexes ?? {})) {
+    const what = `${entity}.indexes.${indexName}`;
+    if (!PROPERTY_NAME.test(indexName)) throw new SchemaError(`${what}: index names are identifiers`);
+    if (!index || typeof index !== "object") throw new SchemaError(`${what}: options are required`);
+    const spec = index as IndexOptions;
+    const table = spec.table ?? options.table;
+    assertTableName(table, `${what}: table`);
+    const partitionKey = parseTemplate(spec.partitionKey ?? partitionKeySource, fieldType, `${what}.partitionKey`);
+    const rowKey = parseTemplate(spec.rowKey, fieldType, `${what}.rowKey`);
+    for (const field of spec.project ?? []) {
+      if (!columnsByField.has(field)) throw new SchemaError(`${what}: project names unknown field '${field}'`);
+    }
+    if (spec.when !== undefined && typeof spec.when !== "function") throw new SchemaError(`${what}: when must be a function`);
+    const intraPartition = table === options.table && partitionKey.source === partitionKeySource;
+    if (intraPartition) {
+      // Copies share the partition with the entity: their RowKeys must live in their own key space.
+      const prefix = rowKey.literalPrefix;
+      if (!prefix) throw new SchemaError(`${what}: a same-partition index needs a literal RowKey prefix (e.g. "email_{email}")`);
+      const other = rowKeyPrefixes.get(prefix);
+      if (other) throw new SchemaError(`${what}: RowKey prefix '${prefix}' is already used by index ${other}`);
+      rowKeyPrefixes.set(prefix, indexName);
+    }
+    indexes.set(indexName, {
+      name: indexName,
+      table,
+      partitionKey,
+      rowKey,
+      intraPartition,
+      unique: spec.unique ?? true,
+      project: spec.project,
+      when: spec.when,
+    });
+  }
+  return indexes;
+}

@@ -1,0 +1,177 @@
+import { ValidationError } from "../errors.js";
+import type { ColumnType } from "../schema/column-type.js";
+import type { WireValue } from "../store/table-store.js";
+import { ServiceLimits } from "../util/service-limits.js";
+
+/** Converts a field value to its wire form, validating it; named by `field` in errors. */
+export type ValueWriter = (value: unknown) => WireValue;
+/** Converts a wire value read from any client (tablekit, plain SDK, .NET) to the field's JS type. */
+export type ValueReader = (value: unknown) => unknown;
+
+const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function fail(field: string, rule: string, message: string): never {
+  throw new ValidationError(rule, `${field}: ${message}`, { field });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (value instanceof Date) return "a Date";
+  if (value instanceof Uint8Array) return "bytes";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "string" ? `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'` : `${typeof value} ${String(value)}`;
+}
+
+function assertString(field: string, value: string): void {
+  if (value.length > ServiceLimits.maxStringLength) {
+    fail(
+      field,
+      "string-size",
+      `string of ${value.length} UTF-16 units exceeds the service limit of ${ServiceLimits.maxStringLength} (64 KiB per property)`,
+    );
+  }
+}
+
+/** The writer for one column: the value checks the service would make, done before any request. */
+export function createValueWriter(type: ColumnType, field: string): ValueWriter {
+  switch (type) {
+    case "String":
+      return (value) => {
+        if (typeof value !== "string") fail(field, "type", `expected a string, got ${describe(value)}`);
+        assertString(field, value);
+        return value;
+      };
+    case "Int32":
+      return (value) => {
+        if (typeof value !== "number" || !Number.isInteger(value)) fail(field, "type", `expected an integer (Int32), got ${describe(value)}`);
+        if (value < ServiceLimits.minInt32 || value > ServiceLimits.maxInt32) fail(field, "range", `${value} is outside the Int32 range`);
+        // A plain JSON integer without annotation is read by the service as Int32.
+        return value;
+      };
+    case "Int64":
+      return (value) => {
+        let big: bigint;
+        if (typeof value === "bigint") big = value;
+        else if (typeof value === "number" && Number.isSafeInteger(value)) big = BigInt(value);
+        else fail(field, "type", `expected a bigint (Int64), got ${describe(value)}`);
+        if (big < ServiceLimits.minInt64 || big > ServiceLimits.maxInt64) fail(field, "range", `${big} is outside the Int64 range`);
+        return { type: "Int64", value: big.toString() };
+      };
+    case "Double":
+      return (value) => {
+        if (typeof value !== "number") fail(field, "type", `expected a number (Double), got ${describe(value)}`);
+        if (!Number.isFinite(value)) fail(field, "unsupported-value", `${value} cannot be stored (NaN and infinities are not supported)`);
+        // Always annotated: a whole value like 5 would otherwise be stored as Int32.
+        return { type: "Double", value };
+      };
+    case "Boolean":
+      return (value) => {
+        if (typeof value !== "boolean") fail(field, "type", `expected a boolean, got ${describe(value)}`);
+        return value;
+      };
+    case "DateTime":
+      return (value) => {
+        if (!(value instanceof Date)) fail(field, "type", `expected a Date, got ${describe(value)}`);
+        const ms = value.getTime();
+        if (Number.isNaN(ms)) fail(field, "type", "Invalid Date");
+        if (ms < ServiceLimits.minDateTimeMs || ms > ServiceLimits.maxDateTimeMs) {
+          fail(field, "range", `${value.toISOString()} is outside the service's DateTime range (1601-01-01 to 9999-12-31)`);
+        }
+        return value;
+      };
+    case "Guid":
+      return (value) => {
+        if (typeof value !== "string" || !GUID.test(value)) fail(field, "type", `expected a GUID string, got ${describe(value)}`);
+        return { type: "Guid", value };
+      };
+    case "Binary":
+      return (value) => {
+        if (!(value instanceof Uint8Array)) fail(field, "type", `expected a Uint8Array or Buffer, got ${describe(value)}`);
+        if (value.byteLength > ServiceLimits.maxBinaryBytes) {
+          fail(field, "binary-size", `${value.byteLength} bytes exceeds the service limit of ${ServiceLimits.maxBinaryBytes} bytes`);
+        }
+        return value;
+      };
+    case "Json":
+      return (value) => {
+        let text: string | undefined;
+        try {
+          text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
+        } catch (error) {
+          throw new ValidationError("unsupported-value", `${field}: value cannot be stored as JSON (${String(error)})`, {
+            field,
+            cause: error,
+          });
+        }
+        if (text === undefined) fail(field, "unsupported-value", `${describe(value)} cannot be stored as JSON`);
+        assertString(field, text);
+        return text;
+      };
+  }
+}
+
+function unwrap(value: unknown): unknown {
+  // The SDK returns Guid (and, with type conversion off, every type) as { type, value }.
+  return typeof value === "object" && value !== null && "value" in value && "type" in value
+    ? (value as { value: unknown }).value
+    : value;
+}
+
+/** The reader for one column: lenient about how other clients typed the value, strict about the result's type. */
+export function createValueReader(type: ColumnType, field: string): ValueReader {
+  switch (type) {
+    case "String":
+      return (value) => (typeof value === "string" ? value : String(unwrap(value)));
+    case "Int32":
+      return (value) => (typeof value === "number" ? value : Number(unwrap(value)));
+    case "Double":
+      // Non-finite doubles travel as the strings "NaN", "Infinity", "-Infinity".
+      return (value) => (typeof value === "number" ? value : Number(unwrap(value)));
+    case "Int64":
+      return (value) => {
+        if (typeof value === "bigint") return value;
+        const raw = unwrap(value);
+        return typeof raw === "number" ? BigInt(Math.trunc(raw)) : BigInt(String(raw));
+      };
+    case "Boolean":
+      return (value) => (typeof value === "boolean" ? value : String(unwrap(value)) === "true");
+    case "DateTime":
+      return (value) => (value instanceof Date ? value : new Date(String(unwrap(value))));
+    case "Guid":
+      return (value) => String(unwrap(value));
+    case "Binary":
+      return (value) => {
+        if (value instanceof Uint8Array) return value;
+        return new Uint8Array(Buffer.from(String(unwrap(value)), "base64"));
+      };
+    case "Json":
+      return (value) => {
+        const text = unwrap(value);
+        if (typeof text !== "string") return text;
+        try {
+          return JSON.parse(text);
+        } catch (error) {
+          throw new ValidationError("json", `${field}: stored value is not valid JSON`, { field, cause: error });
+        }
+      };
+  }
+}
+
+/** Bytes a value adds to the entity size under the service's formula (String 4 + 2/char, Binary 4 + bytes, …). */
+export function wireValueSize(type: ColumnType, wire: WireValue): number {
+  switch (type) {
+    case "String":
+    case "Json":
+      return 4 + (wire as string).length * 2;
+    case "Binary":
+      return 4 + (wire as Uint8Array).byteLength;
+    case "Int32":
+      return 4;
+    case "Boolean":
+      return 1;
+    case "Guid":
+      return 16;
+    default:
+      return 8;
+  }
+}

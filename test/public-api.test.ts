@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import * as tablekit from "../src/index.js";
+
+describe("public API", () => {
+  it("exports the names API.md fixes", () => {
+    for (const name of [
+      "Entity",
+      "Column",
+      "TableContext",
+      "MemoryStore",
+      "AzureStore",
+      "Repository",
+      "Query",
+      "Transaction",
+      "odata",
+      "etagOf",
+      "TableKitError",
+      "SchemaError",
+      "ValidationError",
+      "EntityNotFoundError",
+      "EntityAlreadyExistsError",
+      "ConcurrencyError",
+      "TransactionError",
+      "StoreError",
+    ]) {
+      expect(tablekit, name).toHaveProperty(name);
+    }
+  });
+
+  it("gives every error class its stable code and the common base", () => {
+    const cases: Array<[tablekit.TableKitError, string]> = [
+      [new tablekit.SchemaError("x"), "SCHEMA"],
+      [new tablekit.ValidationError("rule", "x"), "VALIDATION"],
+      [new tablekit.EntityNotFoundError({ table: "T", partitionKey: "p", rowKey: "r" }), "ENTITY_NOT_FOUND"],
+      [new tablekit.EntityAlreadyExistsError({ table: "T", partitionKey: "p", rowKey: "r" }), "ENTITY_ALREADY_EXISTS"],
+      [new tablekit.ConcurrencyError({ table: "T", partitionKey: "p", rowKey: "r" }), "CONCURRENCY"],
+      [new tablekit.TransactionError({ index: 0, table: "T", partitionKey: "p" }), "TRANSACTION"],
+      [new tablekit.StoreError("x", { statusCode: 500 }), "STORE"],
+    ];
+    for (const [error, code] of cases) {
+      expect(error).toBeInstanceOf(tablekit.TableKitError);
+      expect(error).toBeInstanceOf(Error);
+      expect(error.code).toBe(code);
+      expect(error.name).toBe(error.constructor.name);
+    }
+  });
+});
