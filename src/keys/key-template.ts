@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { assertValidKey } from "../util/key-rules.js";
+import { ServiceLimits } from "../util/service-limits.js";
 import { keyValueError, type PlaceholderSite } from "./key-codec.js";
 import { betweenKeyRange, type KeyRange, prefixKeyRange } from "./key-range.js";
 import { type FieldTypeLookup, parseTemplate, type TemplatePart } from "./parse-template.js";
@@ -191,6 +192,9 @@ export class KeyTemplate {
 
   /** Runs the service's key rules on a whole key or prefix, naming the longest string part if any. */
   #checkKey(which: KeyName, key: string, longest: TemplatePart | undefined): void {
+    // Characters are already checked: literals at parse time, string values as they are appended,
+    // and numbers and dates encode to digits and ISO punctuation. Only the total size is left.
+    if (key.length * 2 <= ServiceLimits.maxKeyBytes) return;
     try {
       assertValidKey(which, key, longest?.field ?? this.#what);
     } catch (error) {

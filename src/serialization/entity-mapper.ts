@@ -39,7 +39,6 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const { columns } = source;
   const writers = columns.map((c) => createValueWriter(c.type, c.field));
   const readers = columns.map((c) => createValueReader(c.type, c.field));
-  const sizers = columns.map((c) => (wire: never) => wireValueSize(c.type, wire));
   const discriminator = `${source.type}@${source.version}`;
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
 
@@ -47,11 +46,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     `const out = { partitionKey: pk.encode(e, "PartitionKey"), rowKey: rk.encode(e, "RowKey") };`,
     `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE.length * 2 + 4 + discriminator.length * 2};`,
     "let v, w;",
-    ...columns.map((c, i) => {
-      const field = JSON.stringify(c.field);
-      const property = JSON.stringify(c.property);
-      return `v = e[${field}]; if (v !== undefined && v !== null) { w = writers[${i}](v); out[${property}] = w; size += ${8 + c.property.length * 2} + sizers[${i}](w); }`;
-    }),
+    ...columns.map((c, i) => `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i)} }`),
     `out[${JSON.stringify(ENTITY_TYPE)}] = ${JSON.stringify(discriminator)};`,
     "if (size > maxEntityBytes) tooLarge(size);",
     "return out;",
@@ -60,11 +55,10 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const fromWireBody = [
     "const o = Object.create(proto);",
     "let v;",
-    ...columns.map((c, i) => {
-      const field = JSON.stringify(c.field);
-      const property = JSON.stringify(c.property);
-      return `v = s[${property}]; if (v !== undefined && v !== null) o[${field}] = readers[${i}](v);`;
-    }),
+    ...columns.map(
+      (c, i) =>
+        `v = s[${JSON.stringify(c.property)}]; if (v !== undefined && v !== null) o[${JSON.stringify(c.field)}] = ${readExpression(c, i)};`,
+    ),
     // Key fields absent from the properties (projections, rows written by other clients) come from the keys.
     keyFields.length > 0
       ? `if (${keyFields.map((f) => `o[${JSON.stringify(f)}] === undefined`).join(" || ")}) fillKeys(o, s);`
@@ -88,11 +82,11 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "pk",
     "rk",
     "writers",
-    "sizers",
+    "sizeOf",
     "maxEntityBytes",
     "tooLarge",
     `return function toWire(e) {\n${toWireBody}\n};`,
-  )(source.partitionKey, source.rowKey, writers, sizers, ServiceLimits.maxEntityBytes, tooLarge) as (e: T) => WireEntity;
+  )(source.partitionKey, source.rowKey, writers, wireValueSize, ServiceLimits.maxEntityBytes, tooLarge) as (e: T) => WireEntity;
 
   const fromWire = new Function(
     "proto",
@@ -113,6 +107,47 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
       });
     },
   };
+}
+
+/**
+ * The generated statement writing one column. Common types are checked inline (the fast path);
+ * anything unusual goes through the column's writer, which also produces the precise error.
+ */
+function writeStatement(column: ColumnModel, i: number): string {
+  const property = JSON.stringify(column.property);
+  const overhead = 8 + column.property.length * 2;
+  switch (column.type) {
+    case "String":
+      return `if (typeof v !== "string" || v.length > ${ServiceLimits.maxStringLength}) writers[${i}](v); out[${property}] = v; size += ${overhead + 4} + v.length * 2;`;
+    case "Int32":
+      return `if ((v | 0) !== v) writers[${i}](v); out[${property}] = v; size += ${overhead + 4};`;
+    case "Boolean":
+      return `if (typeof v !== "boolean") writers[${i}](v); out[${property}] = v; size += ${overhead + 1};`;
+    case "Double":
+      // v - v is 0 only for finite numbers: NaN and infinities take the slow path and its error.
+      return `if (typeof v !== "number" || v - v !== 0) writers[${i}](v); out[${property}] = { type: "Double", value: v }; size += ${overhead + 8};`;
+    default:
+      return `w = writers[${i}](v); out[${property}] = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
+  }
+}
+
+/** The generated expression reading one column: the SDK's usual shape inline, anything else via the reader. */
+function readExpression(column: ColumnModel, i: number): string {
+  switch (column.type) {
+    case "String":
+      return `typeof v === "string" ? v : readers[${i}](v)`;
+    case "Int32":
+    case "Double":
+      return `typeof v === "number" ? v : readers[${i}](v)`;
+    case "Boolean":
+      return `typeof v === "boolean" ? v : readers[${i}](v)`;
+    case "Int64":
+      return `typeof v === "bigint" ? v : readers[${i}](v)`;
+    case "DateTime":
+      return `v instanceof Date ? v : readers[${i}](v)`;
+    default:
+      return `readers[${i}](v)`;
+  }
 }
 
 function fill(target: Record<string, unknown>, values: Record<string, unknown> | undefined): void {
