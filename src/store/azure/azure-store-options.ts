@@ -1,0 +1,22 @@
+import type { HttpClient } from "@azure/core-rest-pipeline";
+
+/** Options of `AzureStore`. */
+export interface AzureStoreOptions {
+  /**
+   * Allow `http://` endpoints. Default: true for loopback hosts (localhost, 127.0.0.0/8, ::1, which covers
+   * `UseDevelopmentStorage=true`), false otherwise: then an `http://` endpoint is refused at construction.
+   */
+  allowInsecureConnection?: boolean;
+  /** Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. */
+  requestTimeoutMs?: number;
+  /** The HTTP client the SDK sends requests with (e.g. to inject faults in tests). */
+  httpClient?: HttpClient;
+  /**
+   * Retries inside the SDK's own pipeline (default 0). tablekit retries at a higher level, so the SDK's
+   * retries are off unless asked for: two layers would multiply attempts and hide failures.
+   */
+  sdkRetries?: number;
+}
+
+/** Default per-request timeout. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
