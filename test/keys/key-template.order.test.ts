@@ -79,7 +79,7 @@ describe("KeyTemplate: encoded order equals value order", () => {
         const order = compare(x.getTime(), y.getTime());
         expect(compare(iso.encode({ at: x }, "RowKey"), iso.encode({ at: y }, "RowKey"))).toBe(order);
         expect(compare(ticks.encode({ at: x }, "RowKey"), ticks.encode({ at: y }, "RowKey"))).toBe(order);
-        expect(compare(desc.encode({ at: x }, "RowKey"), desc.encode({ at: y }, "RowKey"))).toBe(-order);
+        expect(compare(desc.encode({ at: x }, "RowKey"), desc.encode({ at: y }, "RowKey"))).toBe(0 - order); // 0 - 0 is +0, unlike -0
         expect(desc.encode({ at: x }, "RowKey")).toHaveLength(19);
       }),
     );
