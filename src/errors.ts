@@ -143,3 +143,23 @@ export class StoreError extends TableKitError {
     this.retryAfterMs = details.retryAfterMs;
   }
 }
+
+/** A unique index already maps this value to another entity (HTTP 409 on the index copy); nothing was written. */
+export class UniqueConstraintError extends TableKitError {
+  readonly index: string;
+  readonly table: string;
+  readonly partitionKey: string;
+  readonly rowKey: string;
+
+  constructor(details: { index: string } & EntityKeys, options?: { cause?: unknown }) {
+    super(
+      "UNIQUE",
+      `Unique index ${details.index} already holds this value (table ${details.table}, PartitionKey '${details.partitionKey}', RowKey '${details.rowKey}'); nothing was written`,
+      options,
+    );
+    this.index = details.index;
+    this.table = details.table;
+    this.partitionKey = details.partitionKey;
+    this.rowKey = details.rowKey;
+  }
+}

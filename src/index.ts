@@ -9,30 +9,37 @@ export {
   StoreError,
   TableKitError,
   TransactionError,
+  UniqueConstraintError,
   ValidationError,
 } from "./errors.js";
+export { type ODataValue, odata } from "./query/odata.js";
 export type { ComparisonOperator, Page } from "./query/query.js";
 export { Query } from "./query/query.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
-export { odata, type ODataValue } from "./query/odata.js";
+export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
+export type { CopyRef } from "./repository/index/copy-ref.js";
+export { IndexLookup } from "./repository/index/index-lookup.js";
 export type {
   DeleteOptions,
   EntityKey,
   GetOptions,
+  MutateOptions,
   UpdateOptions,
   UpsertOptions,
 } from "./repository/repository.js";
 export { Repository } from "./repository/repository.js";
-export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
-export type { MutateOptions } from "./repository/repository.js";
 export type { RetryOptions } from "./repository/retry-policy.js";
-export { TableContext, type TableContextOptions, type TransactionResult } from "./repository/table-context.js";
+export {
+  TableContext,
+  type TableContextOptions,
+  type TransactionResult,
+} from "./repository/table-context.js";
 export type { TableKitEvent, TableKitEventListener } from "./repository/table-kit-event.js";
 export { Transaction } from "./repository/transaction.js";
 export type { ColumnType } from "./schema/column-type.js";
 export { Column, Entity } from "./schema/decorators.js";
-export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
 export type { EntityClass } from "./schema/entity-model.js";
+export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
 export { MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.js";

@@ -32,7 +32,10 @@ describe("public API", () => {
       [new tablekit.SchemaError("x"), "SCHEMA"],
       [new tablekit.ValidationError("rule", "x"), "VALIDATION"],
       [new tablekit.EntityNotFoundError({ table: "T", partitionKey: "p", rowKey: "r" }), "ENTITY_NOT_FOUND"],
-      [new tablekit.EntityAlreadyExistsError({ table: "T", partitionKey: "p", rowKey: "r" }), "ENTITY_ALREADY_EXISTS"],
+      [
+        new tablekit.EntityAlreadyExistsError({ table: "T", partitionKey: "p", rowKey: "r" }),
+        "ENTITY_ALREADY_EXISTS",
+      ],
       [new tablekit.ConcurrencyError({ table: "T", partitionKey: "p", rowKey: "r" }), "CONCURRENCY"],
       [new tablekit.TransactionError({ index: 0, table: "T", partitionKey: "p" }), "TRANSACTION"],
       [new tablekit.StoreError("x", { statusCode: 500 }), "STORE"],

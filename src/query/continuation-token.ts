@@ -29,13 +29,20 @@ export function decodeContinuation(token: string, queryFingerprint: string): Con
   try {
     body = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Partial<TokenBody>;
   } catch (error) {
-    throw new ValidationError("continuation", "The continuation token is malformed", { field: "continuation", cause: error });
+    throw new ValidationError("continuation", "The continuation token is malformed", {
+      field: "continuation",
+      cause: error,
+    });
   }
   if (body?.v !== 1 || typeof body.p !== "string" || (body.r !== undefined && typeof body.r !== "string")) {
-    throw new ValidationError("continuation", "The continuation token is malformed", { field: "continuation" });
+    throw new ValidationError("continuation", "The continuation token is malformed", {
+      field: "continuation",
+    });
   }
   if (body.q !== queryFingerprint) {
-    throw new ValidationError("continuation", "The continuation token belongs to a different query", { field: "continuation" });
+    throw new ValidationError("continuation", "The continuation token belongs to a different query", {
+      field: "continuation",
+    });
   }
   const store: StoreContinuation = { nextPartitionKey: body.p };
   if (body.r !== undefined) store.nextRowKey = body.r;
@@ -43,7 +50,11 @@ export function decodeContinuation(token: string, queryFingerprint: string): Con
 }
 
 /** A short, stable fingerprint of a query's table, filter and projection (FNV-1a, 32-bit). */
-export function fingerprintQuery(table: string, filter: string, select: readonly string[] | undefined): string {
+export function fingerprintQuery(
+  table: string,
+  filter: string,
+  select: readonly string[] | undefined,
+): string {
   const text = `${table}\u0000${filter}\u0000${select?.join(",") ?? "*"}`;
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {

@@ -25,7 +25,8 @@ export function formatGuid(value: string): string {
 
 /** Renders a DateTime literal (ISO 8601 UTC). */
 export function formatDateTime(value: Date): string {
-  if (Number.isNaN(value.getTime())) throw new ValidationError("filter-value", "Cannot compare with an Invalid Date");
+  if (Number.isNaN(value.getTime()))
+    throw new ValidationError("filter-value", "Cannot compare with an Invalid Date");
   return `datetime'${value.toISOString()}'`;
 }
 
@@ -52,7 +53,10 @@ export function formatLiteral(value: ODataValue): string {
       if (value instanceof Uint8Array) return formatBinary(value);
       if (value !== null && typeof value.type === "string") return formatTyped(value);
   }
-  throw new ValidationError("filter-value", `Cannot use ${value === null ? "null" : typeof value} in a filter`);
+  throw new ValidationError(
+    "filter-value",
+    `Cannot use ${value === null ? "null" : typeof value} in a filter`,
+  );
 }
 
 function formatTyped(value: TypedValue): string {

@@ -25,7 +25,12 @@ export interface QueryExecutor<T> {
     top: number,
     continuation: StoreContinuation | undefined,
   ): Promise<{ items: T[]; continuation?: StoreContinuation }>;
-  fetchPoint(table: string, partitionKey: string, rowKey: string, select: readonly string[] | undefined): Promise<T | undefined>;
+  fetchPoint(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select: readonly string[] | undefined,
+  ): Promise<T | undefined>;
 }
 
 interface QueryState {
@@ -65,12 +70,19 @@ export class Query<T extends object> implements AsyncIterable<T> {
   where(equalities: Partial<T>): Query<T>;
   where(fieldOrEqualities: string | Partial<T>, op?: ComparisonOperator, value?: unknown): Query<T> {
     if (typeof fieldOrEqualities === "string") {
-      return this.#with({ filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)] });
+      return this.#with({
+        filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)],
+      });
     }
     if (fieldOrEqualities === null || typeof fieldOrEqualities !== "object") {
-      throw new ValidationError("where", "where() takes a field, an operator and a value, or an object of equalities");
+      throw new ValidationError(
+        "where",
+        "where() takes a field, an operator and a value, or an object of equalities",
+      );
     }
-    const comparisons = Object.entries(fieldOrEqualities).map(([field, v]) => this.#comparison(field, "eq", v));
+    const comparisons = Object.entries(fieldOrEqualities).map(([field, v]) =>
+      this.#comparison(field, "eq", v),
+    );
     if (comparisons.length === 0) return this;
     return this.#with({ filters: [...this.#state.filters, comparisons.join(" and ")] });
   }
@@ -91,7 +103,8 @@ export class Query<T extends object> implements AsyncIterable<T> {
 
   /** At most `n` results in total. */
   take(n: number): Query<T> {
-    if (!Number.isSafeInteger(n) || n < 0) throw new ValidationError("take", `take() needs a non-negative integer, got ${n}`);
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new ValidationError("take", `take() needs a non-negative integer, got ${n}`);
     return this.#with({ take: n });
   }
 
@@ -106,7 +119,10 @@ export class Query<T extends object> implements AsyncIterable<T> {
 
   /** Restricts the RowKey to keys starting with the given leading fields of a compound row key. */
   startsWith(prefix: Partial<T>): Query<T> {
-    const range = this.#model.rowKey.prefixRange({ ...this.#state.rowFields, ...(prefix as Record<string, unknown>) });
+    const range = this.#model.rowKey.prefixRange({
+      ...this.#state.rowFields,
+      ...(prefix as Record<string, unknown>),
+    });
     return this.#with({ rowKey: { ge: range.ge, ...(range.lt === undefined ? {} : { lt: range.lt }) } });
   }
 
@@ -132,7 +148,8 @@ export class Query<T extends object> implements AsyncIterable<T> {
   /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
   async page(options: { size?: number; continuation?: string } = {}): Promise<Page<T>> {
     const size = options.size ?? ServiceLimits.maxPageSize;
-    if (!Number.isSafeInteger(size) || size < 1) throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
     const plan = this.explain();
     const fingerprint = fingerprintQuery(plan.table, plan.filter, this.#state.select);
     let remaining = this.#state.take;
@@ -155,14 +172,23 @@ export class Query<T extends object> implements AsyncIterable<T> {
     while (more && items.length < limit) {
       // Asking for exactly what is still wanted keeps the service's continuation exact: nothing is skipped.
       const top = Math.min(limit - items.length, ServiceLimits.maxPageSize);
-      const result = await this.#executor.fetchPage(plan.table, plan.filter, this.#selectWithKeys(), top, cursor);
+      const result = await this.#executor.fetchPage(
+        plan.table,
+        plan.filter,
+        this.#selectWithKeys(),
+        top,
+        cursor,
+      );
       for (const item of result.items) items.push(item);
       cursor = result.continuation;
       more = cursor !== undefined;
     }
     if (remaining !== undefined) remaining -= items.length;
     if (cursor === undefined || remaining === 0) return { items };
-    const continuation = encodeContinuation(remaining === undefined ? { store: cursor } : { store: cursor, remaining }, fingerprint);
+    const continuation = encodeContinuation(
+      remaining === undefined ? { store: cursor } : { store: cursor, remaining },
+      fingerprint,
+    );
     return { items, continuation };
   }
 
@@ -204,14 +230,20 @@ export class Query<T extends object> implements AsyncIterable<T> {
 
   #fetchPoint(): Promise<T | undefined> {
     const { partitionKey, rowKey } = this.#state;
-    return this.#executor.fetchPoint(this.#state.table, partitionKey as string, rowKey.eq as string, this.#selectWithKeys());
+    return this.#executor.fetchPoint(
+      this.#state.table,
+      partitionKey as string,
+      rowKey.eq as string,
+      this.#selectWithKeys(),
+    );
   }
 
   #selectWithKeys(): readonly string[] | undefined {
     const select = this.#state.select;
     if (select === undefined) return undefined;
-    // Keys are always fetched so key fields decode; EntityType tells this class's rows from others.
-    return [...new Set(["PartitionKey", "RowKey", "EntityType", ...select])];
+    // Keys are always fetched so key fields decode; EntityType tells this class's rows from others,
+    // and _tkIndex tells index copies from entities.
+    return [...new Set(["PartitionKey", "RowKey", "EntityType", "_tkIndex", ...select])];
   }
 
   #comparison(field: string, op: ComparisonOperator | undefined, value: unknown): string {
@@ -220,10 +252,18 @@ export class Query<T extends object> implements AsyncIterable<T> {
       throw new ValidationError("unknown-field", `${this.#model.name} has no column '${field}'`, { field });
     }
     if (op === undefined || !OPERATORS.has(op)) {
-      throw new ValidationError("operator", `Unknown operator '${String(op)}' (use eq, ne, gt, ge, lt or le)`, { field });
+      throw new ValidationError(
+        "operator",
+        `Unknown operator '${String(op)}' (use eq, ne, gt, ge, lt or le)`,
+        { field },
+      );
     }
     if (value === undefined || value === null) {
-      throw new ValidationError("filter-value", `${field}: the service cannot compare with ${String(value)}`, { field });
+      throw new ValidationError(
+        "filter-value",
+        `${field}: the service cannot compare with ${String(value)}`,
+        { field },
+      );
     }
     return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
   }

@@ -5,7 +5,8 @@ const OPERATION_OVERHEAD_BYTES = 600;
 
 /** Estimates the bytes one operation adds to a batch request body (JSON as UTF-8, binary as base64). */
 export function estimateActionBytes(action: TransactionAction): number {
-  if (action.kind === "delete") return OPERATION_OVERHEAD_BYTES + utf8Length(action.partitionKey) + utf8Length(action.rowKey);
+  if (action.kind === "delete")
+    return OPERATION_OVERHEAD_BYTES + utf8Length(action.partitionKey) + utf8Length(action.rowKey);
   let bytes = OPERATION_OVERHEAD_BYTES + 2;
   const entity = action.entity;
   for (const name in entity) {

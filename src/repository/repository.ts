@@ -4,6 +4,7 @@ import {
   EntityNotFoundError,
   ValidationError,
 } from "../errors.js";
+import { findState } from "../query/find-state.js";
 import { Query, type QueryExecutor } from "../query/query.js";
 import { ENTITY_TYPE_PROPERTY } from "../schema/build-entity-model.js";
 import type { EntityModel } from "../schema/entity-model.js";
@@ -11,6 +12,11 @@ import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
+import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
+import { rememberCopies } from "./index/copy-state.js";
+import { IndexLookup } from "./index/index-lookup.js";
+import { IndexedWriter } from "./index/indexed-writer.js";
+import { IntentLog } from "./index/intent-log.js";
 import type { StoreRunner } from "./store-runner.js";
 import { holdsWrittenState } from "./written-state.js";
 
@@ -65,15 +71,23 @@ export class Repository<T extends object> {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #executor: QueryExecutor<T>;
+  /** Present when the entity has secondary indexes: every write then goes through it. */
+  readonly #indexed: IndexedWriter<T> | undefined;
 
   /** @internal Use `TableContext.repository(Entity)`. */
   constructor(model: EntityModel<T>, runner: StoreRunner) {
     this.#model = model;
     this.#table = runner.tableName(model.table);
     this.#runner = runner;
+    this.#indexed =
+      model.indexes.size > 0
+        ? new IndexedWriter(model, this.#table, runner, new IntentLog(runner))
+        : undefined;
     this.#executor = {
-      fetchPage: (table, filter, select, top, continuation) => this.#fetchPage(table, filter, select, top, continuation),
-      fetchPoint: (table, partitionKey, rowKey, select) => this.#fetchPoint(table, partitionKey, rowKey, select),
+      fetchPage: (table, filter, select, top, continuation) =>
+        this.#fetchPage(table, filter, select, top, continuation),
+      fetchPoint: (table, partitionKey, rowKey, select) =>
+        this.#fetchPoint(table, partitionKey, rowKey, select),
     };
   }
 
@@ -97,6 +111,10 @@ export class Repository<T extends object> {
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
   async insert(entity: T): Promise<T> {
+    if (this.#indexed) {
+      rememberEtag(entity, await this.#indexed.insert(entity));
+      return entity;
+    }
     const wire = this.#model.mapper.toWire(entity);
     const table = this.#table;
     const { etag } = await this.#runner.run("insert", table, async (s, { possiblyApplied }) => {
@@ -118,6 +136,10 @@ export class Repository<T extends object> {
   /** Inserts or replaces (default) or merges, without reading first. */
   async upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
     const mode = writeMode(options.mode);
+    if (this.#indexed) {
+      rememberEtag(entity, await this.#indexed.upsert(entity, mode));
+      return entity;
+    }
     const wire = this.#model.mapper.toWire(entity);
     const { etag } = await this.#runner.run("upsert", this.#table, (s) => s.upsert(this.#table, wire, mode));
     rememberEtag(entity, etag);
@@ -137,6 +159,10 @@ export class Repository<T extends object> {
         `${this.#model.name}: update needs the entity's ETag (read it through a repository first) or { ifMatch: "*" } to overwrite unconditionally`,
         { field: "ifMatch" },
       );
+    }
+    if (this.#indexed) {
+      rememberEtag(entity, await this.#indexed.update(entity, mode, ifMatch));
+      return entity;
     }
     const wire = this.#model.mapper.toWire(entity);
     const table = this.#table;
@@ -159,6 +185,11 @@ export class Repository<T extends object> {
   /** Deletes by key (or entity); resolves whether it existed. Conditional when an ETag is known. */
   async delete(key: Partial<T>, options: DeleteOptions = {}): Promise<boolean> {
     const { partitionKey, rowKey } = this.keyOf(key);
+    if (this.#indexed) {
+      const existed = await this.#indexed.delete(key, partitionKey, rowKey, options.ifMatch ?? etagOf(key));
+      rememberEtag(key, undefined);
+      return existed;
+    }
     const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
     const existed = await this.#runner.run("delete", this.#table, async (s, { possiblyApplied }) => {
       try {
@@ -188,7 +219,9 @@ export class Repository<T extends object> {
   ): Promise<T | undefined> {
     const attempts = options.attempts ?? 10;
     if (!Number.isSafeInteger(attempts) || attempts < 1) {
-      throw new ValidationError("attempts", `attempts must be a positive integer, got ${attempts}`, { field: "attempts" });
+      throw new ValidationError("attempts", `attempts must be a positive integer, got ${attempts}`, {
+        field: "attempts",
+      });
     }
     this.keyOf(key);
     let lastConflict: unknown;
@@ -203,7 +236,9 @@ export class Repository<T extends object> {
       } catch (error) {
         // Lost a race (changed, deleted or created meanwhile): read again and re-apply.
         const conflict =
-          error instanceof ConcurrencyError || error instanceof EntityNotFoundError || error instanceof EntityAlreadyExistsError;
+          error instanceof ConcurrencyError ||
+          error instanceof EntityNotFoundError ||
+          error instanceof EntityAlreadyExistsError;
         if (!conflict) throw error;
         lastConflict = error;
       }
@@ -227,11 +262,21 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
-    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "upsert", mode: writeMode(options.mode) }, options);
+    return writeBulk(
+      this.#runner,
+      this.#model,
+      this.#table,
+      items,
+      { kind: "upsert", mode: writeMode(options.mode) },
+      options,
+    );
   }
 
   /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
-  bulkDelete(keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>, options: BulkOptions = {}): Promise<BulkResult<Partial<T>>> {
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions = {},
+  ): Promise<BulkResult<Partial<T>>> {
     return writeBulk(
       this.#runner,
       this.#model as unknown as EntityModel<Partial<T>>,
@@ -262,31 +307,35 @@ export class Repository<T extends object> {
    * (index copies, other types) never appear: the query covers only this entity's RowKey space.
    */
   find(partial: Partial<T>): Query<T> {
-    const values = (partial ?? {}) as Record<string, unknown>;
-    const { partitionKey: pkTemplate, rowKey: rkTemplate } = this.#model;
-    for (const field of Object.keys(values)) {
-      if (!pkTemplate.fields.includes(field) && !rkTemplate.fields.includes(field)) {
-        throw new ValidationError(
-          "find-key-fields",
-          `${this.#model.name}: find() takes key fields only; '${field}' is not part of the key (use .where({ ${field}: … }))`,
-          { field },
-        );
-      }
-    }
-    const missing = pkTemplate.fields.filter((field) => values[field] === undefined);
-    if (missing.length > 0) {
+    return new Query(this.#model, this.#executor, {
+      table: this.#table,
+      ...findState(
+        this.#model.name,
+        this.#model.partitionKey,
+        this.#model.rowKey,
+        partial as Record<string, unknown>,
+      ),
+      filters: [],
+    });
+  }
+
+  /**
+   * A secondary index of this entity: `get` is a point query on the copy, `find` a range query
+   * over the index's key space; both return entities of the class.
+   * @example
+   * await employees.index("byEmail").get({ department: "Sales", email: "jonesj@contoso.com" });
+   */
+  index(name: string): IndexLookup<T> {
+    const index = this.#model.indexes.get(name);
+    if (!index) {
+      const known = [...this.#model.indexes.keys()];
       throw new ValidationError(
-        "find-partition",
-        `${this.#model.name}: find() needs every partition-key field (missing ${missing.join(", ")}); use scan() for a table scan or an index`,
-        { field: missing[0] as string },
+        "unknown-index",
+        `${this.#model.name} has no index '${name}'${known.length ? ` (it has ${known.join(", ")})` : ""}`,
+        { field: name },
       );
     }
-    const partitionKey = pkTemplate.encode(values, "PartitionKey");
-    const rowFields: Record<string, unknown> = {};
-    for (const field of rkTemplate.fields) if (values[field] !== undefined) rowFields[field] = values[field];
-    const prefix = rkTemplate.encodePrefix(rowFields, "RowKey");
-    const rowKey = prefix.complete ? { eq: rkTemplate.encode(rowFields, "RowKey") } : rkTemplate.prefixRange(rowFields);
-    return new Query(this.#model, this.#executor, { table: this.#table, partitionKey, rowFields, rowKey, filters: [] });
+    return new IndexLookup(this.#model, index, this.#runner);
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
@@ -296,7 +345,14 @@ export class Repository<T extends object> {
   }
 
   #select(fields: readonly string[]): string[] {
-    return [...new Set(["PartitionKey", "RowKey", ENTITY_TYPE_PROPERTY, ...this.#model.mapper.propertiesOf(fields)])];
+    return [
+      ...new Set([
+        "PartitionKey",
+        "RowKey",
+        ENTITY_TYPE_PROPERTY,
+        ...this.#model.mapper.propertiesOf(fields),
+      ]),
+    ];
   }
 
   async #fetchPoint(
@@ -305,8 +361,10 @@ export class Repository<T extends object> {
     rowKey: string,
     select: readonly string[] | undefined,
   ): Promise<T | undefined> {
-    const stored = await this.#runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey, select));
-    return stored && this.#isOwnRow(stored) ? this.#model.mapper.fromWire(stored) : undefined;
+    const stored = await this.#runner.run("get", table, (s) =>
+      s.getEntity(table, partitionKey, rowKey, select),
+    );
+    return stored && this.#isOwnRow(stored) ? this.#hydrate(stored) : undefined;
   }
 
   async #fetchPage(
@@ -325,13 +383,25 @@ export class Repository<T extends object> {
       }),
     );
     const items: T[] = [];
-    const { fromWire } = this.#model.mapper;
-    for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(fromWire(stored));
+    if (this.#indexed) {
+      for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(this.#hydrate(stored));
+    } else {
+      const { fromWire } = this.#model.mapper;
+      for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(fromWire(stored));
+    }
     return page.continuation ? { items, continuation: page.continuation } : { items };
   }
 
-  /** Rows written by another entity type sharing the table are not this repository's to return. */
+  /** An instance from a stored row; with indexes it also remembers which copies the row has. */
+  #hydrate(stored: StoredEntity): T {
+    const entity = this.#model.mapper.fromWire(stored);
+    if (this.#indexed) rememberCopies(entity, this.#indexed.refsOfStored(stored));
+    return entity;
+  }
+
+  /** Rows written by another entity type sharing the table, and index copies, are not this repository's to return. */
   #isOwnRow(stored: StoredEntity): boolean {
+    if (stored[COPY_INDEX_PROPERTY] !== undefined) return false;
     const type = stored[ENTITY_TYPE_PROPERTY];
     if (typeof type !== "string") return true;
     const at = type.lastIndexOf("@");
@@ -342,7 +412,9 @@ export class Repository<T extends object> {
 function writeMode(mode: WriteMode | undefined): WriteMode {
   if (mode === undefined) return "replace";
   if (mode !== "replace" && mode !== "merge") {
-    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(mode)}'`, { field: "mode" });
+    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(mode)}'`, {
+      field: "mode",
+    });
   }
   return mode;
 }

@@ -21,7 +21,14 @@ export interface RetryDecision {
 /** Sleeps; injectable so tests can drive retries without real time passing. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-const CONNECTION_FAULTS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "UND_ERR_SOCKET"]);
+const CONNECTION_FAULTS = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNABORTED",
+  "UND_ERR_SOCKET",
+]);
 
 /** The fault kind of an error: transient faults are retried, everything else is final. */
 export function classifyFault(error: unknown): "throttled" | "server" | "timeout" | "connection" | "final" {
@@ -29,8 +36,10 @@ export function classifyFault(error: unknown): "throttled" | "server" | "timeout
   const { statusCode, serviceCode } = error;
   if (statusCode === 503) return "throttled";
   if (statusCode === 500) return "server";
-  if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut") return "timeout";
-  if (statusCode === undefined && serviceCode !== undefined && CONNECTION_FAULTS.has(serviceCode)) return "connection";
+  if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut")
+    return "timeout";
+  if (statusCode === undefined && serviceCode !== undefined && CONNECTION_FAULTS.has(serviceCode))
+    return "connection";
   return "final";
 }
 
@@ -135,4 +144,3 @@ const defaultSleep: Sleep = (ms, signal) =>
       { once: true },
     );
   });
-

@@ -9,7 +9,12 @@ export class StoreRunner {
   readonly #listener: TableKitEventListener | undefined;
   readonly #tablePrefix: string;
 
-  constructor(store: TableStore, retry: RetryPolicy, listener: TableKitEventListener | undefined, tablePrefix = "") {
+  constructor(
+    store: TableStore,
+    retry: RetryPolicy,
+    listener: TableKitEventListener | undefined,
+    tablePrefix = "",
+  ) {
     this.store = store;
     this.retry = retry;
     this.#listener = listener;
@@ -34,7 +39,8 @@ export class StoreRunner {
         this.emit({ type: "request", operation, table, attempt: attempt.attempt });
         return request(this.store, attempt);
       },
-      ({ attempt, delayMs, error }) => this.emit({ type: "retry", operation, table, attempt, delayMs, cause: error }),
+      ({ attempt, delayMs, error }) =>
+        this.emit({ type: "retry", operation, table, attempt, delayMs, cause: error }),
     );
   }
 

@@ -1,9 +1,10 @@
+import { ValidationError } from "../errors.js";
 import { type EntityClass, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
-import { ValidationError } from "../errors.js";
+import { INTENTS_TABLE } from "./index/intent-log.js";
 import { Repository } from "./repository.js";
-import { RetryPolicy, type RetryOptions, type Sleep } from "./retry-policy.js";
+import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
@@ -44,12 +45,16 @@ export class TableContext {
   readonly #repositories = new Map<Function, Repository<object>>();
 
   constructor(options: TableContextOptions) {
-    if (!options?.store) throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
+    if (!options?.store)
+      throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
     this.store = options.store;
     const retry = new RetryPolicy(options.retry === false ? { retries: 0 } : options.retry, options.sleep);
     const prefix = options.tablePrefix ?? "";
     if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
-      throw new ValidationError("table-prefix", `tablePrefix '${prefix}' must be letters and digits, starting with a letter`);
+      throw new ValidationError(
+        "table-prefix",
+        `tablePrefix '${prefix}' must be letters and digits, starting with a letter`,
+      );
     }
     this.#runner = new StoreRunner(options.store, retry, options.onEvent, prefix);
   }
@@ -70,7 +75,11 @@ export class TableContext {
     for (const entityClass of entityClasses) {
       const model = getEntityModel(entityClass);
       tables.add(this.#runner.tableName(model.table));
-      for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
+      for (const index of model.indexes.values()) {
+        tables.add(this.#runner.tableName(index.table));
+        // Copies outside the entity's partition are kept consistent through the intent log.
+        if (!index.intraPartition) tables.add(this.#runner.tableName(INTENTS_TABLE));
+      }
     }
     for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
   }
@@ -92,12 +101,27 @@ export class TableContext {
     try {
       const { results } = await submitTransaction(this.#runner, table, first.partitionKey, actions);
       operations.forEach((operation, index) => {
-        if (operation.entity) rememberEtag(operation.entity, operation.action.kind === "delete" ? undefined : results[index]?.etag);
+        if (operation.entity)
+          rememberEtag(
+            operation.entity,
+            operation.action.kind === "delete" ? undefined : results[index]?.etag,
+          );
       });
-      this.#runner.emit({ type: "batch-committed", table, partitionKey: first.partitionKey, operations: actions.length });
+      this.#runner.emit({
+        type: "batch-committed",
+        table,
+        partitionKey: first.partitionKey,
+        operations: actions.length,
+      });
       return { etags: results.map((result) => result.etag) };
     } catch (error) {
-      this.#runner.emit({ type: "batch-failed", table, partitionKey: first.partitionKey, operations: actions.length, error });
+      this.#runner.emit({
+        type: "batch-failed",
+        table,
+        partitionKey: first.partitionKey,
+        operations: actions.length,
+        error,
+      });
       throw error;
     }
   }

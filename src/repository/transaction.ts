@@ -32,7 +32,12 @@ export class Transaction {
   /** Inserts or replaces (default) or merges an entity. */
   upsert<T extends object>(entity: T, options: UpsertOptions = {}): this {
     const { table, wire, name } = toWire(entity);
-    return this.#add(table, { kind: "upsert", entity: wire, mode: mode(options.mode) }, entity, `upsert ${name}`);
+    return this.#add(
+      table,
+      { kind: "upsert", entity: wire, mode: mode(options.mode) },
+      entity,
+      `upsert ${name}`,
+    );
   }
 
   /** Updates an existing entity, conditional on its tracked ETag unless `ifMatch` is given. */
@@ -46,7 +51,12 @@ export class Transaction {
         { field: "ifMatch" },
       );
     }
-    return this.#add(table, { kind: "update", entity: wire, mode: mode(options.mode), ifMatch }, entity, `update ${name}`);
+    return this.#add(
+      table,
+      { kind: "update", entity: wire, mode: mode(options.mode), ifMatch },
+      entity,
+      `update ${name}`,
+    );
   }
 
   /** Deletes an entity by key (or entity); conditional when an ETag is known. */
@@ -55,7 +65,12 @@ export class Transaction {
     const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
     const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
-    return this.#add(model.table, { kind: "delete", partitionKey, rowKey, ifMatch }, key, `delete ${model.name}`);
+    return this.#add(
+      model.table,
+      { kind: "delete", partitionKey, rowKey, ifMatch },
+      key,
+      `delete ${model.name}`,
+    );
   }
 
   /** The operations added so far, in order. */
@@ -65,7 +80,14 @@ export class Transaction {
 
   #add(table: string, action: TransactionAction, entity: object, describe: string): this {
     const keys = "entity" in action ? action.entity : action;
-    this.#operations.push({ table, action, partitionKey: keys.partitionKey, rowKey: keys.rowKey, entity, describe });
+    this.#operations.push({
+      table,
+      action,
+      partitionKey: keys.partitionKey,
+      rowKey: keys.rowKey,
+      entity,
+      describe,
+    });
     return this;
   }
 }
@@ -126,7 +148,9 @@ function toWire(entity: object): { table: string; wire: WireEntity; name: string
 function mode(value: WriteMode | undefined): WriteMode {
   if (value === undefined) return "replace";
   if (value !== "replace" && value !== "merge") {
-    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(value)}'`, { field: "mode" });
+    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(value)}'`, {
+      field: "mode",
+    });
   }
   return value;
 }

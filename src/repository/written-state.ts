@@ -7,7 +7,11 @@ const SYSTEM = new Set(["partitionKey", "rowKey", "etag", "timestamp", "odata.et
  * merge: at least those). Used to tell a retried write's 409/412 caused by our own earlier,
  * applied attempt (success) from a real conflict with another writer (failure).
  */
-export function holdsWrittenState(written: WireEntity, stored: StoredEntity | undefined, mode: WriteMode): boolean {
+export function holdsWrittenState(
+  written: WireEntity,
+  stored: StoredEntity | undefined,
+  mode: WriteMode,
+): boolean {
   if (!stored) return false;
   let count = 0;
   for (const name in written) {
@@ -39,7 +43,8 @@ function canonical(value: WireValue | undefined): string {
       return `b:${value}`;
     default:
       if (value instanceof Date) return `d:${value.getTime()}`;
-      if (value instanceof Uint8Array) return `x:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64")}`;
+      if (value instanceof Uint8Array)
+        return `x:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64")}`;
       switch (value.type) {
         case "Guid":
           return `g:${String(value.value).toLowerCase()}`;

@@ -1,11 +1,11 @@
 import { SchemaError } from "../errors.js";
-import { KeyTemplate, type KeyFieldType } from "../keys/key-template.js";
+import { type KeyFieldType, KeyTemplate } from "../keys/key-template.js";
 import { compileEntityMapper } from "../serialization/entity-mapper.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
 import { COLUMN_TYPES, type ColumnType, inferColumnType } from "./column-type.js";
 import type { ColumnRecord } from "./decorators.js";
-import type { EntityOptions, IndexOptions } from "./entity-options.js";
 import type { ColumnModel, EntityClass, EntityModel, IndexModel } from "./entity-model.js";
+import type { EntityOptions, IndexOptions } from "./entity-options.js";
 
 /** The property holding each row's discriminator (`type@version`), as in the heterogeneous-types pattern. */
 export const ENTITY_TYPE_PROPERTY = "EntityType";
@@ -22,6 +22,9 @@ const RESERVED_PROPERTIES = new Set([
   "ETag",
   ENTITY_TYPE_PROPERTY,
 ]);
+
+/** Properties tablekit keeps in rows for its own bookkeeping (index copies, their owners) start with this. */
+export const LIBRARY_PROPERTY_PREFIX = "_tk";
 
 const KEY_TYPES: ReadonlySet<ColumnType> = new Set(["String", "Guid", "Int32", "Int64", "DateTime"]);
 const TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
@@ -74,8 +77,19 @@ export function buildEntityModel<T extends object>(
     throw new SchemaError(`${name}: version must be a positive integer, got ${String(version)}`);
   }
 
-  const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source);
-  const partial = { ctor, name, table: options.table, type, version, partitionKey, rowKey, columns, columnsByField, indexes };
+  const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
+  const partial = {
+    ctor,
+    name,
+    table: options.table,
+    type,
+    version,
+    partitionKey,
+    rowKey,
+    columns,
+    columnsByField,
+    indexes,
+  };
   return { ...partial, mapper: compileEntityMapper<T>(partial) };
 }
 
@@ -91,7 +105,9 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
       );
     }
   } else if (!COLUMN_TYPES.includes(type)) {
-    throw new SchemaError(`${entity}.${field}: unknown column type '${String(type)}' (expected one of ${COLUMN_TYPES.join(", ")})`);
+    throw new SchemaError(
+      `${entity}.${field}: unknown column type '${String(type)}' (expected one of ${COLUMN_TYPES.join(", ")})`,
+    );
   }
   const property = options.name ?? field;
   if (!PROPERTY_NAME.test(property) || property.length > ServiceLimits.maxPropertyNameLength) {
@@ -99,8 +115,10 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
       `${entity}.${field}: '${property}' is not a valid property name (a letter or _ then letters, digits or _, at most ${ServiceLimits.maxPropertyNameLength} characters); set @Column({ name })`,
     );
   }
-  if (RESERVED_PROPERTIES.has(property)) {
-    throw new SchemaError(`${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`);
+  if (RESERVED_PROPERTIES.has(property) || property.startsWith(LIBRARY_PROPERTY_PREFIX)) {
+    throw new SchemaError(
+      `${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`,
+    );
   }
   return { field, property, type };
 }
@@ -128,6 +146,7 @@ function resolveIndexes(
   columnsByField: ReadonlyMap<string, ColumnModel>,
   fieldType: (field: string) => KeyFieldType | "unsupported" | undefined,
   partitionKeySource: string,
+  rowKeyOfEntity: KeyTemplate,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
   const rowKeyPrefixes = new Map<string, string>();
@@ -138,19 +157,39 @@ function resolveIndexes(
     const spec = index as IndexOptions;
     const table = spec.table ?? options.table;
     assertTableName(table, `${what}: table`);
-    const partitionKey = parseTemplate(spec.partitionKey ?? partitionKeySource, fieldType, `${what}.partitionKey`);
+    const partitionKey = parseTemplate(
+      spec.partitionKey ?? partitionKeySource,
+      fieldType,
+      `${what}.partitionKey`,
+    );
     const rowKey = parseTemplate(spec.rowKey, fieldType, `${what}.rowKey`);
     for (const field of spec.project ?? []) {
-      if (!columnsByField.has(field)) throw new SchemaError(`${what}: project names unknown field '${field}'`);
+      if (!columnsByField.has(field))
+        throw new SchemaError(`${what}: project names unknown field '${field}'`);
     }
-    if (spec.when !== undefined && typeof spec.when !== "function") throw new SchemaError(`${what}: when must be a function`);
+    if (spec.when !== undefined && typeof spec.when !== "function")
+      throw new SchemaError(`${what}: when must be a function`);
     const intraPartition = table === options.table && partitionKey.source === partitionKeySource;
     if (intraPartition) {
       // Copies share the partition with the entity: their RowKeys must live in their own key space.
       const prefix = rowKey.literalPrefix;
-      if (!prefix) throw new SchemaError(`${what}: a same-partition index needs a literal RowKey prefix (e.g. "email_{email}")`);
-      const other = rowKeyPrefixes.get(prefix);
-      if (other) throw new SchemaError(`${what}: RowKey prefix '${prefix}' is already used by index ${other}`);
+      if (!prefix)
+        throw new SchemaError(
+          `${what}: a same-partition index needs a literal RowKey prefix (e.g. "email_{email}")`,
+        );
+      const entityPrefix = rowKeyOfEntity.literalPrefix;
+      if (entityPrefix === "" || prefix.startsWith(entityPrefix) || entityPrefix.startsWith(prefix)) {
+        throw new SchemaError(
+          `${what}: RowKey prefix '${prefix}' overlaps the entity's own RowKey prefix '${entityPrefix}'; copies would mix with entities`,
+        );
+      }
+      for (const [other, otherName] of rowKeyPrefixes) {
+        if (prefix.startsWith(other) || other.startsWith(prefix)) {
+          throw new SchemaError(
+            `${what}: RowKey prefix '${prefix}' overlaps '${other}' of index ${otherName}`,
+          );
+        }
+      }
       rowKeyPrefixes.set(prefix, indexName);
     }
     indexes.set(indexName, {

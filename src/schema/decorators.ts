@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { buildEntityModel } from "./build-entity-model.js";
-import type { ColumnOptions, EntityOptions } from "./entity-options.js";
 import { type EntityClass, registerEntityModel } from "./entity-model.js";
+import type { ColumnOptions, EntityOptions } from "./entity-options.js";
 
 const COLUMNS = Symbol.for("tablekit:columns");
 
@@ -31,7 +31,11 @@ export function Column(options: ColumnOptions = {}): PropertyDecorator {
   return (prototype, field) => {
     if (typeof field === "symbol") throw new TypeError("@Column cannot decorate a symbol-named field");
     const records = ownColumnRecords(prototype);
-    records.push({ field, options: { ...options }, designType: Reflect.getMetadata("design:type", prototype, field) });
+    records.push({
+      field,
+      options: { ...options },
+      designType: Reflect.getMetadata("design:type", prototype, field),
+    });
   };
 }
 
@@ -43,7 +47,11 @@ function ownColumnRecords(prototype: object): ColumnRecord[] {
 /** Columns of a class including inherited ones, base class first; a subclass may redeclare a field. */
 function readColumnRecords(ctor: Function): ColumnRecord[] {
   const chain: object[] = [];
-  for (let proto = ctor.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = ctor.prototype;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     chain.unshift(proto);
   }
   const byField = new Map<string, ColumnRecord>();

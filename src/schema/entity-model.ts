@@ -56,7 +56,9 @@ export function getEntityModel<T extends object>(ctor: EntityClass<T>): EntityMo
   const model = models.get(ctor);
   if (!model) {
     const name = typeof ctor === "function" ? ctor.name || "(anonymous class)" : String(ctor);
-    throw new SchemaError(`${name} is not an entity: decorate it with @Entity({ table, partitionKey, rowKey })`);
+    throw new SchemaError(
+      `${name} is not an entity: decorate it with @Entity({ table, partitionKey, rowKey })`,
+    );
   }
   return model as EntityModel<T>;
 }

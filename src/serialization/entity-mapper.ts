@@ -46,7 +46,10 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     `const out = { partitionKey: pk.encode(e, "PartitionKey"), rowKey: rk.encode(e, "RowKey") };`,
     `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE.length * 2 + 4 + discriminator.length * 2};`,
     "let v, w;",
-    ...columns.map((c, i) => `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i)} }`),
+    ...columns.map(
+      (c, i) =>
+        `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i)} }`,
+    ),
     `out[${JSON.stringify(ENTITY_TYPE)}] = ${JSON.stringify(discriminator)};`,
     "if (size > maxEntityBytes) tooLarge(size);",
     "return out;",
@@ -86,7 +89,9 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "maxEntityBytes",
     "tooLarge",
     `return function toWire(e) {\n${toWireBody}\n};`,
-  )(source.partitionKey, source.rowKey, writers, wireValueSize, ServiceLimits.maxEntityBytes, tooLarge) as (e: T) => WireEntity;
+  )(source.partitionKey, source.rowKey, writers, wireValueSize, ServiceLimits.maxEntityBytes, tooLarge) as (
+    e: T,
+  ) => WireEntity;
 
   const fromWire = new Function(
     "proto",
@@ -102,7 +107,8 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     propertiesOf(fields) {
       return fields.map((field) => {
         const column = source.columnsByField.get(field);
-        if (!column) throw new ValidationError("unknown-field", `${source.name} has no column '${field}'`, { field });
+        if (!column)
+          throw new ValidationError("unknown-field", `${source.name} has no column '${field}'`, { field });
         return column.property;
       });
     },

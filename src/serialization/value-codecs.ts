@@ -19,7 +19,9 @@ function describe(value: unknown): string {
   if (value instanceof Date) return "a Date";
   if (value instanceof Uint8Array) return "bytes";
   if (Array.isArray(value)) return "an array";
-  return typeof value === "string" ? `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'` : `${typeof value} ${String(value)}`;
+  return typeof value === "string"
+    ? `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`
+    : `${typeof value} ${String(value)}`;
 }
 
 function assertString(field: string, value: string): void {
@@ -43,8 +45,10 @@ export function createValueWriter(type: ColumnType, field: string): ValueWriter 
       };
     case "Int32":
       return (value) => {
-        if (typeof value !== "number" || !Number.isInteger(value)) fail(field, "type", `expected an integer (Int32), got ${describe(value)}`);
-        if (value < ServiceLimits.minInt32 || value > ServiceLimits.maxInt32) fail(field, "range", `${value} is outside the Int32 range`);
+        if (typeof value !== "number" || !Number.isInteger(value))
+          fail(field, "type", `expected an integer (Int32), got ${describe(value)}`);
+        if (value < ServiceLimits.minInt32 || value > ServiceLimits.maxInt32)
+          fail(field, "range", `${value} is outside the Int32 range`);
         // A plain JSON integer without annotation is read by the service as Int32.
         return value;
       };
@@ -54,13 +58,20 @@ export function createValueWriter(type: ColumnType, field: string): ValueWriter 
         if (typeof value === "bigint") big = value;
         else if (typeof value === "number" && Number.isSafeInteger(value)) big = BigInt(value);
         else fail(field, "type", `expected a bigint (Int64), got ${describe(value)}`);
-        if (big < ServiceLimits.minInt64 || big > ServiceLimits.maxInt64) fail(field, "range", `${big} is outside the Int64 range`);
+        if (big < ServiceLimits.minInt64 || big > ServiceLimits.maxInt64)
+          fail(field, "range", `${big} is outside the Int64 range`);
         return { type: "Int64", value: big.toString() };
       };
     case "Double":
       return (value) => {
-        if (typeof value !== "number") fail(field, "type", `expected a number (Double), got ${describe(value)}`);
-        if (!Number.isFinite(value)) fail(field, "unsupported-value", `${value} cannot be stored (NaN and infinities are not supported)`);
+        if (typeof value !== "number")
+          fail(field, "type", `expected a number (Double), got ${describe(value)}`);
+        if (!Number.isFinite(value))
+          fail(
+            field,
+            "unsupported-value",
+            `${value} cannot be stored (NaN and infinities are not supported)`,
+          );
         // Always annotated: a whole value like 5 would otherwise be stored as Int32.
         return { type: "Double", value };
       };
@@ -75,20 +86,30 @@ export function createValueWriter(type: ColumnType, field: string): ValueWriter 
         const ms = value.getTime();
         if (Number.isNaN(ms)) fail(field, "type", "Invalid Date");
         if (ms < ServiceLimits.minDateTimeMs || ms > ServiceLimits.maxDateTimeMs) {
-          fail(field, "range", `${value.toISOString()} is outside the service's DateTime range (1601-01-01 to 9999-12-31)`);
+          fail(
+            field,
+            "range",
+            `${value.toISOString()} is outside the service's DateTime range (1601-01-01 to 9999-12-31)`,
+          );
         }
         return value;
       };
     case "Guid":
       return (value) => {
-        if (typeof value !== "string" || !GUID.test(value)) fail(field, "type", `expected a GUID string, got ${describe(value)}`);
+        if (typeof value !== "string" || !GUID.test(value))
+          fail(field, "type", `expected a GUID string, got ${describe(value)}`);
         return { type: "Guid", value };
       };
     case "Binary":
       return (value) => {
-        if (!(value instanceof Uint8Array)) fail(field, "type", `expected a Uint8Array or Buffer, got ${describe(value)}`);
+        if (!(value instanceof Uint8Array))
+          fail(field, "type", `expected a Uint8Array or Buffer, got ${describe(value)}`);
         if (value.byteLength > ServiceLimits.maxBinaryBytes) {
-          fail(field, "binary-size", `${value.byteLength} bytes exceeds the service limit of ${ServiceLimits.maxBinaryBytes} bytes`);
+          fail(
+            field,
+            "binary-size",
+            `${value.byteLength} bytes exceeds the service limit of ${ServiceLimits.maxBinaryBytes} bytes`,
+          );
         }
         return value;
       };
@@ -98,12 +119,17 @@ export function createValueWriter(type: ColumnType, field: string): ValueWriter 
         try {
           text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
         } catch (error) {
-          throw new ValidationError("unsupported-value", `${field}: value cannot be stored as JSON (${String(error)})`, {
-            field,
-            cause: error,
-          });
+          throw new ValidationError(
+            "unsupported-value",
+            `${field}: value cannot be stored as JSON (${String(error)})`,
+            {
+              field,
+              cause: error,
+            },
+          );
         }
-        if (text === undefined) fail(field, "unsupported-value", `${describe(value)} cannot be stored as JSON`);
+        if (text === undefined)
+          fail(field, "unsupported-value", `${describe(value)} cannot be stored as JSON`);
         assertString(field, text);
         return text;
       };
@@ -151,7 +177,10 @@ export function createValueReader(type: ColumnType, field: string): ValueReader 
         try {
           return JSON.parse(text);
         } catch (error) {
-          throw new ValidationError("json", `${field}: stored value is not valid JSON`, { field, cause: error });
+          throw new ValidationError("json", `${field}: stored value is not valid JSON`, {
+            field,
+            cause: error,
+          });
         }
       };
   }

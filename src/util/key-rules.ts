@@ -4,7 +4,9 @@ import { FORBIDDEN_KEY_CHARACTERS, ServiceLimits } from "./service-limits.js";
 /** Checks a PartitionKey or RowKey against the service's character and size rules. */
 export function assertValidKey(which: "PartitionKey" | "RowKey", key: string, field?: string): void {
   if (typeof key !== "string") {
-    throw new ValidationError("key-type", `${which} must be a string, got ${typeof key}`, { field: field ?? which });
+    throw new ValidationError("key-type", `${which} must be a string, got ${typeof key}`, {
+      field: field ?? which,
+    });
   }
   const bad = FORBIDDEN_KEY_CHARACTERS.exec(key);
   if (bad) {
@@ -27,5 +29,8 @@ export function assertValidKey(which: "PartitionKey" | "RowKey", key: string, fi
 function printable(key: string): string {
   const shown = key.length > 60 ? `${key.slice(0, 60)}…` : key;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: we render control characters visibly
-  return shown.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return shown.replace(
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

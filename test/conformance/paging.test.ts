@@ -12,7 +12,8 @@ async function seeded(kind: Parameters<typeof freshContext>[0]) {
   for (const department of DEPARTMENTS) {
     for (let start = 0; start < PER_DEPARTMENT; start += 100) {
       await context.db.transaction((tx) => {
-        for (let id = start; id < Math.min(start + 100, PER_DEPARTMENT); id++) tx.insert(employee(department, id));
+        for (let id = start; id < Math.min(start + 100, PER_DEPARTMENT); id++)
+          tx.insert(employee(department, id));
       });
     }
   }
@@ -45,7 +46,8 @@ describe.each(stores)("paging on %s", (_name, kind) => {
       const page = await employees.scan().page({ size: 700, ...(continuation ? { continuation } : {}) });
       expect(page.items.length).toBeLessThanOrEqual(700);
       collected.push(...page.items.map(keyOf));
-      continuation = page.continuation === undefined ? undefined : JSON.parse(JSON.stringify(page.continuation));
+      continuation =
+        page.continuation === undefined ? undefined : JSON.parse(JSON.stringify(page.continuation));
       saved.push(continuation);
     } while (continuation !== undefined);
     expect(collected).toEqual(allKeys);
@@ -73,9 +75,8 @@ describe.each(stores)("paging on %s", (_name, kind) => {
     await expect(
       employees.find({ department: "Ops" }).page({ continuation: page.continuation as string }),
     ).rejects.toBeInstanceOf(ValidationError);
-    await expect(employees.find({ department: "Eng" }).page({ continuation: "garbage" })).rejects.toBeInstanceOf(
-      ValidationError,
-    );
+    await expect(
+      employees.find({ department: "Eng" }).page({ continuation: "garbage" }),
+    ).rejects.toBeInstanceOf(ValidationError);
   });
 });
-

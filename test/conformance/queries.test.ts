@@ -9,7 +9,11 @@ async function seeded(kind: Parameters<typeof freshContext>[0]) {
   for (const id of [1, 2, 10, 99, 100, 150, 199, 200, 1000]) await employees.insert(employee("Sales", id));
   await employees.insert(employee("Support", 150));
   // Rows in the same partition that are not employees: another RowKey space, and another type.
-  await context.db.store.upsert(employees.table, { partitionKey: "Sales", rowKey: "email_x@contoso.com", age: 1 }, "replace");
+  await context.db.store.upsert(
+    employees.table,
+    { partitionKey: "Sales", rowKey: "email_x@contoso.com", age: 1 },
+    "replace",
+  );
   await context.db.store.upsert(
     employees.table,
     { partitionKey: "Sales", rowKey: "empid_555555", EntityType: "Department@1", age: 1 },
@@ -90,7 +94,8 @@ describe.each(stores)("queries on %s", (_name, kind) => {
     const { db } = await freshContext(kind, [Employee]);
     const employees = db.repository(Employee);
     const names = ["O'Brien", "x' or 'a' eq 'a", "' or RowKey ne '", "Zoë 😀", "a'b''c", "plain"];
-    for (const [i, lastName] of names.entries()) await employees.insert(employee("Sales", i + 1, { lastName }));
+    for (const [i, lastName] of names.entries())
+      await employees.insert(employee("Sales", i + 1, { lastName }));
     for (const [i, lastName] of names.entries()) {
       const byWhere = await employees.find({ department: "Sales" }).where({ lastName }).toArray();
       expect(ids(byWhere)).toEqual([i + 1]);

@@ -40,7 +40,10 @@ describe.each(stores)("repository writes and point reads on %s", (_name, kind) =
     await employees.upsert(employee("Sales", 5, { firstName: "Ann", age: 30 }));
     const partial = Object.assign(new Employee(), { department: "Sales", employeeId: 5, age: 31 });
     await employees.upsert(partial, { mode: "merge" });
-    expect(await employees.get({ department: "Sales", employeeId: 5 })).toMatchObject({ firstName: "Ann", age: 31 });
+    expect(await employees.get({ department: "Sales", employeeId: 5 })).toMatchObject({
+      firstName: "Ann",
+      age: 31,
+    });
     await employees.upsert(partial);
     const replaced = await employees.get({ department: "Sales", employeeId: 5 });
     expect(replaced?.age).toBe(31);
@@ -69,7 +72,9 @@ describe.each(stores)("repository writes and point reads on %s", (_name, kind) =
     const employees = db.repository(Employee);
     await expect(employees.update(employee("Sales", 3))).rejects.toBeInstanceOf(ValidationError);
     expect(counter.requests).toBe(0);
-    await expect(employees.update(employee("Sales", 3), { ifMatch: "*" })).rejects.toBeInstanceOf(EntityNotFoundError);
+    await expect(employees.update(employee("Sales", 3), { ifMatch: "*" })).rejects.toBeInstanceOf(
+      EntityNotFoundError,
+    );
   });
 
   it("delete is idempotent and reports whether the entity existed", async () => {

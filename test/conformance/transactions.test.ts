@@ -42,7 +42,12 @@ describe.each(stores)("transactions on %s", (_name, kind) => {
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransactionError);
-    expect(error).toMatchObject({ code: "TRANSACTION", index: 2, partitionKey: "Sales", rowKey: "empid_000003" });
+    expect(error).toMatchObject({
+      code: "TRANSACTION",
+      index: 2,
+      partitionKey: "Sales",
+      rowKey: "empid_000003",
+    });
     const rows = await employees.find({ department: "Sales" }).toArray();
     expect(rows.map((e) => [e.employeeId, e.age])).toEqual([[3, 33]]);
   });

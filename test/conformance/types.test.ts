@@ -27,7 +27,10 @@ describe.each(stores)("every column type round-trips on %s", (name, kind) => {
     await repo.insert(written);
     const read = await repo.getOrThrow({ group: "g", id: "a" });
     expect(read).toBeInstanceOf(AllTypes);
-    expect({ ...read, bytes: [...(read.bytes ?? [])] }).toEqual({ ...written, bytes: [...(written.bytes ?? [])] });
+    expect({ ...read, bytes: [...(read.bytes ?? [])] }).toEqual({
+      ...written,
+      bytes: [...(written.bytes ?? [])],
+    });
     expect(typeof read.int64).toBe("bigint");
     const viaQuery = await repo.find({ group: "g" }).toArray();
     expect(viaQuery).toHaveLength(1);
@@ -58,7 +61,10 @@ describe.each(stores)("every column type round-trips on %s", (name, kind) => {
     expect(raw.at?.type).toBe("DateTime");
     expect(new Date(String(raw.at?.value)).toISOString()).toBe("2024-02-29T23:59:59.123Z");
     expect(raw.guid).toEqual({ type: "Guid", value: "0f8fad5b-d9cb-469f-a165-70867728950e" });
-    expect(raw.bytes).toEqual({ type: "Binary", value: Buffer.from([0, 1, 2, 253, 254, 255]).toString("base64") });
+    expect(raw.bytes).toEqual({
+      type: "Binary",
+      value: Buffer.from([0, 1, 2, 253, 254, 255]).toString("base64"),
+    });
     expect(raw.json).toEqual({ type: "String", value: JSON.stringify(sample("b").json) });
     expect(raw.EntityType).toEqual({ type: "String", value: "AllTypes@1" });
   });
@@ -69,11 +75,28 @@ describe.each(stores)("every column type round-trips on %s", (name, kind) => {
     // What a plain SDK user writes: no discriminator, key fields only in the keys, Int64 as bigint.
     await db.store.upsert(
       repo.table,
-      { partitionKey: "g", rowKey: "plain", text: "t", int32: 3, int64: 42n, double: 2.5, at: new Date(0), flag: true },
+      {
+        partitionKey: "g",
+        rowKey: "plain",
+        text: "t",
+        int32: 3,
+        int64: 42n,
+        double: 2.5,
+        at: new Date(0),
+        flag: true,
+      },
       "replace",
     );
     const read = await repo.getOrThrow({ group: "g", id: "plain" });
-    expect(read).toMatchObject({ group: "g", id: "plain", text: "t", int32: 3, int64: 42n, double: 2.5, flag: true });
+    expect(read).toMatchObject({
+      group: "g",
+      id: "plain",
+      text: "t",
+      int32: 3,
+      int64: 42n,
+      double: 2.5,
+      flag: true,
+    });
     expect(read.at?.getTime()).toBe(0);
   });
 });

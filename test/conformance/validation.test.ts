@@ -30,32 +30,86 @@ describe.each(stores)("bad input is rejected before any request on %s", (_name, 
       ["key-field-missing", () => notes.insert(Object.assign(new Note(), { owner: "a" }))],
       ["key-negative", () => employees.insert(employee("Sales", -5))],
       ["key-too-wide", () => employees.insert(employee("Sales", 1_000_000))],
-      ["string-size", () => notes.insert(Object.assign(new Note(), { owner: "a", id: "1", body: "b".repeat(32_001) }))],
+      [
+        "string-size",
+        () => notes.insert(Object.assign(new Note(), { owner: "a", id: "1", body: "b".repeat(32_001) })),
+      ],
       ["range", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", int32: 2 ** 31 }))],
       ["range", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", int64: 2n ** 63n }))],
-      ["range", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", at: new Date(Date.UTC(1600, 0, 1)) }))],
+      [
+        "range",
+        () =>
+          all.insert(
+            Object.assign(new AllTypes(), { group: "g", id: "1", at: new Date(Date.UTC(1600, 0, 1)) }),
+          ),
+      ],
       ["type", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", guid: "nope" }))],
-      ["binary-size", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", bytes: new Uint8Array(65_537) }))],
-      ["unsupported-value", () => all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", double: Number.POSITIVE_INFINITY }))],
+      [
+        "binary-size",
+        () =>
+          all.insert(Object.assign(new AllTypes(), { group: "g", id: "1", bytes: new Uint8Array(65_537) })),
+      ],
+      [
+        "unsupported-value",
+        () =>
+          all.insert(
+            Object.assign(new AllTypes(), { group: "g", id: "1", double: Number.POSITIVE_INFINITY }),
+          ),
+      ],
       ["type", () => all.upsert(Object.assign(new AllTypes(), { group: "g", id: "1", int32: 1.5 }))],
       ["find-partition", async () => employees.find({ employeeId: 1 } as never)],
       ["find-key-fields", async () => employees.find({ department: "Sales", lastName: "x" })],
       ["unknown-field", async () => employees.find({ department: "Sales" }).where("nope" as never, "eq", 1)],
       ["operator", async () => employees.find({ department: "Sales" }).where("age", "like" as never, 1)],
       ["type", async () => employees.find({ department: "Sales" }).where("age", "eq", "30")],
-      ["filter-comparisons", () => {
-        let query = employees.find({ department: "Sales" });
-        for (let i = 0; i < 14; i++) query = query.where("age", "ne", i);
-        return query.toArray();
-      }],
+      [
+        "filter-comparisons",
+        () => {
+          let query = employees.find({ department: "Sales" });
+          for (let i = 0; i < 14; i++) query = query.where("age", "ne", i);
+          return query.toArray();
+        },
+      ],
       ["transaction-empty", () => db.transaction(() => {})],
-      ["transaction-partition", () => db.transaction((tx) => { tx.insert(employee("A", 1)); tx.insert(employee("B", 2)); })],
-      ["transaction-table", () => db.transaction((tx) => { tx.insert(employee("A", 1)); tx.insert(Object.assign(new Note(), { owner: "A", id: "1" })); })],
-      ["transaction-duplicate", () => db.transaction((tx) => { tx.insert(employee("A", 1)); tx.upsert(employee("A", 1)); })],
-      ["transaction-operations", () => db.transaction((tx) => { for (let i = 0; i < 101; i++) tx.insert(employee("A", i)); })],
-      ["transaction-payload", () => db.transaction((tx) => {
-        for (let i = 0; i < 100; i++) tx.insert(Object.assign(new Note(), { owner: "A", id: `n${i}`, body: "é".repeat(30_000) }));
-      })],
+      [
+        "transaction-partition",
+        () =>
+          db.transaction((tx) => {
+            tx.insert(employee("A", 1));
+            tx.insert(employee("B", 2));
+          }),
+      ],
+      [
+        "transaction-table",
+        () =>
+          db.transaction((tx) => {
+            tx.insert(employee("A", 1));
+            tx.insert(Object.assign(new Note(), { owner: "A", id: "1" }));
+          }),
+      ],
+      [
+        "transaction-duplicate",
+        () =>
+          db.transaction((tx) => {
+            tx.insert(employee("A", 1));
+            tx.upsert(employee("A", 1));
+          }),
+      ],
+      [
+        "transaction-operations",
+        () =>
+          db.transaction((tx) => {
+            for (let i = 0; i < 101; i++) tx.insert(employee("A", i));
+          }),
+      ],
+      [
+        "transaction-payload",
+        () =>
+          db.transaction((tx) => {
+            for (let i = 0; i < 100; i++)
+              tx.insert(Object.assign(new Note(), { owner: "A", id: `n${i}`, body: "é".repeat(30_000) }));
+          }),
+      ],
     ];
     for (const [rule, attempt] of cases) {
       const error = await attempt().then(

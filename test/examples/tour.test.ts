@@ -16,7 +16,8 @@ describe("the tour (npm start)", () => {
     const output = await narrate(create());
     expect(output).toContain("empid_000223");
     expect(output).toMatch(/emp_000223\s+\d{19}_e1/);
-    for (const kind of ["point", "range", "partition-scan", "table-scan"]) expect(output).toContain(`kind=${kind}`);
+    for (const kind of ["point", "range", "partition-scan", "table-scan"])
+      expect(output).toContain(`kind=${kind}`);
     expect(output).toContain("1505 employees in");
     expect(output).toContain("rejected with ConcurrencyError (CONCURRENCY)");
     // Newest first: day 6, then 5, then 4.

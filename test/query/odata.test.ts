@@ -9,7 +9,9 @@ describe("odata template", () => {
     expect(odata`a eq ${1.5}`).toBe("a eq 1.5");
     expect(odata`a eq ${5n}`).toBe("a eq 5L");
     expect(odata`a eq ${true}`).toBe("a eq true");
-    expect(odata`a eq ${new Date(Date.UTC(2014, 6, 31, 18))}`).toBe("a eq datetime'2014-07-31T18:00:00.000Z'");
+    expect(odata`a eq ${new Date(Date.UTC(2014, 6, 31, 18))}`).toBe(
+      "a eq datetime'2014-07-31T18:00:00.000Z'",
+    );
     expect(odata`a eq ${new Uint8Array([10, 27])}`).toBe("a eq X'0a1b'");
     expect(odata`a eq ${{ type: "Guid", value: "0f8fad5b-d9cb-469f-a165-70867728950e" }}`).toBe(
       "a eq guid'0f8fad5b-d9cb-469f-a165-70867728950e'",

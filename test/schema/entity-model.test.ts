@@ -65,7 +65,13 @@ describe("entity model", () => {
     Reflect.defineMetadata("design:type", Array, Thing.prototype, "tags");
     for (const field of ["id", "score", "at", "big", "tags"]) Column()(Thing.prototype, field);
     Entity({ table: "Things", partitionKey: "{id}", rowKey: "thing" })(Thing);
-    expect(getEntityModel(Thing).columns.map((c) => c.type)).toEqual(["String", "Double", "DateTime", "Int64", "Json"]);
+    expect(getEntityModel(Thing).columns.map((c) => c.type)).toEqual([
+      "String",
+      "Double",
+      "DateTime",
+      "Int64",
+      "Json",
+    ]);
   });
 
   it.each([
@@ -74,9 +80,26 @@ describe("entity model", () => {
     ["an unknown template field", { table: "Things", partitionKey: "{nope}", rowKey: "r" }, "nope"],
     ["a bad format spec", { table: "Things", partitionKey: "{id}", rowKey: "{n:abc}" }, "n"],
     ["a non-key column type in a key", { table: "Things", partitionKey: "{id}", rowKey: "{ratio}" }, "ratio"],
-    ["an index with an unknown field", { table: "Things", partitionKey: "{id}", rowKey: "r", indexes: { byX: { rowKey: "x_{nope}" } } }, "nope"],
-    ["a same-partition index without a literal prefix", { table: "Things", partitionKey: "{id}", rowKey: "r", indexes: { byN: { rowKey: "{n:4}" } } }, "prefix"],
-    ["an index projecting an unknown field", { table: "Things", partitionKey: "{id}", rowKey: "r", indexes: { byN: { rowKey: "n_{n:4}", project: ["zzz"] } } }, "zzz"],
+    [
+      "an index with an unknown field",
+      { table: "Things", partitionKey: "{id}", rowKey: "r", indexes: { byX: { rowKey: "x_{nope}" } } },
+      "nope",
+    ],
+    [
+      "a same-partition index without a literal prefix",
+      { table: "Things", partitionKey: "{id}", rowKey: "r", indexes: { byN: { rowKey: "{n:4}" } } },
+      "prefix",
+    ],
+    [
+      "an index projecting an unknown field",
+      {
+        table: "Things",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byN: { rowKey: "n_{n:4}", project: ["zzz"] } },
+      },
+      "zzz",
+    ],
     ["a bad version", { table: "Things", partitionKey: "{id}", rowKey: "r", version: 0 }, "version"],
   ])("rejects %s", (_label, options, mention) => {
     const error = schemaError(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Column, Entity, ValidationError, etagOf } from "../../src/index.js";
+import { Column, Entity, etagOf, ValidationError } from "../../src/index.js";
 import { getEntityModel } from "../../src/schema/entity-model.js";
 import type { StoredEntity } from "../../src/store/table-store.js";
 
@@ -78,7 +78,7 @@ describe("entity mapper", () => {
     const stored: StoredEntity = {
       partitionKey: "acme",
       rowKey: "item_000042",
-      etag: 'W/"datetime\'2024-01-01T00%3A00%3A00.0000000Z\'"',
+      etag: "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"",
       timestamp: new Date(),
       Title: "from .NET",
       big: 12, // an Int64 column someone wrote as Int32

@@ -3,8 +3,8 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
-import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
 import { runBulk } from "./bulk-runner.js";
+import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
 
 /** Which write a bulk operation performs. */
 export type BulkKind = { kind: "insert" } | { kind: "upsert"; mode: WriteMode } | { kind: "delete" };

@@ -1,0 +1,36 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { WireEntity } from "../../store/table-store.js";
+import {
+  COPY_INDEX_PROPERTY,
+  COPY_SOURCE_PK_PROPERTY,
+  COPY_SOURCE_RK_PROPERTY,
+  type CopyRef,
+  indexOf,
+} from "./copy-ref.js";
+
+/**
+ * The row of one index copy: the entity's (projected) properties, its key fields (always, so a
+ * copy reads back as an entity with its keys), the discriminator, and which index and entity it
+ * belongs to (so verification can tell copies from entities, and orphans from live copies).
+ */
+export function buildCopy<T extends object>(
+  model: EntityModel<T>,
+  entityWire: WireEntity,
+  ref: CopyRef,
+): WireEntity {
+  const index = indexOf(model, ref);
+  const copy: WireEntity = { partitionKey: ref.partitionKey, rowKey: ref.rowKey };
+  const keep = index.project
+    ? new Set([...index.project, ...model.partitionKey.fields, ...model.rowKey.fields])
+    : undefined;
+  for (const column of model.columns) {
+    if (keep && !keep.has(column.field)) continue;
+    const value = entityWire[column.property];
+    if (value !== undefined) copy[column.property] = value;
+  }
+  copy.EntityType = entityWire.EntityType;
+  copy[COPY_INDEX_PROPERTY] = ref.index;
+  copy[COPY_SOURCE_PK_PROPERTY] = entityWire.partitionKey;
+  copy[COPY_SOURCE_RK_PROPERTY] = entityWire.rowKey;
+  return copy;
+}

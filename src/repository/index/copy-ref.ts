@@ -1,0 +1,84 @@
+import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
+
+/** Marks a row as an index copy: the index name (copies never count as entities). */
+export const COPY_INDEX_PROPERTY = "_tkIndex";
+/** The PartitionKey and RowKey of the entity a copy belongs to. */
+export const COPY_SOURCE_PK_PROPERTY = "_tkSourcePK";
+export const COPY_SOURCE_RK_PROPERTY = "_tkSourceRK";
+/** On an entity row: the keys of every copy it has, so no read is needed to find stale ones. */
+export const COPY_REFS_PROPERTY = "_tkIndexKeys";
+
+/** Names one index copy: its index, physical table and keys. */
+export interface CopyRef {
+  index: string;
+  table: string;
+  partitionKey: string;
+  rowKey: string;
+}
+
+/** The copies an entity should have now: one per index whose `when` accepts it. */
+export function deriveCopyRefs<T extends object>(
+  model: EntityModel<T>,
+  entity: T,
+  tableName: (table: string) => string,
+): CopyRef[] {
+  const refs: CopyRef[] = [];
+  const values = entity as Record<string, unknown>;
+  for (const index of model.indexes.values()) {
+    if (index.when && !index.when(entity as never)) continue;
+    refs.push({
+      index: index.name,
+      table: tableName(index.table),
+      partitionKey: index.partitionKey.encode(values, "PartitionKey"),
+      rowKey: index.rowKey.encode(values, "RowKey"),
+    });
+  }
+  return refs;
+}
+
+/** True when two refs name the same physical row. */
+export function sameRow(a: CopyRef, b: CopyRef): boolean {
+  return a.table === b.table && a.partitionKey === b.partitionKey && a.rowKey === b.rowKey;
+}
+
+/** A stable text key for sets of refs. */
+export function refKey(ref: CopyRef): string {
+  return `${ref.table}\u0000${ref.partitionKey}\u0000${ref.rowKey}`;
+}
+
+/** Serialises refs for the entity row (compact: [index, table, pk, rk] tuples). */
+export function encodeCopyRefs(refs: readonly CopyRef[]): string {
+  return JSON.stringify(refs.map((r) => [r.index, r.table, r.partitionKey, r.rowKey]));
+}
+
+/** Parses what `encodeCopyRefs` wrote; anything unreadable yields undefined (unknown state). */
+export function decodeCopyRefs(text: unknown): CopyRef[] | undefined {
+  if (typeof text !== "string") return undefined;
+  try {
+    const tuples = JSON.parse(text) as unknown;
+    if (!Array.isArray(tuples)) return undefined;
+    return tuples.map((t) => {
+      const [index, table, partitionKey, rowKey] = t as string[];
+      return {
+        index: String(index),
+        table: String(table),
+        partitionKey: String(partitionKey),
+        rowKey: String(rowKey),
+      };
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a copy of this index lives in the entity's own table and partition (kept atomic in one EGT). */
+export function isLocal(ref: CopyRef, entityTable: string, entityPartitionKey: string): boolean {
+  return ref.table === entityTable && ref.partitionKey === entityPartitionKey;
+}
+
+/** The index model a ref belongs to. */
+export function indexOf<T extends object>(model: EntityModel<T>, ref: CopyRef): IndexModel {
+  const index = model.indexes.get(ref.index);
+  if (!index) throw new Error(`unknown index ${ref.index} on ${model.name}`);
+  return index;
+}

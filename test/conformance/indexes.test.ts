@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { Column, Entity, UniqueConstraintError } from "../../src/index.js";
+import { freshContext, stores } from "../fixtures/context.js";
+
+/** API.md's employee with both index kinds. */
+@Entity({
+  table: "IdxEmployees",
+  partitionKey: "{department}",
+  rowKey: "empid_{employeeId:6}",
+  indexes: {
+    byEmail: { rowKey: "email_{email}" },
+    byLastName: {
+      table: "IdxEmployeesByName",
+      partitionKey: "{lastName}",
+      rowKey: "{department}_{employeeId:6}",
+    },
+  },
+})
+class IndexedEmployee {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "Int32" }) employeeId!: number;
+  @Column({ type: "String" }) firstName!: string;
+  @Column({ type: "String" }) lastName!: string;
+  @Column({ type: "Int32" }) age!: number;
+  @Column({ type: "String" }) email!: string;
+}
+
+function person(department: string, employeeId: number, lastName: string, email: string): IndexedEmployee {
+  return Object.assign(new IndexedEmployee(), {
+    department,
+    employeeId,
+    firstName: "F",
+    lastName,
+    age: 30,
+    email,
+  });
+}
+
+async function physicalRows(db: { store: { queryPage: Function } }, table: string): Promise<string[]> {
+  const page = await (
+    db.store.queryPage as (
+      t: string,
+      q: object,
+    ) => Promise<{ items: Array<{ partitionKey: string; rowKey: string }> }>
+  )(table, {});
+  return page.items.map((r) => `${r.partitionKey}|${r.rowKey}`);
+}
+
+describe.each(stores)("secondary indexes on %s", (_name, kind) => {
+  it("writes the entity and its same-partition copy in one request, and the design guide's rows", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    counter.reset();
+    await employees.insert(person("Sales", 223, "Jones", "jonesj@contoso.com"));
+    // One EGT for entity + local copy; the remote copy goes through the intent log.
+    expect(counter.calls.submitTransaction).toBe(1);
+    expect(await physicalRows(db, `${prefix}IdxEmployees`)).toEqual([
+      "Sales|email_jonesj@contoso.com",
+      "Sales|empid_000223",
+    ]);
+    expect(await physicalRows(db, `${prefix}IdxEmployeesByName`)).toEqual(["Jones|Sales_000223"]);
+    expect(await physicalRows(db, `${prefix}TablekitIntents`)).toEqual([]);
+  });
+
+  it("moves copies when an indexed value changes and removes them on delete", async () => {
+    const { db, prefix } = await freshContext(kind, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    await employees.insert(person("Sales", 1, "Jones", "a@x.com"));
+    const e = await employees.getOrThrow({ department: "Sales", employeeId: 1 });
+    e.email = "b@x.com";
+    e.lastName = "Smith";
+    await employees.update(e);
+    expect(await physicalRows(db, `${prefix}IdxEmployees`)).toEqual([
+      "Sales|email_b@x.com",
+      "Sales|empid_000001",
+    ]);
+    expect(await physicalRows(db, `${prefix}IdxEmployeesByName`)).toEqual(["Smith|Sales_000001"]);
+    // A blind upsert of an instance never read still finds and removes the stale copies.
+    await employees.upsert(person("Sales", 1, "Brown", "c@x.com"));
+    expect(await physicalRows(db, `${prefix}IdxEmployees`)).toEqual([
+      "Sales|email_c@x.com",
+      "Sales|empid_000001",
+    ]);
+    expect(await physicalRows(db, `${prefix}IdxEmployeesByName`)).toEqual(["Brown|Sales_000001"]);
+    expect(await employees.delete({ department: "Sales", employeeId: 1 })).toBe(true);
+    expect(await physicalRows(db, `${prefix}IdxEmployees`)).toEqual([]);
+    expect(await physicalRows(db, `${prefix}IdxEmployeesByName`)).toEqual([]);
+  });
+
+  it("looks entities up by index, and a second claimant of a unique value fails with nothing written", async () => {
+    const { db } = await freshContext(kind, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    await employees.insert(person("Sales", 1, "Jones", "jonesj@contoso.com"));
+    await employees.insert(person("Sales", 2, "Jones", "other@contoso.com"));
+    const byEmail = await employees
+      .index("byEmail")
+      .get({ department: "Sales", email: "jonesj@contoso.com" });
+    expect(byEmail).toBeInstanceOf(IndexedEmployee);
+    expect(byEmail?.employeeId).toBe(1);
+    expect(employees.index("byEmail").explainGet({ department: "Sales", email: "x" }).kind).toBe("point");
+    const joneses = await employees.index("byLastName").find({ lastName: "Jones" }).toArray();
+    expect(joneses.map((e) => e.employeeId)).toEqual([1, 2]);
+    expect(employees.index("byLastName").find({ lastName: "Jones" }).explain().kind).toBe("range");
+    // Entity queries never see copies.
+    expect((await employees.find({ department: "Sales" }).toArray()).map((e) => e.employeeId)).toEqual([
+      1, 2,
+    ]);
+    const error = await employees
+      .insert(person("Sales", 3, "Lee", "jonesj@contoso.com"))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UniqueConstraintError);
+    expect(error).toMatchObject({ code: "UNIQUE", index: "byEmail" });
+    expect(await employees.get({ department: "Sales", employeeId: 3 })).toBeUndefined();
+    expect(await employees.index("byLastName").find({ lastName: "Lee" }).toArray()).toEqual([]);
+  });
+
+  it("concurrent writers claiming the same unique value: exactly one wins", async () => {
+    const { db } = await freshContext(kind, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        employees.insert(person("Sales", 100 + i, `N${i}`, "same@contoso.com")),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+    for (const o of outcomes)
+      if (o.status === "rejected") expect(o.reason).toBeInstanceOf(UniqueConstraintError);
+    expect(await employees.find({ department: "Sales" }).toArray()).toHaveLength(1);
+  });
+});
