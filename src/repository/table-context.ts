@@ -2,7 +2,9 @@ import { ValidationError } from "../errors.js";
 import { type EntityClass, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
+import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { Repository } from "./repository.js";
 import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
@@ -82,6 +84,25 @@ export class TableContext {
       }
     }
     for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
+  }
+
+  /**
+   * Reads every entity of the class and every copy of its indexes and reports drift, changing
+   * nothing: copies that should exist and do not (`missing`), copies whose content is out of date
+   * (`stale`), and copies this library wrote whose entity no longer exists or no longer maps to
+   * them (`orphans`).
+   */
+  verifyIndexes<T extends object>(entityClass: EntityClass<T>): Promise<IndexDrift> {
+    return verifyIndexes(getEntityModel(entityClass), this.#runner);
+  }
+
+  /**
+   * Finishes index work left unfinished by a crash (replays the intent log: cost proportional to
+   * that work, not to the table). With `{ scan: true }` it also fixes everything `verifyIndexes`
+   * reports. Resolves counts of what it changed.
+   */
+  repairIndexes<T extends object>(entityClass: EntityClass<T>, options: RepairOptions = {}): Promise<RepairResult> {
+    return repairIndexes(getEntityModel(entityClass), this.#runner, options);
   }
 
   /**
