@@ -1,16 +1,18 @@
-import { ValidationError } from "../errors.js";
+import { TransactionError, ValidationError } from "../errors.js";
 import { type EntityClass, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
+import { rememberCopies } from "./index/copy-state.js";
+import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
-import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { Repository } from "./repository.js";
 import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
-import { assertValidTransaction, Transaction } from "./transaction.js";
+import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
+import { expandIndexCopies } from "./transaction-indexes.js";
 
 /** Options of a `TableContext`. */
 export interface TableContextOptions {
@@ -101,7 +103,10 @@ export class TableContext {
    * that work, not to the table). With `{ scan: true }` it also fixes everything `verifyIndexes`
    * reports. Resolves counts of what it changed.
    */
-  repairIndexes<T extends object>(entityClass: EntityClass<T>, options: RepairOptions = {}): Promise<RepairResult> {
+  repairIndexes<T extends object>(
+    entityClass: EntityClass<T>,
+    options: RepairOptions = {},
+  ): Promise<RepairResult> {
     return repairIndexes(getEntityModel(entityClass), this.#runner, options);
   }
 
@@ -114,19 +119,22 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => void | Promise<void>): Promise<TransactionResult> {
     const tx = new Transaction();
     await build(tx);
-    const operations = tx.operations;
-    assertValidTransaction(operations);
-    const first = operations[0] as (typeof operations)[number];
-    const actions = operations.map((operation) => operation.action);
+    // The caller's operations first (no request), then again with index copies added.
+    assertValidTransaction(tx.operations);
+    const first = tx.operations[0] as PlannedOperation;
     const table = this.#runner.tableName(first.table);
+    const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
+    assertValidTransaction(expanded.operations);
+    const actions = expanded.operations.map((operation) => operation.action);
+    const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
     try {
       const { results } = await submitTransaction(this.#runner, table, first.partitionKey, actions);
-      operations.forEach((operation, index) => {
-        if (operation.entity)
-          rememberEtag(
-            operation.entity,
-            operation.action.kind === "delete" ? undefined : results[index]?.etag,
-          );
+      tx.operations.forEach((operation, index) => {
+        if (!operation.entity) return;
+        const deleted = operation.action.kind === "delete";
+        rememberEtag(operation.entity, deleted ? undefined : results[firstOf[index] as number]?.etag);
+        if (expanded.copies[index] !== undefined)
+          rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index]);
       });
       this.#runner.emit({
         type: "batch-committed",
@@ -134,7 +142,7 @@ export class TableContext {
         partitionKey: first.partitionKey,
         operations: actions.length,
       });
-      return { etags: results.map((result) => result.etag) };
+      return { etags: firstOf.map((at) => results[at]?.etag ?? "") };
     } catch (error) {
       this.#runner.emit({
         type: "batch-failed",
@@ -143,7 +151,36 @@ export class TableContext {
         operations: actions.length,
         error,
       });
-      throw error;
+      throw error instanceof TransactionError ? toCallerIndex(error, expanded.owners, firstOf) : error;
     }
   }
+}
+
+/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
+function toCallerIndex(
+  error: TransactionError,
+  owners: readonly number[],
+  firstOf: readonly number[],
+): TransactionError {
+  const owner = owners[error.index];
+  if (
+    owner === undefined ||
+    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
+  )
+    return error;
+  const onCopy = firstOf[owner] !== error.index;
+  return new TransactionError(
+    {
+      index: owner,
+      table: error.table,
+      partitionKey: error.partitionKey,
+      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
+      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
+      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
+      message: onCopy
+        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
+        : "",
+    },
+    { cause: error },
+  );
 }

@@ -1,5 +1,10 @@
 import { ValidationError } from "../errors.js";
-import { type EntityClass, getEntityModel, modelOfInstance } from "../schema/entity-model.js";
+import {
+  type EntityClass,
+  type EntityModel,
+  getEntityModel,
+  modelOfInstance,
+} from "../schema/entity-model.js";
 import { etagOf } from "../serialization/entity-etag.js";
 import type { TransactionAction, WireEntity, WriteMode } from "../store/table-store.js";
 import { ServiceLimits } from "../util/service-limits.js";
@@ -14,6 +19,8 @@ export interface PlannedOperation {
   rowKey: string;
   entity: object | undefined;
   describe: string;
+  /** The entity's model (index copies are derived from it when the transaction is planned). */
+  model: EntityModel<object>;
 }
 
 /**
@@ -25,24 +32,25 @@ export class Transaction {
 
   /** Inserts an entity; the whole transaction fails if its key exists. */
   insert<T extends object>(entity: T): this {
-    const { table, wire, name } = toWire(entity);
-    return this.#add(table, { kind: "insert", entity: wire }, entity, `insert ${name}`);
+    const { wire, model } = toWire(entity);
+    return this.#add(model, { kind: "insert", entity: wire }, entity, `insert ${model.name}`);
   }
 
   /** Inserts or replaces (default) or merges an entity. */
   upsert<T extends object>(entity: T, options: UpsertOptions = {}): this {
-    const { table, wire, name } = toWire(entity);
+    const { wire, model } = toWire(entity);
     return this.#add(
-      table,
+      model,
       { kind: "upsert", entity: wire, mode: mode(options.mode) },
       entity,
-      `upsert ${name}`,
+      `upsert ${model.name}`,
     );
   }
 
   /** Updates an existing entity, conditional on its tracked ETag unless `ifMatch` is given. */
   update<T extends object>(entity: T, options: UpdateOptions = {}): this {
-    const { table, wire, name } = toWire(entity);
+    const { wire, model } = toWire(entity);
+    const name = model.name;
     const ifMatch = options.ifMatch ?? etagOf(entity);
     if (ifMatch === undefined) {
       throw new ValidationError(
@@ -52,7 +60,7 @@ export class Transaction {
       );
     }
     return this.#add(
-      table,
+      model,
       { kind: "update", entity: wire, mode: mode(options.mode), ifMatch },
       entity,
       `update ${name}`,
@@ -66,7 +74,7 @@ export class Transaction {
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
     const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
     return this.#add(
-      model.table,
+      model as EntityModel<object>,
       { kind: "delete", partitionKey, rowKey, ifMatch },
       key,
       `delete ${model.name}`,
@@ -78,10 +86,11 @@ export class Transaction {
     return this.#operations;
   }
 
-  #add(table: string, action: TransactionAction, entity: object, describe: string): this {
+  #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
     const keys = "entity" in action ? action.entity : action;
     this.#operations.push({
-      table,
+      table: model.table,
+      model,
       action,
       partitionKey: keys.partitionKey,
       rowKey: keys.rowKey,
@@ -140,9 +149,9 @@ export function assertValidTransaction(operations: readonly PlannedOperation[]):
   }
 }
 
-function toWire(entity: object): { table: string; wire: WireEntity; name: string } {
+function toWire(entity: object): { wire: WireEntity; model: EntityModel<object> } {
   const model = modelOfInstance(entity);
-  return { table: model.table, wire: model.mapper.toWire(entity), name: model.name };
+  return { wire: model.mapper.toWire(entity), model };
 }
 
 function mode(value: WriteMode | undefined): WriteMode {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Column, Entity, UniqueConstraintError } from "../../src/index.js";
+import { Column, Entity, TransactionError, UniqueConstraintError, etagOf } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 
 /** API.md's employee with both index kinds. */
@@ -24,6 +24,16 @@ class IndexedEmployee {
   @Column({ type: "Int32" }) age!: number;
   @Column({ type: "String" }) email!: string;
 }
+
+/** Only a same-partition index: such entities can join transactions with their copies. */
+@Entity({ table: "IdxAccounts", partitionKey: "{tenant}", rowKey: "acct_{id}", indexes: { byEmail: { rowKey: "email_{email}" } } })
+class Account {
+  @Column({ type: "String" }) tenant!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) email!: string;
+}
+
+const account = (id: string, email: string) => Object.assign(new Account(), { tenant: "t", id, email });
 
 function person(department: string, employeeId: number, lastName: string, email: string): IndexedEmployee {
   return Object.assign(new IndexedEmployee(), {
@@ -126,5 +136,34 @@ describe.each(stores)("secondary indexes on %s", (_name, kind) => {
     for (const o of outcomes)
       if (o.status === "rejected") expect(o.reason).toBeInstanceOf(UniqueConstraintError);
     expect(await employees.find({ department: "Sales" }).toArray()).toHaveLength(1);
+  });
+
+  it("transactions carry same-partition copies atomically", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [Account]);
+    const accounts = db.repository(Account);
+    counter.reset();
+    await db.transaction((tx) => {
+      tx.insert(account("a", "a@x.com"));
+      tx.insert(account("b", "b@x.com"));
+    });
+    expect(counter.requests).toBe(1);
+    expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual(["t|acct_a", "t|acct_b", "t|email_a@x.com", "t|email_b@x.com"]);
+    const a = await accounts.getOrThrow({ tenant: "t", id: "a" });
+    a.email = "a2@x.com";
+    await db.transaction((tx) => {
+      tx.update(a);
+      tx.delete(Account, { tenant: "t", id: "b" });
+    });
+    expect(etagOf(a)).toBeDefined();
+    expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual(["t|acct_a", "t|email_a2@x.com"]);
+    const error = await db
+      .transaction((tx) => {
+        tx.insert(account("c", "c@x.com"));
+        tx.insert(account("d", "a2@x.com"));
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransactionError);
+    expect(error).toMatchObject({ index: 1, statusCode: 409 });
+    expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual(["t|acct_a", "t|email_a2@x.com"]);
   });
 });

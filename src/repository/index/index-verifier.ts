@@ -10,7 +10,10 @@ export interface IndexDrift {
 }
 
 /** Compares every entity's derived copies with the copies stored; changes nothing. */
-export async function verifyIndexes<T extends object>(model: EntityModel<T>, runner: StoreRunner): Promise<IndexDrift> {
+export async function verifyIndexes<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+): Promise<IndexDrift> {
   void model;
   void runner;
   throw new Error("not implemented yet");

@@ -25,6 +25,7 @@ import {
 } from "./copy-ref.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import type { Intent, IntentLog } from "./intent-log.js";
+import { planLocalActions } from "./local-plan.js";
 
 /** What is stored now for an entity, as far as its copies are concerned. */
 type Existing = { exists: true; etag: string; refs: readonly CopyRef[] };
@@ -226,26 +227,7 @@ export class IndexedWriter<T extends object> {
       }
     }
 
-    const entityAction: TransactionAction =
-      ifMatch === undefined
-        ? { kind: "insert", entity: row }
-        : { kind: "update", entity: row, mode: "replace", ifMatch };
-    const actions: TransactionAction[] = [entityAction];
-    const nextKeys = new Set(next.map(refKey));
-    const beforeKeys = new Set(before.map(refKey));
-    for (const ref of before)
-      if (local(ref) && !nextKeys.has(refKey(ref)))
-        actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
-    for (const ref of next) {
-      if (!local(ref)) continue;
-      const copy = buildCopy(model, row, ref);
-      // A key this entity did not hold is claimed with an insert: a 409 means another entity has it.
-      actions.push(
-        beforeKeys.has(refKey(ref))
-          ? { kind: "upsert", entity: copy, mode: "replace" }
-          : { kind: "insert", entity: copy },
-      );
-    }
+    const actions = planLocalActions(model, row, ifMatch, before, next, local);
 
     let etag: string;
     try {
