@@ -18,9 +18,9 @@ export { Query } from "./query/query.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
 export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
 export type { CopyRef } from "./repository/index/copy-ref.js";
-export type { IndexDrift } from "./repository/index/index-verifier.js";
-export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
+export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
+export type { IndexDrift } from "./repository/index/index-verifier.js";
 export type {
   DeleteOptions,
   EntityKey,

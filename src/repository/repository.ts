@@ -10,6 +10,7 @@ import { ENTITY_TYPE_PROPERTY } from "../schema/build-entity-model.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
+import { writeEach } from "./bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
@@ -254,6 +255,13 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
+    if (this.#indexed)
+      return writeEach(
+        items,
+        (item) => this.insert(item),
+        (item) => this.keyOf(item).partitionKey,
+        options,
+      );
     return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
   }
 
@@ -262,6 +270,14 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
+    if (this.#indexed) {
+      return writeEach(
+        items,
+        (item) => this.upsert(item, options),
+        (item) => this.keyOf(item).partitionKey,
+        options,
+      );
+    }
     return writeBulk(
       this.#runner,
       this.#model,
@@ -277,6 +293,13 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
+    if (this.#indexed)
+      return writeEach(
+        keys,
+        (key) => this.delete(key),
+        (key) => this.keyOf(key).partitionKey,
+        options,
+      );
     return writeBulk(
       this.#runner,
       this.#model as unknown as EntityModel<Partial<T>>,

@@ -59,16 +59,14 @@ export async function expandIndexCopies(
         continue;
       }
       const ifMatch = action.ifMatch === "*" ? prior.etag : action.ifMatch;
-      const deletes = prior.refs
-        .filter(local)
-        .map((ref) =>
-          copyOperation(operation, {
-            kind: "delete",
-            partitionKey: ref.partitionKey,
-            rowKey: ref.rowKey,
-            ifMatch: "*",
-          }),
-        );
+      const deletes = prior.refs.filter(local).map((ref) =>
+        copyOperation(operation, {
+          kind: "delete",
+          partitionKey: ref.partitionKey,
+          rowKey: ref.rowKey,
+          ifMatch: "*",
+        }),
+      );
       push(expanded, index, [{ ...operation, action: { ...action, ifMatch } }, ...deletes]);
       expanded.copies.push([]);
       continue;

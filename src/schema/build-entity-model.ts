@@ -76,6 +76,15 @@ export function buildEntityModel<T extends object>(
   if (!Number.isSafeInteger(version) || version < 1) {
     throw new SchemaError(`${name}: version must be a positive integer, got ${String(version)}`);
   }
+  const upcast = options.upcast;
+  if (upcast !== undefined && typeof upcast !== "function") {
+    throw new SchemaError(`${name}: upcast must be a function (properties, fromVersion) => properties`);
+  }
+  if (upcast !== undefined && version === 1) {
+    throw new SchemaError(
+      `${name}: upcast upgrades rows of versions older than the class's, but version is 1; set @Entity({ version: 2, upcast })`,
+    );
+  }
 
   const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
   const partial = {
@@ -84,6 +93,7 @@ export function buildEntityModel<T extends object>(
     table: options.table,
     type,
     version,
+    ...(upcast === undefined ? {} : { upcast }),
     partitionKey,
     rowKey,
     columns,

@@ -36,6 +36,10 @@ export interface EntityModel<T extends object = object> {
   /** The discriminator stored in every row. */
   readonly type: string;
   readonly version: number;
+  /** Upgrades the stored properties of rows of older versions (see `EntityOptions.upcast`). */
+  readonly upcast?:
+    | ((properties: Record<string, unknown>, fromVersion: number) => Record<string, unknown>)
+    | undefined;
   readonly partitionKey: KeyTemplate;
   readonly rowKey: KeyTemplate;
   readonly columns: readonly ColumnModel[];

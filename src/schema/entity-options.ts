@@ -36,6 +36,33 @@ export interface EntityOptions {
   indexes?: Record<string, IndexOptions>;
   /** The discriminator stored in every row (default: the class name; set it where a bundler minifies names). */
   type?: string;
-  /** Schema version stored with the discriminator (default 1). */
+  /**
+   * Schema version stored with the discriminator (default 1): every row records `EntityType` =
+   * `"type@version"`. Reading a row of an older version runs `upcast` (when given) before mapping;
+   * without an upcaster, older rows map as they are (missing columns stay `undefined`). A row of a
+   * *newer* version than the class is still returned, mapped as it is (properties the class does not
+   * know are ignored): reading never fails on version skew during a rolling deployment. Writing such
+   * an entity back with `replace` drops what the older class does not know and stamps its older
+   * version, so prefer `{ mode: "merge" }` where old and new code run side by side.
+   */
   version?: number;
+  /**
+   * Upgrades the stored properties of a row written by an older `version` (the `fromVersion` its
+   * `EntityType` records) to the shape of the current version; the result then goes through the
+   * normal mapping. `properties` is a fresh copy of the row's stored property bag, keyed by stored
+   * property names (`@Column({ name })`), with values as the store returns them (strings, numbers,
+   * booleans, `bigint`, `Date`, `Uint8Array`, `{ type: "Guid", value }`; `Json` columns are still
+   * JSON text); keys, ETag, Timestamp, `EntityType` and tablekit's own `_tk…` properties are not
+   * included (key fields are decoded from the keys after upcasting). It runs on repository reads
+   * (`get`, `find`, `scan`, `db.query(…)`); with `select`, only the selected properties are present.
+   * Rows without a version in `EntityType` (`"Employee"`, written by other clients) and rows without
+   * `EntityType` are not upcast. Index lookups return copies as they are.
+   * @example
+   * // v1 stored `name`; v2 splits it into firstName/lastName.
+   * upcast: (row, from) => {
+   *   if (from < 2) { const [firstName, lastName] = String(row.name).split(" "); return { ...row, firstName, lastName }; }
+   *   return row;
+   * }
+   */
+  upcast?: (properties: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
 }

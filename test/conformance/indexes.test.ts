@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Column, Entity, TransactionError, UniqueConstraintError, etagOf } from "../../src/index.js";
+import { Column, Entity, etagOf, TransactionError, UniqueConstraintError } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 
 /** API.md's employee with both index kinds. */
@@ -26,7 +26,12 @@ class IndexedEmployee {
 }
 
 /** Only a same-partition index: such entities can join transactions with their copies. */
-@Entity({ table: "IdxAccounts", partitionKey: "{tenant}", rowKey: "acct_{id}", indexes: { byEmail: { rowKey: "email_{email}" } } })
+@Entity({
+  table: "IdxAccounts",
+  partitionKey: "{tenant}",
+  rowKey: "acct_{id}",
+  indexes: { byEmail: { rowKey: "email_{email}" } },
+})
 class Account {
   @Column({ type: "String" }) tenant!: string;
   @Column({ type: "String" }) id!: string;
@@ -147,7 +152,12 @@ describe.each(stores)("secondary indexes on %s", (_name, kind) => {
       tx.insert(account("b", "b@x.com"));
     });
     expect(counter.requests).toBe(1);
-    expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual(["t|acct_a", "t|acct_b", "t|email_a@x.com", "t|email_b@x.com"]);
+    expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual([
+      "t|acct_a",
+      "t|acct_b",
+      "t|email_a@x.com",
+      "t|email_b@x.com",
+    ]);
     const a = await accounts.getOrThrow({ tenant: "t", id: "a" });
     a.email = "a2@x.com";
     await db.transaction((tx) => {
@@ -165,5 +175,37 @@ describe.each(stores)("secondary indexes on %s", (_name, kind) => {
     expect(error).toBeInstanceOf(TransactionError);
     expect(error).toMatchObject({ index: 1, statusCode: 409 });
     expect(await physicalRows(db, `${prefix}IdxAccounts`)).toEqual(["t|acct_a", "t|email_a2@x.com"]);
+  });
+});
+
+describe.each(stores)("bulk writes of indexed entities on %s", (_name, kind) => {
+  it("keep every copy exact, item by item", async () => {
+    const { db } = await freshContext(kind, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    const first = Array.from({ length: 40 }, (_, i) =>
+      person(i % 2 ? "Sales" : "Ops", i, `L${i % 3}`, `e${i}@x.com`),
+    );
+    const inserted = await employees.bulkInsert(first, { concurrency: 4 });
+    expect(inserted).toMatchObject({ written: 40, failed: [] });
+    const moved = first.map((e) =>
+      Object.assign(new IndexedEmployee(), { ...e, email: `moved${e.employeeId}@x.com` }),
+    );
+    const upserted = await employees.bulkUpsert(moved);
+    expect(upserted.written).toBe(40);
+    for (const e of moved) {
+      expect(
+        (await employees.index("byEmail").get({ department: e.department, email: e.email }))?.employeeId,
+      ).toBe(e.employeeId);
+      expect(
+        await employees.index("byEmail").get({ department: e.department, email: `e${e.employeeId}@x.com` }),
+      ).toBeUndefined();
+    }
+    const deleted = await employees.bulkDelete(
+      moved.slice(0, 10).map((e) => ({ department: e.department, employeeId: e.employeeId })),
+    );
+    expect(deleted.written).toBe(10);
+    expect(await employees.index("byLastName").find({ lastName: "L0" }).toArray()).toHaveLength(
+      moved.slice(10).filter((e) => e.lastName === "L0").length,
+    );
   });
 });

@@ -103,5 +103,4 @@ describe("wire types on Azurite", () => {
     expect(raw.json).toEqual({ type: "String", value: JSON.stringify(sample("b").json) });
     expect(raw.EntityType).toEqual({ type: "String", value: "AllTypes@1" });
   });
-
 });
