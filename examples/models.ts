@@ -1,8 +1,20 @@
 import "reflect-metadata";
 import { Column, Entity } from "../src/index.js";
 
-/** The design guide's employee: one partition per department, RowKey `empid_000223`. */
-@Entity({ table: "TourEmployees", partitionKey: "{department}", rowKey: "empid_{employeeId:6}" })
+/**
+ * The design guide's employee: one partition per department, RowKey `empid_000223`, a copy per
+ * e-mail address in the same partition (kept atomic), and a copy per last name in another table
+ * (kept eventually consistent, repairable).
+ */
+@Entity({
+  table: "TourEmployees",
+  partitionKey: "{department}",
+  rowKey: "empid_{employeeId:6}",
+  indexes: {
+    byEmail: { rowKey: "email_{email}" },
+    byLastName: { table: "TourEmployeesByName", partitionKey: "{lastName}", rowKey: "{department}_{employeeId:6}" },
+  },
+})
 export class Employee {
   @Column({ type: "String" }) department!: string;
   @Column({ type: "Int32" }) employeeId!: number;

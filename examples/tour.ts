@@ -4,11 +4,12 @@
  */
 import "reflect-metadata";
 import { pathToFileURL } from "node:url";
-import { AzureStore, MemoryStore, TableContext, type TableStore } from "../src/index.js";
+import { AzureStore, type BulkProgress, MemoryStore, TableContext, type TableStore } from "../src/index.js";
 import { Employee, Expense } from "./models.js";
 
 const DEPARTMENTS = ["Engineering", "Marketing", "Sales"];
 const LAST_NAMES = ["Jones", "Smith", "Garcia", "Chen", "Okafor"];
+const EXPENSES_PER_EMPLOYEE = 30;
 
 /** Runs the tour on a store, writing its narration through `say`. */
 export async function runTour(store: TableStore, say: (line: string) => void = console.log): Promise<void> {
@@ -20,67 +21,72 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
 
   say(`tablekit tour on the ${store.name} store\n`);
   say("1. Entities map to compound keys, exactly as the Azure table design guide writes them:");
-  const samples = [
-    Object.assign(new Employee(), {
-      department: "Sales",
-      employeeId: 223,
-      firstName: "Jane",
-      lastName: "Jones",
-      age: 34,
-      email: "jonesj@contoso.com",
-      hiredAt: new Date("2019-03-01T09:00:00Z"),
-    }),
-  ];
-  const expense = Object.assign(new Expense(), {
-    employeeId: 223,
-    at: new Date("2024-05-01T12:30:00.000Z"),
-    expenseId: "e1",
-    amount: 42.5,
-    note: "Taxi",
-  });
-  const rows = [
-    ["Employee", `{department} / empid_{employeeId:6}`, employees.keyOf(samples[0] as Employee)],
-    ["Expense", `emp_{employeeId:6} / {at:desc}_{expenseId}`, expenses.keyOf(expense)],
+  const jane = makeEmployee("Sales", 223, { firstName: "Jane", lastName: "Jones", email: "jonesj@contoso.com" });
+  const sample = makeExpense(223, new Date("2024-05-01T12:30:00.000Z"), "e1", 42.5, "Taxi");
+  const keyRows = [
+    ["Employee", "{department} / empid_{employeeId:6}", employees.keyOf(jane)],
+    ["Expense", "emp_{employeeId:6} / {at:desc}_{expenseId}", expenses.keyOf(sample)],
   ] as const;
-  say(table(["entity", "templates", "PartitionKey", "RowKey"], rows.map(([n, t, k]) => [n, t, k.partitionKey, k.rowKey])));
+  say(table(["entity", "templates", "PartitionKey", "RowKey"], keyRows.map(([n, t, k]) => [n, t, k.partitionKey, k.rowKey])));
 
-  say("\n2. A transaction (one partition, atomic) hires a team:");
-  await db.transaction((tx) => {
-    for (let id = 1; id <= 5; id++) tx.insert(makeEmployee("Sales", id));
-  });
-  say("   5 employees inserted into Sales in one entity group transaction");
-
-  say("\n3. Bulk of data: 1,500 employees in 3 departments, written as batches of 100 per partition");
-  for (const department of DEPARTMENTS) {
-    for (let start = 100; start < 600; start += 100) {
-      await db.transaction((tx) => {
-        for (let id = start; id < start + 100; id++) tx.upsert(makeEmployee(department, id));
-      });
-    }
+  say("\n2. Employees with two secondary indexes (e-mail: same partition, atomic; last name: another table)");
+  // Employee ids are unique across departments (1000-1299), as expenses are partitioned by employee.
+  const staff = DEPARTMENTS.flatMap((department, d) => Array.from({ length: 100 }, (_, i) => makeEmployee(department, 1000 + d * 100 + i)));
+  const hired = await employees.bulkInsert([jane, ...staff], { concurrency: 8 });
+  say(`   ${hired.written} employees written with their index copies (${hired.failed.length} failed)`);
+  const found = await employees.index("byEmail").get({ department: "Sales", email: "jonesj@contoso.com" });
+  say(`   by e-mail   : ${found?.firstName} ${found?.lastName} (employee ${found?.employeeId})   kind=${employees.index("byEmail").explainGet({ department: "Sales", email: "x" }).kind}`);
+  const joneses = employees.index("byLastName").find({ lastName: "Jones" });
+  const jonesList = await joneses.toArray();
+  say(`   by last name: ${jonesList.length} people named Jones across departments   kind=${joneses.explain().kind}`);
+  say("   the physical rows behind them:");
+  const emailRows = await store.queryPage(employees.table, { filter: "PartitionKey eq 'Sales' and RowKey ge 'email_jonesj' and RowKey lt 'email_jonesk'" });
+  const selfRow = await store.getEntity(employees.table, "Sales", "empid_000223");
+  const nameRows = await store.queryPage(`${employees.table}ByName`, { filter: "PartitionKey eq 'Jones'", top: 3 });
+  for (const [where, row] of [
+    [employees.table, selfRow],
+    [employees.table, emailRows.items[0]],
+    ...nameRows.items.map((r) => [`${employees.table}ByName`, r] as const),
+  ] as const) {
+    if (row) say(`     ${where.padEnd(32)} PartitionKey=${row.partitionKey.padEnd(12)} RowKey=${row.rowKey}`);
   }
-  await employees.upsert(samples[0] as Employee);
 
-  say("\n4. Queries, from cheapest to most expensive (explain() tells which kind, without a request):");
+  say(`\n3. Bulk import: ${(staff.length * EXPENSES_PER_EMPLOYEE).toLocaleString("en")} expenses, batched per partition, 8 batches in flight`);
+  const start = Date.now();
+  const imported = await expenses.bulkUpsert(generateExpenses(staff), {
+    concurrency: 8,
+    onProgress: progressBar(staff.length * EXPENSES_PER_EMPLOYEE, say),
+  });
+  say(
+    `   written ${imported.written.toLocaleString("en")} in ${imported.batches} transactions ` +
+      `(${imported.retries} retries, ${imported.failed.length} failed batches) in ${Date.now() - start} ms`,
+  );
+
+  say("\n4. A transaction: one partition, all or nothing");
+  await db.transaction((tx) => {
+    for (let i = 0; i < 6; i++) tx.insert(makeExpense(223, new Date(Date.UTC(2024, 4, 1 + i, 12)), `e${i}`, 10 + i, `day ${i + 1}`));
+  });
+  say("   6 expenses of employee 223 inserted in one entity group transaction");
+
+  say("\n5. Queries, from cheapest to most expensive (explain() tells which kind, without a request):");
   const queries = [
     ["point", employees.find({ department: "Sales", employeeId: 223 })],
-    ["range", employees.find({ department: "Sales" }).between({ employeeId: 100 }, { employeeId: 104 })],
+    ["range", employees.find({ department: "Sales" }).between({ employeeId: 1200 }, { employeeId: 1204 })],
     ["partition scan", employees.find({ department: "Sales" }).where("age", "gt", 60)],
     ["table scan", employees.scan().where({ lastName: "Jones" }).take(3)],
   ] as const;
   for (const [label, query] of queries) {
     const plan = query.explain();
-    const found = await query.toArray();
-    say(`   ${label.padEnd(15)} kind=${plan.kind.padEnd(15)} ${found.length} result(s)   $filter=${plan.filter}`);
+    const results = await query.toArray();
+    say(`   ${label.padEnd(15)} kind=${plan.kind.padEnd(15)} ${results.length} result(s)   $filter=${plan.filter}`);
   }
-  const jane = await employees.getOrThrow({ department: "Sales", employeeId: 223 });
-  say(`   get → ${jane.firstName} ${jane.lastName} <${jane.email}>, hired ${jane.hiredAt.toISOString().slice(0, 10)}`);
 
-  say("\n5. Paging with a continuation you can store (e.g. in a URL) and resume later:");
+  say("\n6. Paging with a continuation you can store (e.g. in a URL) and resume later:");
   let continuation: string | undefined;
   let page = 0;
   let total = 0;
   do {
-    const result = await employees.scan().page({ size: 400, ...(continuation ? { continuation } : {}) });
+    const result = await employees.scan().page({ size: 120, ...(continuation ? { continuation } : {}) });
     total += result.items.length;
     continuation = result.continuation;
     page += 1;
@@ -88,25 +94,14 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   } while (continuation);
   say(`   ${total} employees in ${page} pages`);
 
-  say("\n6. The log tail: newest expenses first, because the RowKey is inverted ticks:");
-  for (let i = 0; i < 6; i++) {
-    await expenses.insert(
-      Object.assign(new Expense(), {
-        employeeId: 223,
-        at: new Date(Date.UTC(2024, 4, 1 + i, 12)),
-        expenseId: `e${i}`,
-        amount: 10 + i,
-        note: `day ${i + 1}`,
-      }),
-    );
-  }
+  say("\n7. The log tail: newest expenses first, because the RowKey is inverted ticks:");
   for (const e of await expenses.find({ employeeId: 223 }).take(3).toArray()) {
     say(`   ${e.at.toISOString()}  ${e.amount.toFixed(2).padStart(6)}  ${e.note}  (RowKey ${expenses.keyOf(e).rowKey})`);
   }
 
-  say("\n7. Optimistic concurrency: a stale copy cannot overwrite a newer one");
-  const mine = await employees.getOrThrow({ department: "Sales", employeeId: 1 });
-  const theirs = await employees.getOrThrow({ department: "Sales", employeeId: 1 });
+  say("\n8. Optimistic concurrency: a stale copy cannot overwrite a newer one; mutate() re-reads and re-applies");
+  const mine = await employees.getOrThrow({ department: "Sales", employeeId: 1200 });
+  const theirs = await employees.getOrThrow({ department: "Sales", employeeId: 1200 });
   theirs.age += 1;
   await employees.update(theirs);
   mine.age = 18;
@@ -115,10 +110,14 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
     (error: Error & { code?: string }) => `rejected with ${error.name} (${error.code})`,
   );
   say(`   stale update ${outcome}`);
+  await Promise.all(
+    Array.from({ length: 10 }, () => employees.mutate({ department: "Sales", employeeId: 1200 }, (e) => void (e.age += 1), { attempts: 50 })),
+  );
+  say(`   10 concurrent mutate() calls: age ${theirs.age} → ${(await employees.getOrThrow({ department: "Sales", employeeId: 1200 })).age}`);
   say("\nDone.");
 }
 
-function makeEmployee(department: string, employeeId: number): Employee {
+function makeEmployee(department: string, employeeId: number, values: Partial<Employee> = {}): Employee {
   return Object.assign(new Employee(), {
     department,
     employeeId,
@@ -127,7 +126,33 @@ function makeEmployee(department: string, employeeId: number): Employee {
     age: 20 + ((employeeId * 7) % 45),
     email: `emp${employeeId}@${department.toLowerCase()}.contoso.com`,
     hiredAt: new Date(Date.UTC(2015 + (employeeId % 9), employeeId % 12, 1)),
+    ...values,
   });
+}
+
+function makeExpense(employeeId: number, at: Date, expenseId: string, amount: number, note: string): Expense {
+  return Object.assign(new Expense(), { employeeId, at, expenseId, amount, note });
+}
+
+/** Expenses streamed from a generator: the bulk writer never needs them all in memory. */
+function* generateExpenses(staff: readonly Employee[]): Generator<Expense> {
+  const base = Date.UTC(2023, 0, 1);
+  for (let n = 0; n < EXPENSES_PER_EMPLOYEE; n++) {
+    for (const e of staff) {
+      yield makeExpense(e.employeeId, new Date(base + n * 86_400_000 + e.employeeId), `x${n}`, 5 + ((n * e.employeeId) % 200), "travel");
+    }
+  }
+}
+
+/** A progress bar in 10% steps (one line per step, so it reads well in logs too). */
+function progressBar(total: number, say: (line: string) => void): (progress: BulkProgress) => void {
+  let shown = -1;
+  return ({ done, batches, failed }) => {
+    const step = Math.floor((done / total) * 10);
+    if (step === shown) return;
+    shown = step;
+    say(`   [${"#".repeat(step).padEnd(10, ".")}] ${String(step * 10).padStart(3)}%  ${done.toLocaleString("en")} written, ${batches} batches, ${failed} failed`);
+  };
 }
 
 function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
