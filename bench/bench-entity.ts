@@ -65,3 +65,24 @@ export function handWrittenFromWire(row: Record<string, unknown>): BenchItem {
   e.note = row.note as string;
   return e;
 }
+
+/** The same item with a same-partition copy per name (one EGT per write). */
+@Entity({ table: "BenchIndexed", partitionKey: "{tenant}", rowKey: "item_{id:8}", indexes: { byName: { rowKey: "name_{name}" } } })
+export class IndexedItem extends BenchItem {}
+
+/** The same item with a copy per name in another table (intent log, eventually consistent). */
+@Entity({
+  table: "BenchRemote",
+  partitionKey: "{tenant}",
+  rowKey: "item_{id:8}",
+  indexes: { byName: { table: "BenchRemoteByName", partitionKey: "{name}", rowKey: "{tenant}_{id:8}" } },
+})
+export class RemoteIndexedItem extends BenchItem {}
+
+export function indexedItem(tenant: string, id: number): IndexedItem {
+  return Object.assign(new IndexedItem(), benchItem(tenant, id));
+}
+
+export function remoteItem(tenant: string, id: number): RemoteIndexedItem {
+  return Object.assign(new RemoteIndexedItem(), benchItem(tenant, id));
+}

@@ -130,7 +130,12 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
       `${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`,
     );
   }
-  return { field, property, type };
+  if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
+    throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
+  }
+  return options.jsonClass
+    ? { field, property, type, jsonClass: options.jsonClass }
+    : { field, property, type };
 }
 
 function parseTemplate(

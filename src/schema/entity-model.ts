@@ -13,6 +13,8 @@ export interface ColumnModel {
   /** The property name stored in the table. */
   readonly property: string;
   readonly type: ColumnType;
+  /** For Json columns: the class values are rebuilt as. */
+  readonly jsonClass?: new () => object;
 }
 
 /** One resolved secondary index (behaviour lives with the index feature). */

@@ -6,6 +6,11 @@ export interface ColumnOptions {
   type?: ColumnType;
   /** The property name stored in the table (default: the field name). */
   name?: string;
+  /**
+   * For `Json` columns: the class of the value (or of each array element). It is rebuilt as an
+   * instance of that class when read (with `class-transformer`, so nested `@Type` decorators work).
+   */
+  jsonClass?: new () => object;
 }
 
 /** Options of one secondary index (see the indexes issue); validated at definition time. */

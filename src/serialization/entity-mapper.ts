@@ -37,8 +37,8 @@ const ENTITY_TYPE = "EntityType";
  */
 export function compileEntityMapper<T extends object>(source: MapperSource): EntityMapper<T> {
   const { columns } = source;
-  const writers = columns.map((c) => createValueWriter(c.type, c.field));
-  const readers = columns.map((c) => createValueReader(c.type, c.field));
+  const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass));
+  const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
   const discriminator = `${source.type}@${source.version}`;
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
 

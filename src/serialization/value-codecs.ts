@@ -1,3 +1,4 @@
+import { instanceToPlain, plainToInstance } from "class-transformer";
 import { ValidationError } from "../errors.js";
 import type { ColumnType } from "../schema/column-type.js";
 import type { WireValue } from "../store/table-store.js";
@@ -35,7 +36,11 @@ function assertString(field: string, value: string): void {
 }
 
 /** The writer for one column: the value checks the service would make, done before any request. */
-export function createValueWriter(type: ColumnType, field: string): ValueWriter {
+export function createValueWriter(
+  type: ColumnType,
+  field: string,
+  jsonClass?: new () => object,
+): ValueWriter {
   switch (type) {
     case "String":
       return (value) => {
@@ -117,7 +122,8 @@ export function createValueWriter(type: ColumnType, field: string): ValueWriter 
       return (value) => {
         let text: string | undefined;
         try {
-          text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
+          const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
+          text = JSON.stringify(plain, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
         } catch (error) {
           throw new ValidationError(
             "unsupported-value",
@@ -144,7 +150,11 @@ function unwrap(value: unknown): unknown {
 }
 
 /** The reader for one column: lenient about how other clients typed the value, strict about the result's type. */
-export function createValueReader(type: ColumnType, field: string): ValueReader {
+export function createValueReader(
+  type: ColumnType,
+  field: string,
+  jsonClass?: new () => object,
+): ValueReader {
   switch (type) {
     case "String":
       return (value) => (typeof value === "string" ? value : String(unwrap(value)));
@@ -175,7 +185,10 @@ export function createValueReader(type: ColumnType, field: string): ValueReader 
         const text = unwrap(value);
         if (typeof text !== "string") return text;
         try {
-          return JSON.parse(text);
+          const parsed: unknown = JSON.parse(text);
+          return jsonClass && parsed !== null && typeof parsed === "object"
+            ? plainToInstance(jsonClass, parsed)
+            : parsed;
         } catch (error) {
           throw new ValidationError("json", `${field}: stored value is not valid JSON`, {
             field,

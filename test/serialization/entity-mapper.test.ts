@@ -178,3 +178,31 @@ describe("entity mapper", () => {
     expect(() => wideMapper.toWire(wide)).toThrow(expect.objectContaining({ rule: "entity-size" }));
   });
 });
+
+describe("Json columns with a class", () => {
+  class Address {
+    street!: string;
+    city!: string;
+    label(): string {
+      return `${this.street}, ${this.city}`;
+    }
+  }
+
+  @Entity({ table: "People", partitionKey: "p", rowKey: "{id}" })
+  class Person {
+    @Column({ type: "String" }) id!: string;
+    @Column({ type: "Json", jsonClass: Address }) home?: Address;
+    @Column({ type: "Json", jsonClass: Address }) past?: Address[];
+  }
+
+  it("rebuilds instances of the class (and arrays of them) when read", () => {
+    const personMapper = getEntityModel(Person).mapper;
+    const home = Object.assign(new Address(), { street: "1 Main St", city: "Springfield" });
+    const wire = personMapper.toWire(Object.assign(new Person(), { id: "a", home, past: [home] }));
+    expect(wire.home).toBe('{"street":"1 Main St","city":"Springfield"}');
+    const read = personMapper.fromWire({ ...wire, etag: "e" });
+    expect(read.home).toBeInstanceOf(Address);
+    expect(read.home?.label()).toBe("1 Main St, Springfield");
+    expect(read.past?.[0]).toBeInstanceOf(Address);
+  });
+});
