@@ -178,6 +178,8 @@ function resolveIndexes(
       `${what}.partitionKey`,
     );
     const rowKey = parseTemplate(spec.rowKey, fieldType, `${what}.rowKey`);
+    if (spec.list && spec.project)
+      throw new SchemaError(`${what}: a list index holds keys only; project does not apply`);
     for (const field of spec.project ?? []) {
       if (!columnsByField.has(field))
         throw new SchemaError(`${what}: project names unknown field '${field}'`);
@@ -213,7 +215,8 @@ function resolveIndexes(
       partitionKey,
       rowKey,
       intraPartition,
-      unique: spec.unique ?? true,
+      unique: spec.list ? false : (spec.unique ?? true),
+      list: spec.list ?? false,
       project: spec.project,
       when: spec.when,
     });

@@ -26,6 +26,8 @@ export interface IndexModel {
   /** True when the copies live in the entity's own table and partition (kept atomic with an EGT). */
   readonly intraPartition: boolean;
   readonly unique: boolean;
+  /** An index entity per value listing its entities' keys (non-unique), instead of copies. */
+  readonly list: boolean;
   readonly project: readonly string[] | undefined;
   readonly when: ((entity: never) => boolean) | undefined;
 }

@@ -27,6 +27,12 @@ export interface IndexOptions {
   when?: (entity: never) => boolean;
   /** Unique (default) or not. */
   unique?: boolean;
+  /**
+   * An index entity instead of copies: one row per value listing the keys of every entity that
+   * has it (non-unique values: all employees named Jones). The RowKey template holds the value.
+   * `index(name).find(value)` reads the list and fetches the entities in parallel.
+   */
+  list?: boolean;
 }
 
 /** Options of `@Entity`. */
@@ -57,8 +63,9 @@ export interface EntityOptions {
    * normal mapping. `properties` is a fresh copy of the row's stored property bag, keyed by stored
    * property names (`@Column({ name })`), with values as the store returns them (strings, numbers,
    * booleans, `bigint`, `Date`, `Uint8Array`, `{ type: "Guid", value }`; `Json` columns are still
-   * JSON text); keys, ETag, Timestamp, `EntityType` and tablekit's own `_tk…` properties are not
-   * included (key fields are decoded from the keys after upcasting). It runs on repository reads
+   * JSON text, and may be returned as text or as the value). Key fields stored as columns are there;
+   * the PartitionKey and RowKey, ETag, Timestamp, `EntityType` and tablekit's own `_tk…` properties
+   * are not (key fields missing afterwards are decoded from the keys). It runs on repository reads
    * (`get`, `find`, `scan`, `db.query(…)`); with `select`, only the selected properties are present.
    * Rows without a version in `EntityType` (`"Employee"`, written by other clients) and rows without
    * `EntityType` are not upcast. Index lookups return copies as they are.

@@ -1,3 +1,4 @@
+import { ValidationError } from "../../errors.js";
 import { findState } from "../../query/find-state.js";
 import { Query, type QueryExecutor } from "../../query/query.js";
 import type { QueryExplanation } from "../../query/query-plan.js";
@@ -5,7 +6,8 @@ import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import type { StoreRunner } from "../store-runner.js";
-import { COPY_INDEX_PROPERTY } from "./copy-ref.js";
+import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
+import { listShardsFilter, parseMember, readList } from "./list-index.js";
 
 /**
  * Reads through one secondary index. Results are entities of the class built from the copies
@@ -31,6 +33,13 @@ export class IndexLookup<T extends object> {
 
   /** Point query on the index (every field of its keys given); `undefined` when no entity has the value. */
   async get(values: Partial<T>): Promise<T | undefined> {
+    if (this.#index.list) {
+      throw new ValidationError(
+        "list-index-get",
+        `${this.#model.name}.indexes.${this.#index.name} lists many entities per value: use find()`,
+        { field: this.#index.name },
+      );
+    }
     const key = values as Record<string, unknown>;
     const partitionKey = this.#index.partitionKey.encode(key, "PartitionKey");
     const rowKey = this.#index.rowKey.encode(key, "RowKey");
@@ -39,6 +48,7 @@ export class IndexLookup<T extends object> {
 
   /** Range query over the index: partition fields required, leading row-key fields narrow it. */
   find(values: Partial<T>): Query<T> {
+    if (this.#index.list) return this.#findInList(values as Record<string, unknown>);
     const state = findState(
       `${this.#model.name}.indexes.${this.#index.name}`,
       this.#index.partitionKey,
@@ -51,6 +61,67 @@ export class IndexLookup<T extends object> {
   /** How `get(values)` runs, without sending anything. */
   explainGet(values: Partial<T>): QueryExplanation {
     return this.find(values).explain();
+  }
+
+  /**
+   * The entities listed under one value: reads the value's index entity (a range over its shards)
+   * and fetches the listed entities in parallel, at most 8 at a time, in key order.
+   */
+  #findInList(values: Record<string, unknown>): Query<T> {
+    const index = this.#index;
+    const ref: CopyRef = {
+      index: index.name,
+      table: this.#table,
+      partitionKey: index.partitionKey.encode(values, "PartitionKey"),
+      rowKey: index.rowKey.encode(values, "RowKey"),
+    };
+    const expected = listShardsFilter(ref);
+    const check = (filter: string) => {
+      if (filter !== expected) {
+        throw new ValidationError(
+          "list-index-filter",
+          `${this.#model.name}.indexes.${index.name}: a list index query returns the listed entities; where/filter/between are not supported on it`,
+        );
+      }
+    };
+    const model = this.#model;
+    const runner = this.#runner;
+    const entityTable = runner.tableName(model.table);
+    const executor: QueryExecutor<T> = {
+      fetchPoint: async () => {
+        throw new ValidationError("list-index-get", "a list index has no point query");
+      },
+      fetchPage: async (_table, filter, select, top, continuation) => {
+        check(filter);
+        const { shards } = await readList(runner, ref);
+        const members = shards.flatMap((shard) => shard.members).map(parseMember);
+        members.sort(
+          (a, b) => compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey),
+        );
+        const offset = continuation?.nextRowKey === undefined ? 0 : Number(continuation.nextRowKey);
+        const slice = members.slice(offset, offset + top);
+        const found = await mapBounded(slice, 8, (key) =>
+          runner.run("get", entityTable, (s) =>
+            s.getEntity(entityTable, key.partitionKey, key.rowKey, select),
+          ),
+        );
+        const items: T[] = [];
+        for (const stored of found) {
+          if (stored && stored[COPY_INDEX_PROPERTY] === undefined) items.push(model.mapper.fromWire(stored));
+        }
+        const end = offset + slice.length;
+        return end < members.length
+          ? { items, continuation: { nextPartitionKey: ref.partitionKey, nextRowKey: String(end) } }
+          : { items };
+      },
+    };
+    return new Query(this.#keySpace, executor, {
+      table: this.#table,
+      partitionKey: ref.partitionKey,
+      rowFields: {},
+      rowKey: { ge: ref.rowKey, lt: `${ref.rowKey}~\uffff` },
+      filters: [],
+    });
   }
 
   #executor(): QueryExecutor<T> {
@@ -86,4 +157,26 @@ export class IndexLookup<T extends object> {
       },
     };
   }
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Maps with at most `limit` calls in flight, keeping the input order. */
+async function mapBounded<I, O>(
+  items: readonly I[],
+  limit: number,
+  map: (item: I) => Promise<O>,
+): Promise<O[]> {
+  const results = new Array<O>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await map(items[at] as I);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

@@ -25,6 +25,7 @@ import {
 } from "./copy-ref.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import type { Intent, IntentLog } from "./intent-log.js";
+import { memberOf, planListChange, readList } from "./list-index.js";
 import { planLocalActions } from "./local-plan.js";
 
 /** What is stored now for an entity, as far as its copies are concerned. */
@@ -207,6 +208,9 @@ export class IndexedWriter<T extends object> {
     const remoteBefore = before.filter((r) => !local(r));
     const remoteNext = next.filter((r) => !local(r));
     const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+    const isList = (ref: CopyRef) => indexOf(model, ref).list;
+    const member = memberOf(wire.partitionKey, wire.rowKey);
+    const listChanges = membershipChanges(before.filter(isList), next.filter(isList), member);
 
     let intent: Intent | undefined;
     const claimed: CopyRef[] = [];
@@ -219,7 +223,12 @@ export class IndexedWriter<T extends object> {
         union(remoteBefore, remoteNext),
       );
       try {
-        await this.#claim(row, remoteNext, remoteBefore, claimed);
+        await this.#claim(
+          row,
+          remoteNext.filter((r) => !isList(r)),
+          remoteBefore,
+          claimed,
+        );
       } catch (error) {
         await this.#release(claimed);
         await this.#intents.complete(intent);
@@ -227,20 +236,39 @@ export class IndexedWriter<T extends object> {
       }
     }
 
-    const actions = planLocalActions(model, row, ifMatch, before, next, local);
+    const actions = planLocalActions(
+      model,
+      row,
+      ifMatch,
+      before.filter((r) => !isList(r)),
+      next.filter((r) => !isList(r)),
+      local,
+    );
 
     let etag: string;
     try {
-      etag = await this.#submit(wire.partitionKey, actions, next);
+      etag = await this.#submitWithLists(
+        wire.partitionKey,
+        actions,
+        listChanges.filter((c) => local(c.ref)),
+        next,
+      );
     } catch (error) {
-      if (intent) {
+      // Only when the service definitely refused the write: otherwise it may have applied, and the intent must stay for repair.
+      if (intent && isDefinitive(error)) {
         await this.#release(claimed);
         await this.#intents.complete(intent);
       }
       throw error;
     }
     if (intent) {
-      await this.#syncRemote(row, remoteNext, remoteBefore, claimed);
+      await this.#syncRemote(
+        row,
+        remoteNext.filter((r) => !isList(r)),
+        remoteBefore.filter((r) => !isList(r)),
+        claimed,
+      );
+      for (const change of listChanges) if (!local(change.ref)) await this.#syncList(change);
       await this.#intents.complete(intent);
     }
     rememberCopies(entity, next);
@@ -254,20 +282,74 @@ export class IndexedWriter<T extends object> {
       remote.length > 0
         ? await this.#intents.record(this.#model.type, this.#table, partitionKey, rowKey, remote)
         : undefined;
+    const isList = (ref: CopyRef) => indexOf(this.#model, ref).list;
+    const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
     const actions: TransactionAction[] = [{ kind: "delete", partitionKey, rowKey, ifMatch: prior.etag }];
     for (const ref of prior.refs)
-      if (local(ref))
+      if (local(ref) && !isList(ref))
         actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
     try {
-      await this.#submit(partitionKey, actions, prior.refs);
+      await this.#submitWithLists(
+        partitionKey,
+        actions,
+        listChanges.filter((c) => local(c.ref)),
+        prior.refs,
+      );
     } catch (error) {
-      if (intent) await this.#intents.complete(intent);
+      if (intent && isDefinitive(error)) await this.#intents.complete(intent);
       throw error;
     }
     if (intent) {
-      await this.#release(remote);
+      await this.#release(remote.filter((r) => !isList(r)));
+      for (const change of listChanges) if (!local(change.ref)) await this.#syncList(change);
       await this.#intents.complete(intent);
     }
+  }
+
+  /**
+   * Submits the entity's transaction together with its changes to same-partition index entities.
+   * Those are conditional on the lists' ETags: when another writer changed a list meanwhile, the
+   * whole transaction fails (nothing written), the lists are read again and it is resent.
+   */
+  async #submitWithLists(
+    partitionKey: string,
+    actions: TransactionAction[],
+    changes: readonly ListChange[],
+    refs: readonly CopyRef[],
+  ): Promise<string> {
+    if (changes.length === 0) return this.#submit(partitionKey, actions, refs);
+    for (let round = 1; ; round++) {
+      const listActions = (await Promise.all(changes.map((c) => this.#planList(c)))).flat();
+      try {
+        return await this.#submit(partitionKey, [...actions, ...listActions], refs, actions.length);
+      } catch (error) {
+        if (!(error instanceof ListConflict) || round >= MAX_LIST_ROUNDS)
+          throw error instanceof ListConflict ? error.cause : error;
+        await backoff(round);
+      }
+    }
+  }
+
+  /** Applies one membership change to an index entity in another partition (its own transaction, ETag-checked). */
+  async #syncList(change: ListChange): Promise<void> {
+    for (let round = 1; ; round++) {
+      const actions = await this.#planList(change);
+      if (actions.length === 0) return;
+      try {
+        await submitTransaction(this.#runner, change.ref.table, change.ref.partitionKey, actions);
+        return;
+      } catch (error) {
+        const conflict =
+          error instanceof TransactionError && (error.statusCode === 412 || error.statusCode === 409);
+        if (!conflict || round >= MAX_LIST_ROUNDS) throw error;
+        await backoff(round);
+      }
+    }
+  }
+
+  async #planList(change: ListChange): Promise<TransactionAction[]> {
+    const state = await readList(this.#runner, change.ref);
+    return planListChange(state, `${this.#model.type}@${this.#model.version}`, change);
   }
 
   /** Submits the entity's transaction, translating failures of its first action and of copies. */
@@ -275,14 +357,18 @@ export class IndexedWriter<T extends object> {
     partitionKey: string,
     actions: TransactionAction[],
     refs: readonly CopyRef[],
+    listStart = actions.length,
   ): Promise<string> {
     let pending = actions;
+    let lists = listStart;
     for (;;) {
       try {
         const { results } = await submitTransaction(this.#runner, this.#table, partitionKey, pending);
         return results[0]?.etag ?? "";
       } catch (error) {
         if (!(error instanceof TransactionError)) throw error;
+        // An index entity changed since it was read: the caller reads the lists again.
+        if (error.index >= lists) throw new ListConflict(error);
         const failed = pending[error.index];
         const keys = { table: this.#table, partitionKey, rowKey: error.rowKey ?? "" };
         if (error.index === 0) {
@@ -294,6 +380,7 @@ export class IndexedWriter<T extends object> {
         // A stale copy that is already gone needs no deleting: drop it and send the rest.
         if (failed?.kind === "delete" && error.statusCode === 404) {
           pending = pending.filter((_, i) => i !== error.index);
+          lists--;
           continue;
         }
         if (failed?.kind === "insert" && error.statusCode === 409) {
@@ -365,6 +452,54 @@ export class IndexedWriter<T extends object> {
       );
     }
   }
+}
+
+/** How many times a write re-reads index entities after losing a race on them (concurrent writers). */
+const MAX_LIST_ROUNDS = 60;
+
+/** One membership change to the index entity of one value. */
+interface ListChange {
+  ref: CopyRef;
+  add?: string;
+  remove?: string;
+}
+
+/** A transaction failed on an index entity another writer changed first. */
+class ListConflict extends Error {
+  constructor(override readonly cause: TransactionError) {
+    super("index entity changed concurrently");
+  }
+}
+
+/** The member additions and removals going from one set of list refs to another. */
+function membershipChanges(
+  before: readonly CopyRef[],
+  next: readonly CopyRef[],
+  member: string,
+): ListChange[] {
+  const nextKeys = new Set(next.map(refKey));
+  const beforeKeys = new Set(before.map(refKey));
+  return [
+    ...before.filter((r) => !nextKeys.has(refKey(r))).map((ref) => ({ ref, remove: member })),
+    ...next.filter((r) => !beforeKeys.has(refKey(r))).map((ref) => ({ ref, add: member })),
+  ];
+}
+
+/** Whether the service definitely refused a write (as opposed to a fault after which it may have applied). */
+function isDefinitive(error: unknown): boolean {
+  return (
+    error instanceof TransactionError ||
+    error instanceof EntityAlreadyExistsError ||
+    error instanceof EntityNotFoundError ||
+    error instanceof ConcurrencyError ||
+    error instanceof UniqueConstraintError
+  );
+}
+
+/** A short random pause before retrying a lost race, so contending writers spread out. */
+function backoff(round: number): Promise<void> {
+  const ms = Math.random() * Math.min(50, 2 * round);
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {
