@@ -12,6 +12,7 @@ export {
   UniqueConstraintError,
   ValidationError,
 } from "./errors.js";
+export { type CommonField, type CommonValues, MultiEntityQuery } from "./query/multi-entity-query.js";
 export { type ODataValue, odata } from "./query/odata.js";
 export type { ComparisonOperator, Page } from "./query/query.js";
 export { Query } from "./query/query.js";
@@ -21,6 +22,7 @@ export type { CopyRef } from "./repository/index/copy-ref.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
 export type { IndexDrift } from "./repository/index/index-verifier.js";
+export { type EntityOf, MultiEntitySource } from "./repository/multi-entity-source.js";
 export type {
   DeleteOptions,
   EntityKey,

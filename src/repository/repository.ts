@@ -5,6 +5,7 @@ import {
   ValidationError,
 } from "../errors.js";
 import { findState } from "../query/find-state.js";
+import { assertLogTail } from "../query/log-tail.js";
 import { Query, type QueryExecutor } from "../query/query.js";
 import { ENTITY_TYPE_PROPERTY } from "../schema/build-entity-model.js";
 import type { EntityModel } from "../schema/entity-model.js";
@@ -13,6 +14,7 @@ import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-
 import { writeEach } from "./bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
+import { upcasterOf } from "./entity-rows.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { rememberCopies } from "./index/copy-state.js";
 import { IndexLookup } from "./index/index-lookup.js";
@@ -343,6 +345,36 @@ export class Repository<T extends object> {
   }
 
   /**
+   * The `n` newest entities of a partition (the log-tail pattern): `find(partial).take(n)` over a
+   * RowKey that starts with a descending placeholder (`{at:desc}`, `{n:10:desc}`), so the newest
+   * come first and n ≤ 1,000 is one request (when no other rows share the entity's RowKey range).
+   * Any other RowKey is a `ValidationError`. End the RowKey with a tie-breaker (`"{at:desc}_{id}"`):
+   * with `"{at:desc}"` alone, two entities of the same millisecond have the same key, and the second
+   * insert fails with `EntityAlreadyExistsError` (an upsert would overwrite the first).
+   * @example
+   * const newest = await expenses.latest({ employeeId: 7 }, 10).toArray();
+   */
+  latest(partial: Partial<T>, n: number): Query<T> {
+    assertLogTail(this.#model.name, this.#model.rowKey);
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new ValidationError(
+        "latest",
+        `${this.#model.name}: latest() needs a positive integer count, got ${n}`,
+        { field: "n" },
+      );
+    }
+    return this.find(partial).take(n);
+  }
+
+  /**
+   * @internal This repository's entity from a stored row (upcast, mapped, copies remembered), or
+   * `undefined` for rows of other types and index copies; used by `db.query(...)`.
+   */
+  readRow(stored: StoredEntity): T | undefined {
+    return this.#isOwnRow(stored) ? this.#hydrate(stored) : undefined;
+  }
+
+  /**
    * A secondary index of this entity: `get` is a point query on the copy, `find` a range query
    * over the index's key space; both return entities of the class.
    * @example
@@ -406,7 +438,7 @@ export class Repository<T extends object> {
       }),
     );
     const items: T[] = [];
-    if (this.#indexed) {
+    if (this.#indexed || this.#model.upcast) {
       for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(this.#hydrate(stored));
     } else {
       const { fromWire } = this.#model.mapper;
@@ -415,9 +447,13 @@ export class Repository<T extends object> {
     return page.continuation ? { items, continuation: page.continuation } : { items };
   }
 
-  /** An instance from a stored row; with indexes it also remembers which copies the row has. */
+  /**
+   * An instance from a stored row (rows of an older version go through the class's upcaster
+   * first); with indexes it also remembers which copies the row has.
+   */
   #hydrate(stored: StoredEntity): T {
-    const entity = this.#model.mapper.fromWire(stored);
+    const upcast = upcasterOf(this.#model);
+    const entity = this.#model.mapper.fromWire(upcast ? upcast(stored) : stored);
     if (this.#indexed) rememberCopies(entity, this.#indexed.refsOfStored(stored));
     return entity;
   }

@@ -1,11 +1,12 @@
-import { TransactionError, ValidationError } from "../errors.js";
-import { type EntityClass, getEntityModel } from "../schema/entity-model.js";
+import { SchemaError, TransactionError, ValidationError } from "../errors.js";
+import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
 import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Repository } from "./repository.js";
 import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
@@ -47,6 +48,8 @@ export class TableContext {
   readonly store: TableStore;
   readonly #runner: StoreRunner;
   readonly #repositories = new Map<Function, Repository<object>>();
+  /** The class holding each (table, type) pair used in this context: rows are told apart by type. */
+  readonly #types = new Map<string, EntityModel>();
 
   constructor(options: TableContextOptions) {
     if (!options?.store)
@@ -67,10 +70,41 @@ export class TableContext {
   repository<T extends object>(entityClass: EntityClass<T>): Repository<T> {
     let repository = this.#repositories.get(entityClass);
     if (!repository) {
-      repository = new Repository(getEntityModel(entityClass), this.#runner) as unknown as Repository<object>;
+      const model = getEntityModel(entityClass);
+      this.#claimType(model);
+      repository = new Repository(model, this.#runner) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
+  }
+
+  /**
+   * Several entity classes sharing one table, read together with a typed union result: every class
+   * must share the table and the partitionKey template (else `SchemaError`), so `find` is one
+   * partition query; each row is resolved to its class by its `EntityType`.
+   * @example
+   * const rows = await db.query(Department, Employee).find({ department: "Sales" }).toArray(); // Array<Department | Employee>
+   */
+  query<const C extends readonly [EntityClass, ...EntityClass[]]>(
+    ...entityClasses: C
+  ): MultiEntitySource<EntityOf<C[number]>> {
+    const repositories = entityClasses.map((entityClass) => this.repository(entityClass));
+    return new MultiEntitySource(repositories, this.#runner);
+  }
+
+  /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
+  #claimType(model: EntityModel): void {
+    const key = `${model.table.toLowerCase()}\u0000${model.type}`;
+    const owner = this.#types.get(key);
+    if (owner === undefined) {
+      this.#types.set(key, model);
+      return;
+    }
+    if (owner.ctor === model.ctor) return;
+    throw new SchemaError(
+      `${model.name} and ${owner.name} both store type '${model.type}' in table '${model.table}'; ` +
+        "classes sharing a table need distinct @Entity({ type }) values so each row can be resolved to its class",
+    );
   }
 
   /** Creates the tables of these entity classes and of their indexes, where missing. */

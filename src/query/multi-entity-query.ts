@@ -1,0 +1,109 @@
+import { ValidationError } from "../errors.js";
+import type { ColumnModel } from "../schema/entity-model.js";
+import type { ComparisonOperator, Page, Query } from "./query.js";
+import type { QueryExplanation } from "./query-plan.js";
+
+/** The fields every type of a union has (for `U = Department | Employee`: the fields both declare). */
+export type CommonField<U> = keyof U & string;
+
+/** Values of the fields common to every type of a union (not distributed over the union). */
+export type CommonValues<U> = { [K in CommonField<U>]?: U[K] };
+
+/**
+ * An immutable query over several entity classes sharing a table, as returned by
+ * `db.query(Department, Employee).find({ … })`: each row is resolved to its class by its
+ * `EntityType`, so results are typed as the union. Rows of types not asked for, and index copies,
+ * are skipped (they still count as rows the service reads). There is no `between`/`startsWith`:
+ * each type has its own RowKey space. `where` and `select` take the columns every class has
+ * (same field, stored name and type); say anything else with `filter(odata…)`.
+ * @example
+ * const rows = await db.query(Department, Employee).find({ department: "Sales" }).toArray(); // (Department | Employee)[]
+ */
+export class MultiEntityQuery<U extends object> implements AsyncIterable<U> {
+  readonly #query: Query<U>;
+  readonly #label: string;
+  readonly #common: ReadonlyMap<string, ColumnModel>;
+
+  /** @internal Created by `db.query(...classes).find()` / `.scan()`. */
+  constructor(query: Query<U>, label: string, common: ReadonlyMap<string, ColumnModel>) {
+    this.#query = query;
+    this.#label = label;
+    this.#common = common;
+  }
+
+  /** Adds a comparison on a column every class has, or equalities on such columns. */
+  where(field: CommonField<U>, op: ComparisonOperator, value: unknown): MultiEntityQuery<U>;
+  where(equalities: CommonValues<U>): MultiEntityQuery<U>;
+  where(
+    fieldOrEqualities: string | CommonValues<U>,
+    op?: ComparisonOperator,
+    value?: unknown,
+  ): MultiEntityQuery<U> {
+    if (typeof fieldOrEqualities === "string") {
+      this.#assertCommon(fieldOrEqualities);
+      return this.#wrap(
+        this.#query.where(fieldOrEqualities as CommonField<U>, op as ComparisonOperator, value),
+      );
+    }
+    if (fieldOrEqualities !== null && typeof fieldOrEqualities === "object") {
+      for (const field of Object.keys(fieldOrEqualities)) this.#assertCommon(field);
+    }
+    return this.#wrap(this.#query.where(fieldOrEqualities as Partial<U>));
+  }
+
+  /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
+  filter(expression: string): MultiEntityQuery<U> {
+    return this.#wrap(this.#query.filter(expression));
+  }
+
+  /** Server-side projection on columns every class has; each class's key fields are always present. */
+  select(...fields: Array<CommonField<U>>): MultiEntityQuery<U> {
+    for (const field of fields) this.#assertCommon(field);
+    return this.#wrap(this.#query.select(...fields));
+  }
+
+  /** At most `n` results in total (rows skipped as other types or copies do not count). */
+  take(n: number): MultiEntityQuery<U> {
+    return this.#wrap(this.#query.take(n));
+  }
+
+  /** How the query will run, without sending anything. */
+  explain(): QueryExplanation {
+    return this.#query.explain();
+  }
+
+  /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
+  page(options: { size?: number; continuation?: string } = {}): Promise<Page<U>> {
+    return this.#query.page(options);
+  }
+
+  /** Iterates every result, following continuations lazily and holding one page in memory. */
+  [Symbol.asyncIterator](): AsyncIterator<U> {
+    return this.#query[Symbol.asyncIterator]();
+  }
+
+  /** Collects every result into an array. */
+  toArray(): Promise<U[]> {
+    return this.#query.toArray();
+  }
+
+  /** The first result, or `undefined`. */
+  first(): Promise<U | undefined> {
+    return this.#query.first();
+  }
+
+  #assertCommon(field: string): void {
+    if (this.#common.has(field)) return;
+    const common = [...this.#common.keys()];
+    throw new ValidationError(
+      "unknown-field",
+      `${this.#label}: '${field}' is not a column of every class (same field, stored name and type)` +
+        `${common.length ? `; common columns: ${common.join(", ")}` : ""}. Use filter(odata\`…\`) for type-specific conditions`,
+      { field },
+    );
+  }
+
+  #wrap(query: Query<U>): MultiEntityQuery<U> {
+    return new MultiEntityQuery(query, this.#label, this.#common);
+  }
+}
