@@ -67,7 +67,12 @@ export function handWrittenFromWire(row: Record<string, unknown>): BenchItem {
 }
 
 /** The same item with a same-partition copy per name (one EGT per write). */
-@Entity({ table: "BenchIndexed", partitionKey: "{tenant}", rowKey: "item_{id:8}", indexes: { byName: { rowKey: "name_{name}" } } })
+@Entity({
+  table: "BenchIndexed",
+  partitionKey: "{tenant}",
+  rowKey: "item_{id:8}",
+  indexes: { byName: { rowKey: "name_{name}" } },
+})
 export class IndexedItem extends BenchItem {}
 
 /** The same item with a copy per name in another table (intent log, eventually consistent). */

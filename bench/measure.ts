@@ -43,7 +43,9 @@ export async function compare(
 export function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** One printed row of the results table. */
@@ -58,7 +60,14 @@ export interface BenchRow {
 
 export function printTable(rows: BenchRow[]): void {
   const header = ["benchmark", "tablekit", "baseline", "ratio", "target", "met"];
-  const cells = rows.map((r) => [r.name, r.ours, r.baseline, `${r.ratio.toFixed(3)}×`, r.target, r.met ? "yes" : "NO"]);
+  const cells = rows.map((r) => [
+    r.name,
+    r.ours,
+    r.baseline,
+    `${r.ratio.toFixed(3)}×`,
+    r.target,
+    r.met ? "yes" : "NO",
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
   const line = (c: string[]) => `| ${c.map((x, i) => x.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   console.log(line(header));

@@ -12,7 +12,11 @@ import { Column, Entity } from "../src/index.js";
   rowKey: "empid_{employeeId:6}",
   indexes: {
     byEmail: { rowKey: "email_{email}" },
-    byLastName: { table: "TourEmployeesByName", partitionKey: "{lastName}", rowKey: "{department}_{employeeId:6}" },
+    byLastName: {
+      table: "TourEmployeesByName",
+      partitionKey: "{lastName}",
+      rowKey: "{department}_{employeeId:6}",
+    },
   },
 })
 export class Employee {

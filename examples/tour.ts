@@ -21,28 +21,48 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
 
   say(`tablekit tour on the ${store.name} store\n`);
   say("1. Entities map to compound keys, exactly as the Azure table design guide writes them:");
-  const jane = makeEmployee("Sales", 223, { firstName: "Jane", lastName: "Jones", email: "jonesj@contoso.com" });
+  const jane = makeEmployee("Sales", 223, {
+    firstName: "Jane",
+    lastName: "Jones",
+    email: "jonesj@contoso.com",
+  });
   const sample = makeExpense(223, new Date("2024-05-01T12:30:00.000Z"), "e1", 42.5, "Taxi");
   const keyRows = [
     ["Employee", "{department} / empid_{employeeId:6}", employees.keyOf(jane)],
     ["Expense", "emp_{employeeId:6} / {at:desc}_{expenseId}", expenses.keyOf(sample)],
   ] as const;
-  say(table(["entity", "templates", "PartitionKey", "RowKey"], keyRows.map(([n, t, k]) => [n, t, k.partitionKey, k.rowKey])));
+  say(
+    table(
+      ["entity", "templates", "PartitionKey", "RowKey"],
+      keyRows.map(([n, t, k]) => [n, t, k.partitionKey, k.rowKey]),
+    ),
+  );
 
   say("\n2. Employees with two secondary indexes (e-mail: same partition, atomic; last name: another table)");
   // Employee ids are unique across departments (1000-1299), as expenses are partitioned by employee.
-  const staff = DEPARTMENTS.flatMap((department, d) => Array.from({ length: 100 }, (_, i) => makeEmployee(department, 1000 + d * 100 + i)));
+  const staff = DEPARTMENTS.flatMap((department, d) =>
+    Array.from({ length: 100 }, (_, i) => makeEmployee(department, 1000 + d * 100 + i)),
+  );
   const hired = await employees.bulkInsert([jane, ...staff], { concurrency: 8 });
   say(`   ${hired.written} employees written with their index copies (${hired.failed.length} failed)`);
   const found = await employees.index("byEmail").get({ department: "Sales", email: "jonesj@contoso.com" });
-  say(`   by e-mail   : ${found?.firstName} ${found?.lastName} (employee ${found?.employeeId})   kind=${employees.index("byEmail").explainGet({ department: "Sales", email: "x" }).kind}`);
+  say(
+    `   by e-mail   : ${found?.firstName} ${found?.lastName} (employee ${found?.employeeId})   kind=${employees.index("byEmail").explainGet({ department: "Sales", email: "x" }).kind}`,
+  );
   const joneses = employees.index("byLastName").find({ lastName: "Jones" });
   const jonesList = await joneses.toArray();
-  say(`   by last name: ${jonesList.length} people named Jones across departments   kind=${joneses.explain().kind}`);
+  say(
+    `   by last name: ${jonesList.length} people named Jones across departments   kind=${joneses.explain().kind}`,
+  );
   say("   the physical rows behind them:");
-  const emailRows = await store.queryPage(employees.table, { filter: "PartitionKey eq 'Sales' and RowKey ge 'email_jonesj' and RowKey lt 'email_jonesk'" });
+  const emailRows = await store.queryPage(employees.table, {
+    filter: "PartitionKey eq 'Sales' and RowKey ge 'email_jonesj' and RowKey lt 'email_jonesk'",
+  });
   const selfRow = await store.getEntity(employees.table, "Sales", "empid_000223");
-  const nameRows = await store.queryPage(`${employees.table}ByName`, { filter: "PartitionKey eq 'Jones'", top: 3 });
+  const nameRows = await store.queryPage(`${employees.table}ByName`, {
+    filter: "PartitionKey eq 'Jones'",
+    top: 3,
+  });
   for (const [where, row] of [
     [employees.table, selfRow],
     [employees.table, emailRows.items[0]],
@@ -51,7 +71,9 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
     if (row) say(`     ${where.padEnd(32)} PartitionKey=${row.partitionKey.padEnd(12)} RowKey=${row.rowKey}`);
   }
 
-  say(`\n3. Bulk import: ${(staff.length * EXPENSES_PER_EMPLOYEE).toLocaleString("en")} expenses, batched per partition, 8 batches in flight`);
+  say(
+    `\n3. Bulk import: ${(staff.length * EXPENSES_PER_EMPLOYEE).toLocaleString("en")} expenses, batched per partition, 8 batches in flight`,
+  );
   const start = Date.now();
   const imported = await expenses.bulkUpsert(generateExpenses(staff), {
     concurrency: 8,
@@ -64,7 +86,8 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
 
   say("\n4. A transaction: one partition, all or nothing");
   await db.transaction((tx) => {
-    for (let i = 0; i < 6; i++) tx.insert(makeExpense(223, new Date(Date.UTC(2024, 4, 1 + i, 12)), `e${i}`, 10 + i, `day ${i + 1}`));
+    for (let i = 0; i < 6; i++)
+      tx.insert(makeExpense(223, new Date(Date.UTC(2024, 4, 1 + i, 12)), `e${i}`, 10 + i, `day ${i + 1}`));
   });
   say("   6 expenses of employee 223 inserted in one entity group transaction");
 
@@ -78,7 +101,9 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   for (const [label, query] of queries) {
     const plan = query.explain();
     const results = await query.toArray();
-    say(`   ${label.padEnd(15)} kind=${plan.kind.padEnd(15)} ${results.length} result(s)   $filter=${plan.filter}`);
+    say(
+      `   ${label.padEnd(15)} kind=${plan.kind.padEnd(15)} ${results.length} result(s)   $filter=${plan.filter}`,
+    );
   }
 
   say("\n6. Paging with a continuation you can store (e.g. in a URL) and resume later:");
@@ -90,16 +115,22 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
     total += result.items.length;
     continuation = result.continuation;
     page += 1;
-    say(`   page ${page}: ${result.items.length} employees${continuation ? `, continuation ${continuation.slice(0, 24)}…` : ", done"}`);
+    say(
+      `   page ${page}: ${result.items.length} employees${continuation ? `, continuation ${continuation.slice(0, 24)}…` : ", done"}`,
+    );
   } while (continuation);
   say(`   ${total} employees in ${page} pages`);
 
   say("\n7. The log tail: newest expenses first, because the RowKey is inverted ticks:");
   for (const e of await expenses.find({ employeeId: 223 }).take(3).toArray()) {
-    say(`   ${e.at.toISOString()}  ${e.amount.toFixed(2).padStart(6)}  ${e.note}  (RowKey ${expenses.keyOf(e).rowKey})`);
+    say(
+      `   ${e.at.toISOString()}  ${e.amount.toFixed(2).padStart(6)}  ${e.note}  (RowKey ${expenses.keyOf(e).rowKey})`,
+    );
   }
 
-  say("\n8. Optimistic concurrency: a stale copy cannot overwrite a newer one; mutate() re-reads and re-applies");
+  say(
+    "\n8. Optimistic concurrency: a stale copy cannot overwrite a newer one; mutate() re-reads and re-applies",
+  );
   const mine = await employees.getOrThrow({ department: "Sales", employeeId: 1200 });
   const theirs = await employees.getOrThrow({ department: "Sales", employeeId: 1200 });
   theirs.age += 1;
@@ -111,9 +142,19 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   );
   say(`   stale update ${outcome}`);
   await Promise.all(
-    Array.from({ length: 10 }, () => employees.mutate({ department: "Sales", employeeId: 1200 }, (e) => void (e.age += 1), { attempts: 50 })),
+    Array.from({ length: 10 }, () =>
+      employees.mutate(
+        { department: "Sales", employeeId: 1200 },
+        (e) => {
+          e.age += 1;
+        },
+        { attempts: 50 },
+      ),
+    ),
   );
-  say(`   10 concurrent mutate() calls: age ${theirs.age} → ${(await employees.getOrThrow({ department: "Sales", employeeId: 1200 })).age}`);
+  say(
+    `   10 concurrent mutate() calls: age ${theirs.age} → ${(await employees.getOrThrow({ department: "Sales", employeeId: 1200 })).age}`,
+  );
   say("\nDone.");
 }
 
@@ -139,7 +180,13 @@ function* generateExpenses(staff: readonly Employee[]): Generator<Expense> {
   const base = Date.UTC(2023, 0, 1);
   for (let n = 0; n < EXPENSES_PER_EMPLOYEE; n++) {
     for (const e of staff) {
-      yield makeExpense(e.employeeId, new Date(base + n * 86_400_000 + e.employeeId), `x${n}`, 5 + ((n * e.employeeId) % 200), "travel");
+      yield makeExpense(
+        e.employeeId,
+        new Date(base + n * 86_400_000 + e.employeeId),
+        `x${n}`,
+        5 + ((n * e.employeeId) % 200),
+        "travel",
+      );
     }
   }
 }
@@ -151,7 +198,9 @@ function progressBar(total: number, say: (line: string) => void): (progress: Bul
     const step = Math.floor((done / total) * 10);
     if (step === shown) return;
     shown = step;
-    say(`   [${"#".repeat(step).padEnd(10, ".")}] ${String(step * 10).padStart(3)}%  ${done.toLocaleString("en")} written, ${batches} batches, ${failed} failed`);
+    say(
+      `   [${"#".repeat(step).padEnd(10, ".")}] ${String(step * 10).padStart(3)}%  ${done.toLocaleString("en")} written, ${batches} batches, ${failed} failed`,
+    );
   };
 }
 

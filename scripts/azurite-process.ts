@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 
 /** The well-known development account of Azurite (public, documented; not a secret). */
 export const AZURITE_ACCOUNT = "devstoreaccount1";
-export const AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+export const AZURITE_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /** A running Azurite table service. */
 export interface AzuriteProcess {
@@ -34,7 +35,16 @@ export async function startAzurite(options: { timeoutMs?: number } = {}): Promis
   const bin = join(root, "node_modules", "azurite", "dist", "src", "table", "main.js");
   const child: ChildProcess = spawn(
     process.execPath,
-    [bin, "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--tableHost", "127.0.0.1", "--tablePort", String(port)],
+    [
+      bin,
+      "--inMemoryPersistence",
+      "--disableTelemetry",
+      "--skipApiVersionCheck",
+      "--tableHost",
+      "127.0.0.1",
+      "--tablePort",
+      String(port),
+    ],
     { stdio: ["ignore", "pipe", "pipe"], cwd: root },
   );
   let output = "";

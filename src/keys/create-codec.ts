@@ -1,7 +1,7 @@
 import { IsoDateCodec, TicksCodec } from "./date-codec.js";
 import { INT32_DIGITS, INT64_DIGITS, Int32Codec, Int64Codec } from "./integer-codec.js";
 import type { KeyCodec, KeyFieldType, PlaceholderSite } from "./key-codec.js";
-import { StringCodec } from "./string-codec.js";
+import { GuidCodec, StringCodec } from "./string-codec.js";
 
 /** A codec, or why the format cannot be used (the caller turns it into a `SchemaError`). */
 export type CodecResult = { codec: KeyCodec; problem?: undefined } | { codec?: undefined; problem: string };
@@ -40,8 +40,9 @@ export function createCodec(
   const misfit = { problem: `format ':${format}' does not fit a ${type} field; ${HINTS[type]}` };
   switch (type) {
     case "String":
-    case "Guid":
       return spec.kind === "none" ? { codec: new StringCodec(site) } : misfit;
+    case "Guid":
+      return spec.kind === "none" ? { codec: new GuidCodec(site) } : misfit;
     case "DateTime":
       if (spec.kind === "none") return { codec: new IsoDateCodec(site) };
       if (spec.kind === "ticks") return { codec: new TicksCodec(site, false) };

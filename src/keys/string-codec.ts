@@ -20,3 +20,27 @@ export class StringCodec implements KeyCodec {
     return key.slice(start, end);
   }
 }
+
+const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Puts a Guid into a key in lower case (the one spelling tablekit writes), after checking its shape. */
+export class GuidCodec implements KeyCodec {
+  readonly width = 36;
+  readonly #site: PlaceholderSite;
+
+  constructor(site: PlaceholderSite) {
+    this.#site = site;
+  }
+
+  encode(value: unknown): string {
+    if (typeof value !== "string" || !GUID.test(value)) {
+      throw keyValueError(this.#site, "key-field-type", `must be a GUID string, got ${describeValue(value)}`);
+    }
+    return value.toLowerCase();
+  }
+
+  decode(key: string, start: number, end: number): string | undefined {
+    const text = key.slice(start, end);
+    return GUID.test(text) ? text : undefined;
+  }
+}

@@ -34,7 +34,12 @@ export function decodeContinuation(token: string, queryFingerprint: string): Con
       cause: error,
     });
   }
-  if (body?.v !== 1 || typeof body.p !== "string" || (body.r !== undefined && typeof body.r !== "string")) {
+  if (
+    body?.v !== 1 ||
+    typeof body.p !== "string" ||
+    (body.r !== undefined && typeof body.r !== "string") ||
+    (body.n !== undefined && (!Number.isSafeInteger(body.n) || body.n < 1))
+  ) {
     throw new ValidationError("continuation", "The continuation token is malformed", {
       field: "continuation",
     });

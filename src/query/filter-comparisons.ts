@@ -1,5 +1,27 @@
 const COMPARISON = /^(eq|ne|gt|ge|lt|le)$/;
 
+/**
+ * Checks that a raw filter is one self-contained expression: quotes closed and parentheses
+ * balanced, never closing more than it opened, so `x eq 1) or (y eq 2` cannot escape the
+ * conjunct it is placed in.
+ */
+export function isSelfContained(filter: string): boolean {
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < filter.length; i++) {
+    const ch = filter[i];
+    if (quoted) {
+      if (ch === "'") {
+        if (filter[i + 1] === "'") i++;
+        else quoted = false;
+      }
+    } else if (ch === "'") quoted = true;
+    else if (ch === "(") depth++;
+    else if (ch === ")" && --depth < 0) return false;
+  }
+  return !quoted && depth === 0;
+}
+
 /** Counts the comparison operators in a filter, ignoring quoted literals (the service allows at most 15). */
 export function countComparisons(filter: string): number {
   let count = 0;

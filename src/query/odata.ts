@@ -14,13 +14,21 @@ export function quoteString(value: string): string {
 /** Renders a Double literal; whole values keep a fraction so the service reads them as Edm.Double. */
 export function formatDouble(value: number): string {
   if (!Number.isFinite(value)) throw new ValidationError("filter-value", `Cannot compare with ${value}`);
-  return Number.isInteger(value) && Math.abs(value) < 1e21 ? `${value}.0` : String(value);
+  const text = String(value);
+  if (/e/i.test(text)) return formatExponent(value);
+  return Number.isInteger(value) ? `${text}.0` : text;
+}
+
+/** Very large or small doubles in the form the service parses: a mantissa with a fraction, `E`, the exponent. */
+function formatExponent(value: number): string {
+  const [mantissa = "0", exponent = "0"] = value.toExponential().split("e");
+  return `${mantissa.includes(".") ? mantissa : `${mantissa}.0`}E${exponent.replace("+", "")}`;
 }
 
 /** Renders a GUID literal after checking its shape (so user text cannot escape the quotes). */
 export function formatGuid(value: string): string {
   if (!GUID.test(value)) throw new ValidationError("filter-value", `'${value}' is not a GUID`);
-  return `guid'${value}'`;
+  return `guid'${value.toLowerCase()}'`;
 }
 
 /** Renders a DateTime literal (ISO 8601 UTC). */
@@ -47,7 +55,15 @@ export function formatLiteral(value: ODataValue): string {
       return `${value}L`;
     case "number":
       if (!Number.isFinite(value)) throw new ValidationError("filter-value", `Cannot compare with ${value}`);
-      return Number.isInteger(value) ? String(value) : String(value);
+      if (!Number.isInteger(value)) return formatDouble(value);
+      // A plain integer literal is an Int32 to the service: larger ones must say which type they are.
+      if (value < -2_147_483_648 || value > 2_147_483_647) {
+        throw new ValidationError(
+          "filter-value",
+          `${value} is outside Int32: pass a bigint for an Int64 comparison, or { type: "Double", value } for a Double`,
+        );
+      }
+      return String(value);
     case "object":
       if (value instanceof Date) return formatDateTime(value);
       if (value instanceof Uint8Array) return formatBinary(value);
@@ -68,9 +84,14 @@ function formatTyped(value: TypedValue): string {
     case "Double":
       return formatDouble(Number(value.value));
     case "Int64":
+      if (!/^-?\d+$/.test(String(value.value)))
+        throw new ValidationError("filter-value", `'${value.value}' is not an Int64`);
       return `${BigInt(value.value as string | number)}L`;
     case "Int32":
-      return String(Math.trunc(Number(value.value)));
+      if (!/^-?\d+$/.test(String(value.value)) || !Number.isSafeInteger(Number(value.value))) {
+        throw new ValidationError("filter-value", `'${value.value}' is not an Int32`);
+      }
+      return String(Number(value.value));
     case "Boolean":
       return value.value === true || value.value === "true" ? "true" : "false";
     case "DateTime":

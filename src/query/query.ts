@@ -4,7 +4,7 @@ import type { StoreContinuation } from "../store/table-store.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
-import { countComparisons } from "./filter-comparisons.js";
+import { countComparisons, isSelfContained } from "./filter-comparisons.js";
 import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
 
 /** Comparison operators of `where`. */
@@ -91,6 +91,12 @@ export class Query<T extends object> implements AsyncIterable<T> {
   filter(expression: string): Query<T> {
     if (typeof expression !== "string" || expression.trim() === "") {
       throw new ValidationError("filter", "filter() needs a non-empty OData expression");
+    }
+    if (!isSelfContained(expression)) {
+      throw new ValidationError(
+        "filter",
+        "filter() needs one self-contained expression (closed quotes, balanced parentheses); build it with the odata template",
+      );
     }
     return this.#with({ filters: [...this.#state.filters, expression] });
   }
@@ -224,6 +230,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
 
   /** The first result, or `undefined`. */
   async first(): Promise<T | undefined> {
+    if (this.#state.take === 0) return undefined;
     const { items } = await this.take(1).page({ size: 1 });
     return items[0];
   }

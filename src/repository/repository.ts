@@ -217,7 +217,7 @@ export class Repository<T extends object> {
    */
   async mutate(
     key: Partial<T>,
-    change: (entity: T) => T | undefined | void | Promise<T | undefined | void>,
+    change: (entity: T) => unknown,
     options: MutateOptions<T> = {},
   ): Promise<T | undefined> {
     const attempts = options.attempts ?? 10;
@@ -232,7 +232,17 @@ export class Repository<T extends object> {
       const current = await this.get(key);
       const base = current ?? options.create?.();
       if (base === undefined) return undefined;
-      const next = ((await change(base)) ?? base) as T;
+      // The change may edit the entity in place or return a replacement; any other result is ignored.
+      const returned = await change(base);
+      const next = (returned !== null && typeof returned === "object" ? returned : base) as T;
+      const before = this.keyOf(base);
+      const after = this.keyOf(next);
+      if (before.partitionKey !== after.partitionKey || before.rowKey !== after.rowKey) {
+        throw new ValidationError(
+          "mutate-key",
+          `${this.#model.name}: mutate() cannot change key fields (that would be another entity); insert the new one and delete the old`,
+        );
+      }
       try {
         if (current === undefined) return await this.insert(next);
         return await this.update(next, { ifMatch: etagOf(current) as string });
@@ -256,7 +266,7 @@ export class Repository<T extends object> {
    * @example
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
+  async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
     if (this.#indexed)
       return writeEach(
         items,
@@ -268,7 +278,7 @@ export class Repository<T extends object> {
   }
 
   /** Upserts many entities (replace by default, or merge) in batches; see `bulkInsert`. */
-  bulkUpsert(
+  async bulkUpsert(
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
@@ -291,7 +301,7 @@ export class Repository<T extends object> {
   }
 
   /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
-  bulkDelete(
+  async bulkDelete(
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {

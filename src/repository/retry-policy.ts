@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from "p-retry";
-import { StoreError } from "../errors.js";
+import { StoreError, ValidationError } from "../errors.js";
 
 /** Retry settings of a `TableContext` (transient faults only). */
 export interface RetryOptions {
@@ -63,9 +63,16 @@ export class RetryPolicy {
   readonly #random: () => number;
 
   constructor(options: RetryOptions = {}, sleep: Sleep = defaultSleep, random: () => number = Math.random) {
-    this.retries = options.retries ?? 4;
-    this.minDelayMs = options.minDelayMs ?? 200;
-    this.maxDelayMs = options.maxDelayMs ?? 10_000;
+    this.retries = count(options.retries, 4, "retry.retries");
+    this.minDelayMs = count(options.minDelayMs, 200, "retry.minDelayMs");
+    this.maxDelayMs = count(options.maxDelayMs, 10_000, "retry.maxDelayMs");
+    if (this.maxDelayMs < this.minDelayMs) {
+      throw new ValidationError(
+        "retry-options",
+        `retry.maxDelayMs (${this.maxDelayMs}) must not be below retry.minDelayMs (${this.minDelayMs})`,
+        { field: "retry.maxDelayMs" },
+      );
+    }
     this.#sleep = sleep;
     this.#random = random;
   }
@@ -121,6 +128,18 @@ export class RetryPolicy {
       throw unwrapAbort(error);
     });
   }
+}
+
+function count(value: number | undefined, fallback: number, field: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ValidationError(
+      "retry-options",
+      `${field} must be a non-negative integer, got ${String(value)}`,
+      { field },
+    );
+  }
+  return value;
 }
 
 function unwrapAbort(error: unknown): unknown {

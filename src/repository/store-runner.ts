@@ -1,3 +1,4 @@
+import { ValidationError } from "../errors.js";
 import type { TableStore } from "../store/table-store.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
 import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js";
@@ -23,7 +24,14 @@ export class StoreRunner {
 
   /** The physical name of an entity's table. */
   tableName(table: string): string {
-    return this.#tablePrefix + table;
+    const name = this.#tablePrefix + table;
+    if (name.length > 63) {
+      throw new ValidationError(
+        "table-name",
+        `table name '${name}' (prefix '${this.#tablePrefix}' + '${table}') is longer than the service's 63 characters`,
+      );
+    }
+    return name;
   }
 
   /** Runs one store request, retrying transient faults. */

@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.js";
 import { etagOf } from "../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity } from "../store/table-store.js";
+import { ServiceLimits } from "../util/service-limits.js";
 import {
   COPY_REFS_PROPERTY,
   type CopyRef,
@@ -10,6 +11,7 @@ import {
   isLocal,
 } from "./index/copy-ref.js";
 import { trackedCopies } from "./index/copy-state.js";
+import { foreignProperties } from "./index/foreign-properties.js";
 import { planLocalActions } from "./index/local-plan.js";
 import type { StoreRunner } from "./store-runner.js";
 import type { PlannedOperation } from "./transaction.js";
@@ -34,6 +36,13 @@ export async function expandIndexCopies(
   table: string,
 ): Promise<ExpandedTransaction> {
   const expanded: ExpandedTransaction = { operations: [], owners: [], copies: [] };
+  assertCopiesFit(operations, runner, table);
+  // Reads of the entities' current copies, in parallel, only after every rule that needs none has passed.
+  const priors = await Promise.all(
+    operations.map((operation) =>
+      operation.model.indexes.size === 0 ? undefined : priorState(operation, runner, table),
+    ),
+  );
   for (const [index, operation] of operations.entries()) {
     const { model, action } = operation;
     if (model.indexes.size === 0) {
@@ -51,7 +60,7 @@ export async function expandIndexCopies(
     }
     const local = (ref: CopyRef) => isLocal(ref, table, operation.partitionKey);
     const tableName = (t: string) => runner.tableName(t);
-    const prior = await priorState(operation, runner, table);
+    const prior = priors[index];
     if (action.kind === "delete") {
       if (!prior) {
         push(expanded, index, [operation]);
@@ -80,10 +89,9 @@ export async function expandIndexCopies(
     let wire: WireEntity = action.entity;
     if (prior && action.kind !== "insert" && action.mode === "merge") {
       // Copies need the whole entity: merge onto the stored properties here and replace.
-      const current = model.mapper.toWire(
-        model.mapper.fromWire(prior.stored ?? { ...wire, etag: prior.etag }),
-      );
-      wire = { ...current, ...wire };
+      const stored = prior.stored ?? { ...wire, etag: prior.etag };
+      const current = model.mapper.toWire(model.mapper.fromWire(stored));
+      wire = { ...foreignProperties(model, stored), ...current, ...wire };
     }
     const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), tableName);
     const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
@@ -101,6 +109,28 @@ export async function expandIndexCopies(
     expanded.copies.push(next);
   }
   return expanded;
+}
+
+/**
+ * The operation limit counted with index copies, before any read: every entity brings at least
+ * the copies its values derive in its own partition (stale ones to delete can only add more).
+ */
+function assertCopiesFit(operations: readonly PlannedOperation[], runner: StoreRunner, table: string): void {
+  let total = 0;
+  for (const operation of operations) {
+    total += 1;
+    const { model, action } = operation;
+    if (model.indexes.size === 0 || action.kind === "delete") continue;
+    const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
+    const refs = deriveCopyRefs(model, entity, (t) => runner.tableName(t), true);
+    total += refs.filter((ref) => isLocal(ref, table, operation.partitionKey)).length;
+  }
+  if (total > ServiceLimits.maxTransactionOperations) {
+    throw new ValidationError(
+      "transaction-operations",
+      `A transaction holds at most ${ServiceLimits.maxTransactionOperations} operations including index copies; these ${operations.length} operations need at least ${total}`,
+    );
+  }
 }
 
 function push(expanded: ExpandedTransaction, owner: number, operations: PlannedOperation[]): void {
@@ -139,6 +169,6 @@ async function priorState(
   const model = operation.model;
   const refs =
     decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-    deriveCopyRefs(model, model.mapper.fromWire(stored), (t) => runner.tableName(t));
+    deriveCopyRefs(model, model.mapper.fromWire(stored), (t) => runner.tableName(t), true);
   return { etag: stored.etag, refs, stored };
 }

@@ -43,6 +43,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
 
   const toWireBody = [
+    "if (e === null || typeof e !== 'object') notAnEntity(e);",
     `const out = { partitionKey: pk.encode(e, "PartitionKey"), rowKey: rk.encode(e, "RowKey") };`,
     `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE.length * 2 + 4 + discriminator.length * 2};`,
     "let v, w;",
@@ -76,6 +77,12 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
       `${source.name}: entity is ${size} bytes; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB)`,
     );
   };
+  const notAnEntity = (value: unknown): never => {
+    throw new ValidationError(
+      "entity",
+      `${source.name}: expected an entity object, got ${value === null ? "null" : typeof value}`,
+    );
+  };
   const fillKeys = (o: Record<string, unknown>, s: StoredEntity): void => {
     fill(o, source.partitionKey.decode(s.partitionKey));
     fill(o, source.rowKey.decode(s.rowKey));
@@ -88,10 +95,17 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "sizeOf",
     "maxEntityBytes",
     "tooLarge",
+    "notAnEntity",
     `return function toWire(e) {\n${toWireBody}\n};`,
-  )(source.partitionKey, source.rowKey, writers, wireValueSize, ServiceLimits.maxEntityBytes, tooLarge) as (
-    e: T,
-  ) => WireEntity;
+  )(
+    source.partitionKey,
+    source.rowKey,
+    writers,
+    wireValueSize,
+    ServiceLimits.maxEntityBytes,
+    tooLarge,
+    notAnEntity,
+  ) as (e: T) => WireEntity;
 
   const fromWire = new Function(
     "proto",

@@ -103,7 +103,8 @@ export function createValueWriter(
       return (value) => {
         if (typeof value !== "string" || !GUID.test(value))
           fail(field, "type", `expected a GUID string, got ${describe(value)}`);
-        return { type: "Guid", value };
+        // One spelling per GUID: the service compares them as GUIDs, keys and filters compare text.
+        return { type: "Guid", value: value.toLowerCase() };
       };
     case "Binary":
       return (value) => {
@@ -123,7 +124,11 @@ export function createValueWriter(
         let text: string | undefined;
         try {
           const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
-          text = JSON.stringify(plain, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
+          text = JSON.stringify(plain, (_key, v) => {
+            if (typeof v === "bigint")
+              throw new TypeError("a bigint has no JSON form (use an Int64 column or a string)");
+            return v;
+          });
         } catch (error) {
           throw new ValidationError(
             "unsupported-value",
@@ -177,6 +182,8 @@ export function createValueReader(
       return (value) => String(unwrap(value));
     case "Binary":
       return (value) => {
+        // Always a plain Uint8Array (the Azure SDK hands out Buffers), so both stores read back alike.
+        if (value instanceof Buffer) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
         if (value instanceof Uint8Array) return value;
         return new Uint8Array(Buffer.from(String(unwrap(value)), "base64"));
       };

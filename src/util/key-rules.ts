@@ -17,6 +17,15 @@ export function assertValidKey(which: "PartitionKey" | "RowKey", key: string, fi
       { field: field ?? which },
     );
   }
+  if (LONE_SURROGATE.test(key)) {
+    throw new ValidationError(
+      "key-characters",
+      `${which} '${printable(key)}' contains a lone UTF-16 surrogate, which cannot be sent`,
+      {
+        field: field ?? which,
+      },
+    );
+  }
   if (key.length * 2 > ServiceLimits.maxKeyBytes) {
     throw new ValidationError(
       "key-size",
@@ -26,10 +35,13 @@ export function assertValidKey(which: "PartitionKey" | "RowKey", key: string, fi
   }
 }
 
+/** Half of a surrogate pair on its own: not valid Unicode, so it cannot travel in a request URL or body. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 function printable(key: string): string {
   const shown = key.length > 60 ? `${key.slice(0, 60)}…` : key;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: we render control characters visibly
   return shown.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: we render control characters visibly
     /[\u0000-\u001f\u007f-\u009f]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );

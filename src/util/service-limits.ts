@@ -33,6 +33,7 @@ export const ServiceLimits = {
 } as const;
 
 /** Characters the service forbids in PartitionKey and RowKey: / \ # ? and control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what the service forbids
 export const FORBIDDEN_KEY_CHARACTERS = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 
 /** Table names: 3-63 alphanumeric characters, starting with a letter; "tables" is reserved. */

@@ -22,7 +22,8 @@ describe("the tour (npm start)", () => {
     expect(output).toMatch(/RowKey=email_jonesj@contoso\.com/);
     // 300 employees × 30 expenses over 300 partitions: the minimum is one transaction per partition.
     expect(output).toContain("written 9,000 in 300 transactions");
-    for (const kind of ["point", "range", "partition-scan", "table-scan"]) expect(output).toContain(`kind=${kind}`);
+    for (const kind of ["point", "range", "partition-scan", "table-scan"])
+      expect(output).toContain(`kind=${kind}`);
     expect(output).toContain("301 employees in 3 pages");
     expect(output).toContain("rejected with ConcurrencyError (CONCURRENCY)");
     const ages = /age (\d+) → (\d+)/.exec(output);

@@ -12,20 +12,25 @@ const members = (from: number, to: number) => Array.from({ length: to - from }, 
 function entityBytes(row: WireEntity): number {
   let bytes = 4 + (row.partitionKey.length + row.rowKey.length) * 2;
   for (const [name, value] of Object.entries(row)) {
-    if (typeof value === "string" && name !== "partitionKey" && name !== "rowKey") bytes += 8 + name.length * 2 + 4 + value.length * 2;
+    if (typeof value === "string" && name !== "partitionKey" && name !== "rowKey")
+      bytes += 8 + name.length * 2 + 4 + value.length * 2;
   }
   return bytes;
 }
 
 describe("index entity lists", () => {
   it("splits a large list over properties within the 64 KiB limit and the entity under 1 MiB", () => {
-    const state: ListState = { ref, shards: [{ rowKey: ref.rowKey, etag: "e1", members: members(0, 15_000) }] };
+    const state: ListState = {
+      ref,
+      shards: [{ rowKey: ref.rowKey, etag: "e1", members: members(0, 15_000) }],
+    };
     const [action] = planListChange(state, "E@1", { add: member(15_000) });
     expect(action?.kind).toBe("update");
     const row = (action as { entity: WireEntity }).entity;
     const chunks = Object.keys(row).filter((k) => /^m\d+$/.test(k));
     expect(chunks.length).toBeGreaterThan(1);
-    for (const k of chunks) expect((row[k] as string).length).toBeLessThanOrEqual(ServiceLimits.maxStringLength);
+    for (const k of chunks)
+      expect((row[k] as string).length).toBeLessThanOrEqual(ServiceLimits.maxStringLength);
     expect(entityBytes(row)).toBeLessThan(ServiceLimits.maxEntityBytes);
     // Reading the row back gives every member, in order.
     const read = shardsOf(ref, [{ ...row, etag: "e2" } as StoredEntity]);
@@ -33,7 +38,10 @@ describe("index entity lists", () => {
   });
 
   it("opens a new shard entity when the last one is full", () => {
-    const state: ListState = { ref, shards: [{ rowKey: ref.rowKey, etag: "e1", members: members(0, 30_000) }] };
+    const state: ListState = {
+      ref,
+      shards: [{ rowKey: ref.rowKey, etag: "e1", members: members(0, 30_000) }],
+    };
     const actions = planListChange(state, "E@1", { add: member(30_000) });
     expect(actions).toHaveLength(1);
     expect(actions[0]?.kind).toBe("insert");

@@ -29,7 +29,7 @@ export function writeBulk<T extends object>(
   };
   const submit: SubmitBatch = async (partitionKey, actions) => {
     let pending = actions;
-    let retries = 0;
+    const retries = 0;
     for (;;) {
       try {
         const submitted = await submitTransaction(runner, table, partitionKey, pending);
@@ -43,7 +43,6 @@ export function writeBulk<T extends object>(
           throw error;
         }
         pending = pending.filter((_, index) => index !== missing);
-        retries += 1;
         if (pending.length === 0) return { retries };
       }
     }
@@ -68,5 +67,7 @@ function toAction<T extends object>(model: EntityModel<T>, item: T, write: BulkK
 
 function missingDelete(error: unknown, actions: readonly TransactionAction[]): number | undefined {
   if (!(error instanceof TransactionError) || error.statusCode !== 404) return undefined;
+  // A missing table is a 404 too: a failure, never "the entity is already gone".
+  if (error.serviceCode === "TableNotFound") return undefined;
   return actions[error.index]?.kind === "delete" ? error.index : undefined;
 }

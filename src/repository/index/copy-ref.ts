@@ -21,17 +21,24 @@ export function deriveCopyRefs<T extends object>(
   model: EntityModel<T>,
   entity: T,
   tableName: (table: string) => string,
+  lenient = false,
 ): CopyRef[] {
   const refs: CopyRef[] = [];
   const values = entity as Record<string, unknown>;
   for (const index of model.indexes.values()) {
     if (index.when && !index.when(entity as never)) continue;
-    refs.push({
-      index: index.name,
-      table: tableName(index.table),
-      partitionKey: index.partitionKey.encode(values, "PartitionKey"),
-      rowKey: index.rowKey.encode(values, "RowKey"),
-    });
+    try {
+      refs.push({
+        index: index.name,
+        table: tableName(index.table),
+        partitionKey: index.partitionKey.encode(values, "PartitionKey"),
+        rowKey: index.rowKey.encode(values, "RowKey"),
+      });
+    } catch (error) {
+      // Writes must have encodable index values; a row read back (e.g. written by another client,
+      // or before the index existed) simply has no copy for a value that cannot be a key.
+      if (!lenient) throw error;
+    }
   }
   return refs;
 }

@@ -59,16 +59,21 @@ export class IntentLog {
       refs: [...refs],
       attempts: 0,
     };
+    // An upsert, not an insert: the id is random, and a retry after a lost response must not fail on our own row.
     await this.#runner.run("recordIntent", this.#table, (s) =>
-      s.insert(this.#table, {
-        partitionKey: intent.partitionKey,
-        rowKey: intent.rowKey,
-        table,
-        sourcePartitionKey: partitionKey,
-        sourceRowKey: rowKey,
-        refs: encodeCopyRefs(refs),
-        attempts: 0,
-      }),
+      s.upsert(
+        this.#table,
+        {
+          partitionKey: intent.partitionKey,
+          rowKey: intent.rowKey,
+          table,
+          sourcePartitionKey: partitionKey,
+          sourceRowKey: rowKey,
+          refs: encodeCopyRefs(refs),
+          attempts: 0,
+        },
+        "replace",
+      ),
     );
     return intent;
   }

@@ -1,0 +1,23 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+
+const SYSTEM = new Set(["partitionKey", "rowKey", "etag", "timestamp", "EntityType"]);
+
+/**
+ * The stored properties the class has no column for (written by other clients or older
+ * versions), so a merge done by reading and replacing keeps them like the service's merge would.
+ * They are passed on as read; a whole Double among them comes back without its annotation and is
+ * then stored as Int32 (the service does not tell them apart on read).
+ */
+export function foreignProperties<T extends object>(
+  model: EntityModel<T>,
+  stored: StoredEntity,
+): Partial<WireEntity> {
+  const known = new Set(model.columns.map((c) => c.property));
+  const foreign: Partial<WireEntity> = {};
+  for (const name in stored) {
+    if (SYSTEM.has(name) || known.has(name) || name.startsWith("_tk") || name.startsWith("odata.")) continue;
+    foreign[name] = stored[name];
+  }
+  return foreign;
+}
