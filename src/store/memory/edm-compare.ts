@@ -4,15 +4,14 @@ import type { EdmValue } from "./edm-value.js";
  * Orders two typed values the way the filter evaluator needs: negative, zero or positive; `NaN` when a
  * Double NaN takes part (only `ne` holds then); `undefined` when the types are not comparable.
  *
- * Types must match, with one deliberate exception: numbers compare by value across Int32, Int64 and
- * Double, so `Count gt 5` also finds Count stored as Int64 or Double. (The service's documentation
- * says types must match; Azurite ignores types altogether; comparing numeric values exactly is the
- * useful middle and never matches across non-numeric types.) Strings compare ordinally (UTF-16 code
+ * Types must match, with one deliberate exception: Int32 and Double compare by value, so `Score gt 5`
+ * finds a Double score. Int64 compares only with Int64 literals (`5L`): the service's documentation
+ * says types must match, and Azurite too finds nothing for `Big eq 5` on an Int64 property. Strings compare ordinally (UTF-16 code
  * units, case-sensitive); Guids as their lower-case text; DateTimes by instant at 100-ns precision
  * (ms values, the common case, therefore compare by ms); Binary bytewise; false < true.
  */
 export function compareEdm(a: EdmValue, b: EdmValue): number | undefined {
-  if (isNumeric(a) && isNumeric(b)) return compareNumeric(a, b);
+  if (isNumeric(a) && isNumeric(b) && (a.type === "Int64") === (b.type === "Int64")) return compareNumeric(a, b);
   if (a.type !== b.type) return undefined;
   switch (a.type) {
     case "String":
