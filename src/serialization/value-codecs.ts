@@ -2,6 +2,7 @@ import { instanceToPlain, plainToInstance } from "class-transformer";
 import { ValidationError } from "../errors.js";
 import type { ColumnType } from "../schema/column-type.js";
 import type { WireValue } from "../store/table-store.js";
+import { propertyValueBytes } from "../util/entity-size.js";
 import { ServiceLimits } from "../util/service-limits.js";
 
 /** Converts a field value to its wire form, validating it; named by `field` in errors. */
@@ -208,19 +209,6 @@ export function createValueReader(
 
 /** Bytes a value adds to the entity size under the service's formula (String 4 + 2/char, Binary 4 + bytes, …). */
 export function wireValueSize(type: ColumnType, wire: WireValue): number {
-  switch (type) {
-    case "String":
-    case "Json":
-      return 4 + (wire as string).length * 2;
-    case "Binary":
-      return 4 + (wire as Uint8Array).byteLength;
-    case "Int32":
-      return 4;
-    case "Boolean":
-      return 1;
-    case "Guid":
-      return 16;
-    default:
-      return 8;
-  }
+  const length = typeof wire === "string" ? wire.length : wire instanceof Uint8Array ? wire.byteLength : 0;
+  return propertyValueBytes(type, length);
 }

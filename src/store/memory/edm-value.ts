@@ -1,3 +1,4 @@
+import { propertyValueBytes } from "../../util/entity-size.js";
 import type { WireValue } from "../table-store.js";
 import { ticksToMs } from "./ticks.js";
 
@@ -18,20 +19,8 @@ export type EdmValue =
 
 /** Size of a value in the service's entity-size formula (String 4 + 2/char, Binary 4 + bytes, …). */
 export function edmValueSize(v: EdmValue): number {
-  switch (v.type) {
-    case "String":
-      return 4 + v.value.length * 2;
-    case "Binary":
-      return 4 + v.value.byteLength;
-    case "Int32":
-      return 4;
-    case "Boolean":
-      return 1;
-    case "Guid":
-      return 16;
-    default: // Int64, Double, DateTime
-      return 8;
-  }
+  const length = v.type === "String" ? v.value.length : v.type === "Binary" ? v.value.byteLength : 0;
+  return propertyValueBytes(v.type, length);
 }
 
 /**
