@@ -1,5 +1,10 @@
+import { ConcurrencyError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreRunner } from "../store-runner.js";
+import { reconcileEntity } from "./copy-reconciler.js";
+import { encodeCopyRefs } from "./copy-ref.js";
+import { scanIndexes } from "./index-verifier.js";
+import { type Intent, IntentLog } from "./intent-log.js";
 
 /** Options of `repairIndexes`. */
 export interface RepairOptions {
@@ -19,14 +24,158 @@ export interface RepairResult {
   poisoned: number;
 }
 
-/** Replays unfinished index work; with `scan`, also fixes drift. */
+/** Failed replays of one intent before it is set aside. */
+export const MAX_REPLAY_ATTEMPTS = 5;
+
+/** The intents-table partition where intents of a type that failed too often are kept for inspection. */
+export function poisonPartition(type: string): string {
+  return `poison~${type}`;
+}
+
+/**
+ * Replays unfinished index work; with `scan`, also fixes drift.
+ *
+ * Replay reads only the intent log (one query per intent shard) and, per intent, the entity and
+ * the copies the intent names: each intent's entity is reconciled with its state as read now
+ * (see `reconcileEntity`), then the intent is removed. A replay that fails counts an attempt on
+ * the intent; after `MAX_REPLAY_ATTEMPTS` the intent moves to the `poison~<type>` partition of
+ * the intents table (counted in `poisoned`) instead of being retried forever.
+ */
 export async function repairIndexes<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
   options: RepairOptions,
 ): Promise<RepairResult> {
-  void model;
-  void runner;
-  void options;
-  throw new Error("not implemented yet");
+  const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
+  const log = new IntentLog(runner);
+  const intents = log.pending(model.type)[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Intent>;
+    try {
+      next = await intents.next();
+    } catch (error) {
+      // No intents table: no entity of this type ever had copies in other partitions to look after.
+      if (error instanceof StoreError && error.statusCode === 404) break;
+      throw error;
+    }
+    if (next.done) break;
+    await replay(model, runner, log, next.value, result);
+  }
+  if (options.scan) await repairScan(model, runner, result);
+  return result;
+}
+
+async function replay<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  log: IntentLog,
+  intent: Intent,
+  result: RepairResult,
+): Promise<void> {
+  if (intent.attempts >= MAX_REPLAY_ATTEMPTS) {
+    await setAside(model, runner, log, intent, undefined);
+    result.poisoned++;
+    return;
+  }
+  try {
+    const outcome = await reconcileEntity(
+      model,
+      runner,
+      intent.table,
+      intent.sourcePartitionKey,
+      intent.sourceRowKey,
+      intent.refs,
+      "remote",
+    );
+    // Written by a newer version of the class: its intent is left for that version's repair.
+    if (outcome.deferred) return;
+    if (outcome.conflicts.length > 0) {
+      const [first] = outcome.conflicts;
+      throw new Error(
+        `index ${first?.index} key '${first?.partitionKey}'/'${first?.rowKey}' in ${first?.table} is held by another entity`,
+      );
+    }
+    await log.complete(intent);
+    result.intentsReplayed++;
+    result.copiesWritten += outcome.written;
+    result.copiesDeleted += outcome.deleted;
+  } catch (error) {
+    const attempts = intent.attempts + 1;
+    if (attempts >= MAX_REPLAY_ATTEMPTS) {
+      await setAside(model, runner, log, { ...intent, attempts }, error);
+      result.poisoned++;
+      return;
+    }
+    try {
+      await log.recordAttempt(intent);
+    } catch (recordError) {
+      // Finished meanwhile by its writer or another repair: nothing left to count.
+      if (!(recordError instanceof EntityNotFoundError || recordError instanceof ConcurrencyError))
+        throw recordError;
+    }
+  }
+}
+
+/** Moves an intent to the poison partition (written there first, then removed from its shard). */
+async function setAside<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  log: IntentLog,
+  intent: Intent,
+  error: unknown,
+): Promise<void> {
+  const table = log.table;
+  const reason =
+    error instanceof Error ? `${error.name}: ${error.message}` : error === undefined ? "" : String(error);
+  await runner.run("poisonIntent", table, (s) =>
+    s.upsert(
+      table,
+      {
+        partitionKey: poisonPartition(model.type),
+        rowKey: intent.rowKey,
+        table: intent.table,
+        sourcePartitionKey: intent.sourcePartitionKey,
+        sourceRowKey: intent.sourceRowKey,
+        refs: encodeCopyRefs(intent.refs),
+        attempts: intent.attempts,
+        shard: intent.partitionKey,
+        error: reason.slice(0, 4000),
+      },
+      "replace",
+    ),
+  );
+  await log.complete(intent);
+}
+
+/** Fixes everything a scan finds: each drifting entity is reconciled with its current state. */
+async function repairScan<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  result: RepairResult,
+): Promise<void> {
+  const scan = await scanIndexes(model, runner);
+  for (const entity of scan.entities) {
+    const outcome = await reconcileEntity(
+      model,
+      runner,
+      scan.table,
+      entity.partitionKey,
+      entity.rowKey,
+      entity.refs,
+      "all",
+    );
+    result.copiesWritten += outcome.written;
+    result.copiesDeleted += outcome.deleted;
+  }
+  for (const { ref, etag } of scan.unowned) {
+    try {
+      const deleted = await runner.run("repairUncopy", ref.table, (s) =>
+        s.delete(ref.table, ref.partitionKey, ref.rowKey, etag),
+      );
+      if (deleted) result.copiesDeleted++;
+    } catch (error) {
+      // Rewritten since the scan: no longer the orphan that was seen.
+      if (!(error instanceof ConcurrencyError)) throw error;
+    }
+  }
 }

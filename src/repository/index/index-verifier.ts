@@ -1,6 +1,20 @@
+import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
 import type { StoreRunner } from "../store-runner.js";
-import type { CopyRef } from "./copy-ref.js";
+import { buildCopy } from "./copy-builder.js";
+import { COPY_INDEX_PROPERTY, COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, refKey } from "./copy-ref.js";
+import {
+  compareRefs,
+  entityStateOf,
+  holdsCopy,
+  isCopyRowOf,
+  isEntityRowOf,
+  isNewerRow,
+  keepsCopies,
+  sameRefSet,
+  sourceOf,
+} from "./copy-rows.js";
 
 /** Index drift found by `verifyIndexes`. */
 export interface IndexDrift {
@@ -9,12 +23,168 @@ export interface IndexDrift {
   orphans: CopyRef[];
 }
 
+/** The entity a drifting copy belongs to, with the refs to reconcile for it. */
+export interface DriftingEntity {
+  partitionKey: string;
+  rowKey: string;
+  refs: CopyRef[];
+}
+
+/** Everything a scan found: the drift report, and what `repairIndexes({ scan: true })` needs to fix it. */
+export interface IndexScan {
+  drift: IndexDrift;
+  /** The entity table the scan read. */
+  table: string;
+  /** Entities with missing or stale copies, orphans naming them, or a copy list that disagrees with their values. */
+  entities: DriftingEntity[];
+  /** Orphan copies that name no entity at all, with the ETag they were read with. */
+  unowned: Array<{ ref: CopyRef; etag: string }>;
+}
+
+/** A copy some entity derives: the row `buildCopy` would write, and who derives it. */
+interface Expected {
+  ref: CopyRef;
+  copy: WireEntity;
+  partitionKey: string;
+  rowKey: string;
+}
+
 /** Compares every entity's derived copies with the copies stored; changes nothing. */
 export async function verifyIndexes<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
 ): Promise<IndexDrift> {
-  void model;
-  void runner;
-  throw new Error("not implemented yet");
+  return (await scanIndexes(model, runner)).drift;
+}
+
+/**
+ * Reads the entity's table and every table its indexes write to (each once), derives each
+ * entity's copies from its current values and compares them with the copy rows found: a derived
+ * copy with no row is `missing`, one whose row holds other values is `stale`, a copy row of this
+ * type's indexes that no entity derives is an `orphan`. Reads only.
+ */
+export async function scanIndexes<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+): Promise<IndexScan> {
+  const entityTable = runner.tableName(model.table);
+  const indexTables = new Map<string, Set<string>>();
+  for (const index of model.indexes.values()) {
+    if (!keepsCopies(index)) continue;
+    const table = runner.tableName(index.table);
+    const names = indexTables.get(table) ?? new Set<string>();
+    names.add(index.name);
+    indexTables.set(table, names);
+  }
+
+  const expected = new Map<string, Expected[]>();
+  const present = new Map<string, { ref: CopyRef; row: StoredEntity }>();
+  const entities = new Map<string, DriftingEntity>();
+  const entityOf = (partitionKey: string, rowKey: string): DriftingEntity => {
+    const key = `${partitionKey}\u0000${rowKey}`;
+    let entity = entities.get(key);
+    if (!entity) {
+      entity = { partitionKey, rowKey, refs: [] };
+      entities.set(key, entity);
+    }
+    return entity;
+  };
+  const collectCopy = (table: string, names: ReadonlySet<string>, row: StoredEntity) => {
+    if (!isCopyRowOf(model, row, names)) return;
+    const ref: CopyRef = {
+      index: String(row[COPY_INDEX_PROPERTY]),
+      table,
+      partitionKey: row.partitionKey,
+      rowKey: row.rowKey,
+    };
+    present.set(refKey(ref), { ref, row });
+  };
+
+  const entityTableIndexes = indexTables.get(entityTable);
+  // Entities written by a newer version of the class: neither they nor their copies are judged here.
+  const newer = new Set<string>();
+  await scanTable(runner, entityTable, undefined, (row) => {
+    if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
+      newer.add(`${row.partitionKey}\u0000${row.rowKey}`);
+    } else if (isEntityRowOf(model, row)) {
+      const state = entityStateOf(model, runner, row);
+      for (const ref of state.copies) {
+        const key = refKey(ref);
+        const claimants = expected.get(key) ?? [];
+        claimants.push({
+          ref,
+          copy: buildCopy(model, state.wire, ref),
+          partitionKey: row.partitionKey,
+          rowKey: row.rowKey,
+        });
+        expected.set(key, claimants);
+      }
+      // A copy list that disagrees with the values: the next write would miss stale copies.
+      const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
+      if (recorded === undefined || !sameRefSet(recorded, state.refs)) entityOf(row.partitionKey, row.rowKey);
+    } else if (entityTableIndexes) {
+      collectCopy(entityTable, entityTableIndexes, row);
+    }
+  });
+  for (const [table, names] of indexTables) {
+    if (table === entityTable) continue;
+    const filter = [...names].map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`).join(" or ");
+    await scanTable(runner, table, filter, (row) => collectCopy(table, names, row));
+  }
+
+  const drift: IndexDrift = { missing: [], stale: [], orphans: [] };
+  const unowned: IndexScan["unowned"] = [];
+  for (const [key, claimants] of expected) {
+    const found = present.get(key);
+    // Two entities deriving one key (a unique violation): the one the row names is compared, the others miss it.
+    const holder =
+      (found &&
+        claimants.find((c) => {
+          const owner = sourceOf(found.row);
+          return owner?.partitionKey === c.partitionKey && owner.rowKey === c.rowKey;
+        })) ??
+      claimants[0];
+    for (const claimant of claimants) {
+      if (found && claimant === holder) {
+        if (holdsCopy(claimant.copy, found.row)) continue;
+        drift.stale.push(claimant.ref);
+      } else {
+        drift.missing.push(claimant.ref);
+      }
+      entityOf(claimant.partitionKey, claimant.rowKey).refs.push(claimant.ref);
+    }
+  }
+  for (const [key, { ref, row }] of present) {
+    if (expected.has(key)) continue;
+    const owner = sourceOf(row);
+    if (owner && newer.has(`${owner.partitionKey}\u0000${owner.rowKey}`)) continue;
+    drift.orphans.push(ref);
+    if (owner) entityOf(owner.partitionKey, owner.rowKey).refs.push(ref);
+    else unowned.push({ ref, etag: row.etag });
+  }
+  drift.missing.sort(compareRefs);
+  drift.stale.sort(compareRefs);
+  drift.orphans.sort(compareRefs);
+  return { drift, table: entityTable, entities: [...entities.values()], unowned };
+}
+
+/** Reads every row of a table (optionally filtered), page by page. */
+async function scanTable(
+  runner: StoreRunner,
+  table: string,
+  filter: string | undefined,
+  visit: (row: StoredEntity) => void,
+): Promise<void> {
+  let continuation: StoreContinuation | undefined;
+  do {
+    const page = await runner.run("verifyScan", table, (s) =>
+      s.queryPage(table, {
+        ...(filter ? { filter } : {}),
+        top: 1000,
+        ...(continuation ? { continuation } : {}),
+      }),
+    );
+    for (const row of page.items) visit(row);
+    continuation = page.continuation;
+  } while (continuation);
 }

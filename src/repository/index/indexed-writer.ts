@@ -24,6 +24,7 @@ import {
   refKey,
 } from "./copy-ref.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
+import { foreignProperties } from "./foreign-properties.js";
 import type { Intent, IntentLog } from "./intent-log.js";
 import { memberOf, planListChange, readList } from "./list-index.js";
 import { planLocalActions } from "./local-plan.js";
@@ -66,11 +67,14 @@ export class IndexedWriter<T extends object> {
     let prior: Prior = this.#trackedPrior(entity) ?? { exists: false };
     for (let round = 1; ; round++) {
       try {
-        if (mode === "merge" && prior.exists) {
+        if (mode === "merge") {
+          // Copies derive from the whole entity: merge onto what is stored, then write it all.
           const merged = await this.#merged(wire);
-          if (merged) return await this.#commit(entity, merged.wire, merged.prior, merged.prior.etag);
+          if (merged) {
+            prior = merged.prior;
+            return await this.#commit(entity, merged.wire, merged.prior, merged.prior.etag);
+          }
           prior = { exists: false };
-          continue;
         }
         return await this.#commit(entity, wire, prior, prior.exists ? prior.etag : undefined);
       } catch (error) {
@@ -175,7 +179,7 @@ export class IndexedWriter<T extends object> {
   refsOfStored(stored: StoredEntity): CopyRef[] {
     return (
       decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-      deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), (t) => this.#runner.tableName(t))
+      deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), (t) => this.#runner.tableName(t), true)
     );
   }
 
@@ -193,7 +197,8 @@ export class IndexedWriter<T extends object> {
     if (!stored) return undefined;
     const current = this.#model.mapper.toWire(this.#model.mapper.fromWire(stored));
     return {
-      wire: { ...current, ...wire },
+      // Properties the class does not know are kept as stored, as a service-side merge would.
+      wire: { ...foreignProperties(this.#model, stored), ...current, ...wire },
       prior: { exists: true, etag: stored.etag, refs: this.refsOfStored(stored) },
     };
   }
@@ -230,8 +235,11 @@ export class IndexedWriter<T extends object> {
           claimed,
         );
       } catch (error) {
-        await this.#release(claimed);
-        await this.#intents.complete(intent);
+        // A claim whose answer was lost may have been written: leave it and the intent to repair.
+        if (isDefinitive(error)) {
+          await this.#release(claimed);
+          await this.#intents.complete(intent);
+        }
         throw error;
       }
     }

@@ -1,0 +1,234 @@
+import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+import type { StoreRunner } from "../store-runner.js";
+import { buildCopy } from "./copy-builder.js";
+import {
+  COPY_REFS_PROPERTY,
+  type CopyRef,
+  decodeCopyRefs,
+  encodeCopyRefs,
+  isLocal,
+  refKey,
+} from "./copy-ref.js";
+import {
+  entityStateOf,
+  holdsCopy,
+  isCopyOf,
+  isCopyRef,
+  isCopyRowOf,
+  isEntityRowOf,
+  isNewerRow,
+  sameRefSet,
+  sourceOf,
+} from "./copy-rows.js";
+
+/** Which of an entity's derived copies a reconciliation writes. */
+export type ReconcileScope =
+  /** Copies outside the entity's own partition (the ones an intent covers), plus local ones when the row's copy list is wrong. */
+  | "remote"
+  /** Every copy. */
+  | "all";
+
+/** What one reconciliation changed, and the copies it could not write because another live entity holds their key. */
+export interface ReconcileOutcome {
+  written: number;
+  deleted: number;
+  conflicts: CopyRef[];
+  /** The entity was written by a newer version of the class: nothing was done, its copies are that version's business. */
+  deferred: boolean;
+}
+
+/** How often a reconciliation starts over because the entity (or a copy) changed under it. */
+const MAX_ROUNDS = 8;
+
+/** Thrown when an entity keeps changing while its copies are reconciled (a replay counts it as a failed attempt). */
+export class ReconcileRaceError extends Error {
+  constructor(table: string, partitionKey: string, rowKey: string) {
+    super(
+      `index copies of ${table} '${partitionKey}'/'${rowKey}' could not be reconciled: the entity kept changing (${MAX_ROUNDS} rounds)`,
+    );
+    this.name = "ReconcileRaceError";
+  }
+}
+
+type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced";
+
+/**
+ * Brings the index copies of one entity in line with the entity's state as read now (never with
+ * what an intent or a scan saw earlier):
+ * - every derived copy in scope is written where it is missing or differs (insert when absent,
+ *   a replace conditional on the copy's ETag otherwise), never over another live entity's copy;
+ * - every candidate ref (an intent's refs, a scan's orphans, the row's own copy list) that the
+ *   entity no longer derives is deleted, if it is still this entity's copy (ETag-conditional);
+ * - an entity row whose copy list (`_tkIndexKeys`) disagrees with its values gets the right list.
+ * If anything was changed, the entity is read again: when its ETag moved meanwhile (a concurrent
+ * write), everything is redone against the new state, counting what was written earlier as
+ * candidates, so no copy of a value the entity no longer holds survives and no copy it derives is
+ * left deleted. Each step is idempotent; the cost is a few requests per ref.
+ */
+export async function reconcileEntity<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+  candidates: readonly CopyRef[],
+  scope: ReconcileScope,
+): Promise<ReconcileOutcome> {
+  const outcome: ReconcileOutcome = { written: 0, deleted: 0, conflicts: [], deferred: false };
+  const touched = new Map<string, CopyRef>();
+  for (const ref of candidates) if (isCopyRef(model, ref)) touched.set(refKey(ref), ref);
+
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    const stored = await readRow(runner, table, partitionKey, rowKey);
+    let baseline = stored?.etag;
+    const entity = stored && isEntityRowOf(model, stored) ? stored : undefined;
+    if (entity && isNewerRow(model, entity)) {
+      outcome.deferred = true;
+      return outcome;
+    }
+    const state = entity ? entityStateOf(model, runner, entity) : undefined;
+    const derived = state?.copies ?? [];
+    const recorded = entity ? decodeCopyRefs(entity[COPY_REFS_PROPERTY]) : undefined;
+    const listOk = !entity || (recorded !== undefined && sameRefSet(recorded, state?.refs ?? []));
+    const inScope = (ref: CopyRef) => scope === "all" || !listOk || !isLocal(ref, table, partitionKey);
+    for (const ref of recorded ?? [])
+      if (inScope(ref) && isCopyRef(model, ref)) touched.set(refKey(ref), ref);
+
+    let changed = false;
+    let raced = false;
+    const conflicts: CopyRef[] = [];
+    if (state) {
+      for (const ref of derived) {
+        if (!inScope(ref)) continue;
+        touched.set(refKey(ref), ref);
+        const copy = buildCopy(model, state.wire, ref);
+        const step = await writeCopy(model, runner, table, ref, copy, partitionKey, rowKey);
+        if (step === "written") {
+          outcome.written++;
+          changed = true;
+        } else if (step === "raced") raced = true;
+        else if (step === "foreign") conflicts.push(ref);
+      }
+    }
+    const keep = new Set(derived.map(refKey));
+    for (const [key, ref] of touched) {
+      if (keep.has(key)) continue;
+      const step = await deleteCopy(model, runner, ref, partitionKey, rowKey);
+      if (step === "deleted") {
+        outcome.deleted++;
+        changed = true;
+      } else if (step === "raced") raced = true;
+    }
+    if (state && entity && !listOk && !raced) {
+      try {
+        const { etag } = await runner.run("repairCopyList", table, (s) =>
+          s.update(
+            table,
+            { partitionKey, rowKey, [COPY_REFS_PROPERTY]: encodeCopyRefs(state.refs) },
+            "merge",
+            entity.etag,
+          ),
+        );
+        baseline = etag;
+        changed = true;
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError || error instanceof EntityNotFoundError)) throw error;
+        raced = true;
+      }
+    }
+    if (raced) continue;
+    outcome.conflicts = conflicts;
+    // Nothing changed: nothing of ours can contradict a newer state of the entity.
+    if (!changed) return outcome;
+    const after = await readRow(runner, table, partitionKey, rowKey);
+    if (after?.etag === baseline) return outcome;
+  }
+  throw new ReconcileRaceError(table, partitionKey, rowKey);
+}
+
+async function readRow(
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): Promise<StoredEntity | undefined> {
+  return runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+}
+
+/** Writes one derived copy where it is missing or differs; never overwrites another live entity's copy. */
+async function writeCopy<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  entityTable: string,
+  ref: CopyRef,
+  copy: WireEntity,
+  partitionKey: string,
+  rowKey: string,
+): Promise<Step> {
+  const row = await readRow(runner, ref.table, ref.partitionKey, ref.rowKey);
+  try {
+    if (!row) {
+      await runner.run("repairCopy", ref.table, (s) => s.insert(ref.table, copy));
+      return "written";
+    }
+    const ours = isCopyOf(model, row, ref.index, partitionKey, rowKey);
+    if (ours && holdsCopy(copy, row)) return "same";
+    if (!ours && !(await abandoned(model, runner, entityTable, row, ref))) return "foreign";
+    await runner.run("repairCopy", ref.table, (s) => s.update(ref.table, copy, "replace", row.etag));
+    return "written";
+  } catch (error) {
+    if (
+      error instanceof EntityAlreadyExistsError ||
+      error instanceof ConcurrencyError ||
+      error instanceof EntityNotFoundError
+    )
+      return "raced";
+    throw error;
+  }
+}
+
+/**
+ * Whether a copy row at a key this entity derives may be taken over: it is a copy of this model
+ * whose entity is gone or no longer derives that key (left behind), not a live entity's copy
+ * (a unique violation, which is reported instead) nor a row of anything else.
+ */
+async function abandoned<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  entityTable: string,
+  row: StoredEntity,
+  ref: CopyRef,
+): Promise<boolean> {
+  if (!isCopyRowOf(model, row)) return false;
+  const owner = sourceOf(row);
+  if (!owner) return true;
+  const stored = await readRow(runner, entityTable, owner.partitionKey, owner.rowKey);
+  if (!stored || !isEntityRowOf(model, stored)) return true;
+  if (isNewerRow(model, stored)) return false;
+  const key = refKey(ref);
+  return !entityStateOf(model, runner, stored).refs.some((r) => refKey(r) === key);
+}
+
+/** Deletes a copy the entity no longer derives, if it is still this entity's (ETag-conditional). */
+async function deleteCopy<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+  ref: CopyRef,
+  partitionKey: string,
+  rowKey: string,
+): Promise<Step> {
+  const row = await readRow(runner, ref.table, ref.partitionKey, ref.rowKey);
+  if (!row) return "absent";
+  if (!isCopyOf(model, row, ref.index, partitionKey, rowKey)) return "foreign";
+  try {
+    const existed = await runner.run("repairUncopy", ref.table, (s) =>
+      s.delete(ref.table, ref.partitionKey, ref.rowKey, row.etag),
+    );
+    return existed ? "deleted" : "absent";
+  } catch (error) {
+    if (error instanceof ConcurrencyError) return "raced";
+    throw error;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The crash test's victim: indexed writes in an endless loop on a fixed set of keys, until the
+ * parent kills it (SIGKILL). Usage:
+ *
+ *   node --import tsx test/indexes/crash-writer.ts <connection string | memory file> <seed> <table prefix>
+ *
+ * Progress goes to stdout, one line per step, written synchronously (so every line printed before
+ * the kill reaches the parent, in order):
+ *   begin <insert|update|upsert> <key> <version>   a write is about to start
+ *   begin delete <key>
+ *   request <method> <table>                       a store request is about to be sent
+ *   committed <key> <version>                      the write returned
+ *   deleted <key>
+ * Keys are `<department>/<employeeId>`; an employee's values follow from its version (`rxEmployee`).
+ * The request lines let the parent's kill land at any step of a write, not only between writes.
+ */
+import { writeSync } from "node:fs";
+// Modules, not the package index: the memory runs start without loading the Azure SDK.
+import { TableContext } from "../../src/repository/table-context.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
+import { CRASH_KEYS, firstVersion, random } from "./crash-protocol.js";
+import { RxEmployee, rxEmployee } from "./models.js";
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** Writes one line to stdout synchronously; a full pipe (EAGAIN) is waited out, never skipped. */
+function say(line: string): void {
+  const bytes = Buffer.from(`${line}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(1, bytes, written);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(PAUSE, 0, 0, 1);
+    }
+  }
+}
+
+/** Announces every request before it is sent. */
+function traced(store: TableStore): TableStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || property === "constructor") return value;
+      return (...args: unknown[]) => {
+        say(`request ${String(property)} ${String(args[0])}`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+async function main(): Promise<void> {
+  const [target, seedText, prefix] = process.argv.slice(2);
+  if (!target || !seedText || !prefix) {
+    process.stderr.write("usage: crash-writer.ts <connection string | memory file> <seed> <table prefix>\n");
+    process.exit(2);
+  }
+  const seed = Number(seedText);
+  const store = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
+    ? (await import("../../src/store/azure/azure-store.js")).AzureStore.fromConnectionString(target)
+    : new MemoryStore({ file: target });
+  const db = new TableContext({ store: traced(store), tablePrefix: prefix });
+  const employees = db.repository(RxEmployee);
+  const next = random(seed);
+  let version = firstVersion(seed);
+
+  for (;;) {
+    const [department, employeeId] = CRASH_KEYS[Math.floor(next() * CRASH_KEYS.length)]!;
+    const key = `${department}/${employeeId}`;
+    const current = await employees.get({ department, employeeId });
+    const roll = next();
+    version += 1;
+    if (current && roll >= 0.8) {
+      // A write keeping the remote copies' keys (same lastName and age): only their content changes.
+      while ((version - current.version) % 30 !== 0) version += 1;
+    }
+    const wanted = rxEmployee(department, employeeId, version);
+    if (current && roll < 0.25) {
+      say(`begin delete ${key}`);
+      await employees.delete(current);
+      say(`deleted ${key}`);
+    } else if (roll < 0.45) {
+      // A blind upsert, inserting or replacing without having read.
+      say(`begin upsert ${key} ${version}`);
+      await employees.upsert(wanted);
+      say(`committed ${key} ${version}`);
+    } else if (!current) {
+      say(`begin insert ${key} ${version}`);
+      await employees.insert(wanted);
+      say(`committed ${key} ${version}`);
+    } else {
+      say(`begin update ${key} ${version}`);
+      current.badge = undefined;
+      await employees.update(Object.assign(current, wanted));
+      say(`committed ${key} ${version}`);
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `crash-writer failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
