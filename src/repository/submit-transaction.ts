@@ -1,5 +1,6 @@
 import { TransactionError } from "../errors.js";
 import type { TableStore, TransactionAction, WriteResult } from "../store/table-store.js";
+import type { RetryPolicy } from "./retry-policy.js";
 import type { StoreRunner } from "./store-runner.js";
 import { holdsWrittenState } from "./written-state.js";
 
@@ -27,7 +28,7 @@ export async function submitTransaction(
       return await store.submitTransaction(table, partitionKey, actions);
     } catch (error) {
       if (possiblyApplied && error instanceof TransactionError) {
-        const applied = await readAppliedResults(store, table, partitionKey, actions);
+        const applied = await readAppliedResults(store, runner.retry, table, partitionKey, actions);
         if (applied) return applied;
       }
       throw error;
@@ -38,6 +39,7 @@ export async function submitTransaction(
 
 async function readAppliedResults(
   store: TableStore,
+  retry: RetryPolicy,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -45,7 +47,8 @@ async function readAppliedResults(
   const outcomes = await Promise.all(
     actions.map(async (action): Promise<WriteResult | undefined> => {
       const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
-      const stored = await store.getEntity(table, partitionKey, rowKey);
+      // Each read retries its own transient faults: one failed read of up to 100 must not fail the batch.
+      const stored = await retry.run(() => store.getEntity(table, partitionKey, rowKey));
       if (action.kind === "delete") return stored ? undefined : { etag: "" };
       const mode = action.kind === "insert" ? "replace" : action.mode;
       return stored && holdsWrittenState(action.entity, stored, mode) ? { etag: stored.etag } : undefined;

@@ -1,4 +1,4 @@
-import { ConcurrencyError, EntityNotFoundError, StoreError } from "../../errors.js";
+import { ConcurrencyError, EntityNotFoundError, StoreError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreRunner } from "../store-runner.js";
 import { reconcileEntity } from "./copy-reconciler.js";
@@ -10,6 +10,12 @@ import { type Intent, IntentLog } from "./intent-log.js";
 export interface RepairOptions {
   /** Also scan and fix every drift `verifyIndexes` would report (cost proportional to the tables). */
   scan?: boolean;
+  /**
+   * Leave intents younger than this alone (default 0: replay all). A running writer's intent is
+   * indistinguishable from a crashed one's; while repairs run next to live writers, give their
+   * longest write time here so repair never undoes a write still in progress.
+   */
+  minIntentAgeMs?: number;
 }
 
 /** What `repairIndexes` changed. */
@@ -47,6 +53,12 @@ export async function repairIndexes<T extends object>(
   options: RepairOptions,
 ): Promise<RepairResult> {
   const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
+  const minAge = options.minIntentAgeMs ?? 0;
+  if (!Number.isSafeInteger(minAge) || minAge < 0) {
+    throw new ValidationError("repair-options", `minIntentAgeMs must be a non-negative integer, got ${String(minAge)}`, {
+      field: "minIntentAgeMs",
+    });
+  }
   const log = new IntentLog(runner);
   const intents = log.pending(model.type)[Symbol.asyncIterator]();
   for (;;) {
@@ -59,10 +71,17 @@ export async function repairIndexes<T extends object>(
       throw error;
     }
     if (next.done) break;
+    if (minAge > 0 && Date.now() - intentTime(next.value) < minAge) continue;
     await replay(model, runner, log, next.value, result);
   }
   if (options.scan) await repairScan(model, runner, result);
   return result;
+}
+
+/** When an intent was recorded: its RowKey starts with the time in milliseconds. */
+function intentTime(intent: Intent): number {
+  const time = Number(intent.rowKey.slice(0, intent.rowKey.indexOf("_")));
+  return Number.isFinite(time) ? time : 0;
 }
 
 async function replay<T extends object>(

@@ -24,6 +24,7 @@ import {
   refKey,
 } from "./copy-ref.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
+import { reconcileEntity } from "./copy-reconciler.js";
 import { foreignProperties } from "./foreign-properties.js";
 import type { Intent, IntentLog } from "./intent-log.js";
 import { memberOf, planListChange, readList } from "./list-index.js";
@@ -277,6 +278,7 @@ export class IndexedWriter<T extends object> {
         claimed,
       );
       for (const change of listChanges) if (!local(change.ref)) await this.#syncList(change);
+      await this.#settleRace(wire.partitionKey, wire.rowKey, etag, intent);
       await this.#intents.complete(intent);
     }
     rememberCopies(entity, next);
@@ -358,6 +360,17 @@ export class IndexedWriter<T extends object> {
   async #planList(change: ListChange): Promise<TransactionAction[]> {
     const state = await readList(this.#runner, change.ref);
     return planListChange(state, `${this.#model.type}@${this.#model.version}`, change);
+  }
+
+  /**
+   * Another writer may have changed the entity while this one was writing its remote copies, and
+   * the two writers' copy writes may have landed out of order. If the entity is no longer the
+   * version this write produced, its copies are brought in line with what it is now.
+   */
+  async #settleRace(partitionKey: string, rowKey: string, etag: string, intent: Intent): Promise<void> {
+    const now = await this.#runner.run("get", this.#table, (s) => s.getEntity(this.#table, partitionKey, rowKey));
+    if (now?.etag === etag) return;
+    await reconcileEntity(this.#model, this.#runner, this.#table, partitionKey, rowKey, intent.refs, "remote");
   }
 
   /** Submits the entity's transaction, translating failures of its first action and of copies. */
