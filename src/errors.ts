@@ -76,8 +76,14 @@ export class ConcurrencyError extends TableKitError {
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
+  /**
+   * True when an earlier attempt of this write may have been applied (its response was lost) and
+   * the entity has changed since: whether this write took effect cannot be known. Do not blindly
+   * re-apply a non-idempotent change; read the entity and decide.
+   */
+  readonly outcomeUnknown: boolean;
 
-  constructor(keys: EntityKeys, options?: { cause?: unknown }) {
+  constructor(keys: EntityKeys, options?: { cause?: unknown; outcomeUnknown?: boolean }) {
     super(
       "CONCURRENCY",
       `Entity changed since it was read (ETag mismatch): table ${keys.table}, PartitionKey '${keys.partitionKey}', RowKey '${keys.rowKey}'`,
@@ -86,6 +92,7 @@ export class ConcurrencyError extends TableKitError {
     this.table = keys.table;
     this.partitionKey = keys.partitionKey;
     this.rowKey = keys.rowKey;
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 

@@ -177,6 +177,11 @@ export class Repository<T extends object> {
         if (possiblyApplied && error instanceof ConcurrencyError) {
           const stored = await s.getEntity(table, wire.partitionKey, wire.rowKey);
           if (stored && holdsWrittenState(wire, stored, mode)) return { etag: stored.etag };
+          // Our lost attempt may have been applied and then overwritten: nobody can tell.
+          throw new ConcurrencyError(
+            { table, partitionKey: wire.partitionKey, rowKey: wire.rowKey },
+            { cause: error, outcomeUnknown: true },
+          );
         }
         throw error;
       }
@@ -248,8 +253,9 @@ export class Repository<T extends object> {
         return await this.update(next, { ifMatch: etagOf(current) as string });
       } catch (error) {
         // Lost a race (changed, deleted or created meanwhile): read again and re-apply.
+        // ...unless our own earlier attempt may have been applied: re-applying could count it twice.
         const conflict =
-          error instanceof ConcurrencyError ||
+          (error instanceof ConcurrencyError && !error.outcomeUnknown) ||
           error instanceof EntityNotFoundError ||
           error instanceof EntityAlreadyExistsError;
         if (!conflict) throw error;
@@ -267,14 +273,15 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
-    if (this.#indexed)
-      return writeEach(
-        items,
-        (item) => this.insert(item),
-        (item) => this.keyOf(item).partitionKey,
-        options,
-      );
-    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
+    if (!this.#indexed)
+      return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
+    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
+    return writeEach(
+      items,
+      (item) => this.insert(item),
+      (item) => this.keyOf(item).partitionKey,
+      options,
+    );
   }
 
   /** Upserts many entities (replace by default, or merge) in batches; see `bulkInsert`. */
@@ -282,20 +289,14 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
-    if (this.#indexed) {
-      return writeEach(
-        items,
-        (item) => this.upsert(item, options),
-        (item) => this.keyOf(item).partitionKey,
-        options,
-      );
-    }
-    return writeBulk(
-      this.#runner,
-      this.#model,
-      this.#table,
+    const mode = writeMode(options.mode);
+    if (!this.#indexed)
+      return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "upsert", mode }, options);
+    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
+    return writeEach(
       items,
-      { kind: "upsert", mode: writeMode(options.mode) },
+      (item) => this.upsert(item, { mode }),
+      (item) => this.keyOf(item).partitionKey,
       options,
     );
   }
@@ -305,21 +306,22 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
-    if (this.#indexed)
-      return writeEach(
-        keys,
-        (key) => this.delete(key),
-        (key) => this.keyOf(key).partitionKey,
-        options,
-      );
-    return writeBulk(
-      this.#runner,
-      this.#model as unknown as EntityModel<Partial<T>>,
-      this.#table,
+    if (!this.#indexed) {
+      const model = this.#model as unknown as EntityModel<Partial<T>>;
+      return writeBulk(this.#runner, model, this.#table, keys, { kind: "delete" }, options);
+    }
+    this.#checkAll(keys, (key) => this.keyOf(key));
+    return writeEach(
       keys,
-      { kind: "delete" },
-      options as BulkOptions,
+      (key) => this.delete(key),
+      (key) => this.keyOf(key).partitionKey,
+      options,
     );
+  }
+
+  /** Arrays are in memory already: every item is checked before the first request, so bad input sends nothing. */
+  #checkAll<I>(items: Iterable<I> | AsyncIterable<I>, check: (item: I) => unknown): void {
+    if (Array.isArray(items)) for (const item of items) check(item);
   }
 
   /** Point query; `undefined` when absent. */

@@ -54,6 +54,17 @@ export interface AttemptContext {
   possiblyApplied: boolean;
 }
 
+/**
+ * Whether a failed attempt may nevertheless have been carried out. 503 ServerBusy and 408 are
+ * answered before the service processes the request, and a refused connection never reached it;
+ * a 500, a client-side timeout or a reset after sending may hide a write that was applied.
+ */
+function mayHaveApplied(error: unknown): boolean {
+  if (!(error instanceof StoreError)) return false;
+  if (error.statusCode === 503 || error.statusCode === 408) return false;
+  return error.serviceCode !== "ECONNREFUSED";
+}
+
 /** Runs operations with exponential backoff and full jitter on transient faults only (never 400/403/404/409/412/413). */
 export class RetryPolicy {
   readonly retries: number;
@@ -105,8 +116,7 @@ export class RetryPolicy {
           const fault = classifyFault(error);
           // Final errors stop at once, unwrapped, with no delay.
           if (fault === "final") throw new AbortError(error as Error);
-          // A refused connection never reached the service; anything else may have been applied.
-          if (!(error instanceof StoreError && error.serviceCode === "ECONNREFUSED")) possiblyApplied = true;
+          if (mayHaveApplied(error)) possiblyApplied = true;
           throw error;
         }
       },

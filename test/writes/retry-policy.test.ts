@@ -121,11 +121,11 @@ describe("RetryPolicy delays", () => {
 
   it("tells later attempts whether an earlier one may have been applied", async () => {
     const { policy } = recordingPolicy(options, () => 0);
-    const refusedFirst = failing(refused(), busy());
-    await policy.run(refusedFirst.operation);
-    // A refused connection never reached the service.
-    expect(refusedFirst.attempts.map((a) => a.possiblyApplied)).toEqual([false, false, true]);
-    for (const error of [reset(), internal(), timeout(), clientTimeout()]) {
+    const notProcessed = failing(refused(), busy(), timeout());
+    await policy.run(notProcessed.operation);
+    // A refused connection never reached the service; 503 and 408 are answered without processing it.
+    expect(notProcessed.attempts.map((a) => a.possiblyApplied)).toEqual([false, false, false, false]);
+    for (const error of [reset(), internal(), clientTimeout()]) {
       const after = failing(error);
       await policy.run(after.operation);
       expect(after.attempts.map((a) => a.possiblyApplied)).toEqual([false, true]);

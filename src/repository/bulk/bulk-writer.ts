@@ -47,8 +47,12 @@ export function writeBulk<T extends object>(
       }
     }
   };
-  const total = Array.isArray(items) ? items.length : undefined;
-  return runBulk(items, toUnit, submit, total === undefined ? options : { ...options, total });
+  if (!Array.isArray(items)) return runBulk(items, toUnit, submit, options);
+  // An array is in memory already: check every item before the first request, so bad input sends nothing.
+  const prepared = new Map<T, WriteUnit<T>>();
+  for (const item of items) prepared.set(item, toUnit(item));
+  const preparedUnit = (item: T) => prepared.get(item) ?? toUnit(item);
+  return runBulk(items, preparedUnit, submit, { ...options, total: items.length });
 }
 
 function toAction<T extends object>(model: EntityModel<T>, item: T, write: BulkKind): TransactionAction {

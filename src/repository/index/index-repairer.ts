@@ -55,9 +55,13 @@ export async function repairIndexes<T extends object>(
   const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
   const minAge = options.minIntentAgeMs ?? 0;
   if (!Number.isSafeInteger(minAge) || minAge < 0) {
-    throw new ValidationError("repair-options", `minIntentAgeMs must be a non-negative integer, got ${String(minAge)}`, {
-      field: "minIntentAgeMs",
-    });
+    throw new ValidationError(
+      "repair-options",
+      `minIntentAgeMs must be a non-negative integer, got ${String(minAge)}`,
+      {
+        field: "minIntentAgeMs",
+      },
+    );
   }
   const log = new IntentLog(runner);
   const intents = log.pending(model.type)[Symbol.asyncIterator]();

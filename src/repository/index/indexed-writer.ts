@@ -11,6 +11,7 @@ import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
 import { buildCopy } from "./copy-builder.js";
+import { reconcileEntity } from "./copy-reconciler.js";
 import {
   COPY_REFS_PROPERTY,
   COPY_SOURCE_PK_PROPERTY,
@@ -24,7 +25,6 @@ import {
   refKey,
 } from "./copy-ref.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
-import { reconcileEntity } from "./copy-reconciler.js";
 import { foreignProperties } from "./foreign-properties.js";
 import type { Intent, IntentLog } from "./intent-log.js";
 import { memberOf, planListChange, readList } from "./list-index.js";
@@ -368,9 +368,19 @@ export class IndexedWriter<T extends object> {
    * version this write produced, its copies are brought in line with what it is now.
    */
   async #settleRace(partitionKey: string, rowKey: string, etag: string, intent: Intent): Promise<void> {
-    const now = await this.#runner.run("get", this.#table, (s) => s.getEntity(this.#table, partitionKey, rowKey));
+    const now = await this.#runner.run("get", this.#table, (s) =>
+      s.getEntity(this.#table, partitionKey, rowKey),
+    );
     if (now?.etag === etag) return;
-    await reconcileEntity(this.#model, this.#runner, this.#table, partitionKey, rowKey, intent.refs, "remote");
+    await reconcileEntity(
+      this.#model,
+      this.#runner,
+      this.#table,
+      partitionKey,
+      rowKey,
+      intent.refs,
+      "remote",
+    );
   }
 
   /** Submits the entity's transaction, translating failures of its first action and of copies. */

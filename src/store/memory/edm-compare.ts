@@ -11,7 +11,8 @@ import type { EdmValue } from "./edm-value.js";
  * (ms values, the common case, therefore compare by ms); Binary bytewise; false < true.
  */
 export function compareEdm(a: EdmValue, b: EdmValue): number | undefined {
-  if (isNumeric(a) && isNumeric(b) && (a.type === "Int64") === (b.type === "Int64")) return compareNumeric(a, b);
+  if (isNumeric(a) && isNumeric(b) && (a.type === "Int64") === (b.type === "Int64"))
+    return compareNumeric(a, b);
   if (a.type !== b.type) return undefined;
   switch (a.type) {
     case "String":
