@@ -28,6 +28,9 @@ export async function compare(
 ): Promise<{ a: number; b: number }> {
   const as: number[] = [];
   const bs: number[] = [];
+  // One unrecorded round each first: JIT warm-up and connection set-up would otherwise count.
+  await a();
+  await b();
   for (let round = 0; round < rounds; round++) {
     if (round % 2 === 0) {
       as.push(await a());

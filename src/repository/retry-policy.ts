@@ -101,37 +101,54 @@ export class RetryPolicy {
   }
 
   /** Runs `operation`, retrying transient faults; `onRetry` hears each scheduled retry. */
-  run<T>(
+  async run<T>(
     operation: (context: AttemptContext) => Promise<T>,
     onRetry?: (decision: RetryDecision) => void,
     signal?: AbortSignal,
   ): Promise<T> {
-    if (this.retries === 0) return operation({ attempt: 1, possiblyApplied: false });
-    let possiblyApplied = false;
+    // The first attempt runs directly: most requests succeed, and they should not pay for the retry loop.
+    try {
+      return await operation({ attempt: 1, possiblyApplied: false });
+    } catch (error) {
+      if (this.retries === 0 || classifyFault(error) === "final") throw error;
+      return this.#retry(operation, error, onRetry, signal);
+    }
+  }
+
+  /** Attempts 2 and later, after the first failed with a transient fault. */
+  async #retry<T>(
+    operation: (context: AttemptContext) => Promise<T>,
+    firstError: unknown,
+    onRetry: ((decision: RetryDecision) => void) | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    let possiblyApplied = mayHaveApplied(firstError);
+    const pause = async (attempt: number, error: unknown) => {
+      const delayMs = this.delayFor(attempt, error);
+      onRetry?.({ attempt, delayMs, error });
+      await this.#sleep(delayMs, signal);
+    };
+    await pause(1, firstError);
     return pRetry(
-      async (attempt) => {
+      async (retry) => {
         try {
-          return await operation({ attempt, possiblyApplied });
+          return await operation({ attempt: retry + 1, possiblyApplied });
         } catch (error) {
-          const fault = classifyFault(error);
           // Final errors stop at once, unwrapped, with no delay.
-          if (fault === "final") throw new AbortError(error as Error);
+          if (classifyFault(error) === "final") throw new AbortError(error as Error);
           if (mayHaveApplied(error)) possiblyApplied = true;
           throw error;
         }
       },
       {
-        retries: this.retries,
+        retries: this.retries - 1,
         // Delays are computed here (Retry-After, immediate reconnect) and slept through the injectable clock.
         minTimeout: 0,
         maxTimeout: 0,
         factor: 1,
         ...(signal ? { signal } : {}),
         onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-          if (retriesLeft === 0) return;
-          const delayMs = this.delayFor(attemptNumber, error);
-          onRetry?.({ attempt: attemptNumber, delayMs, error });
-          await this.#sleep(delayMs, signal);
+          if (retriesLeft > 0) await pause(attemptNumber + 1, error);
         },
       },
     ).catch((error: unknown) => {
