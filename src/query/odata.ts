@@ -19,10 +19,15 @@ export function formatDouble(value: number): string {
   return Number.isInteger(value) ? `${text}.0` : text;
 }
 
-/** Very large or small doubles in the form the service parses: a mantissa with a fraction, `E`, the exponent. */
+/**
+ * Very large or small doubles as plain decimals: exponent forms (`1e+21`) are not read alike by every
+ * backend (Azurite finds nothing), while a decimal expansion is exact for any double.
+ */
 function formatExponent(value: number): string {
+  if (Math.abs(value) >= 1) return `${BigInt(value)}.0`; // |value| ≥ 1e21: always an integer
   const [mantissa = "0", exponent = "0"] = value.toExponential().split("e");
-  return `${mantissa.includes(".") ? mantissa : `${mantissa}.0`}E${exponent.replace("+", "")}`;
+  const fraction = mantissa.split(".")[1]?.length ?? 0;
+  return value.toFixed(Math.min(100, fraction - Number(exponent)));
 }
 
 /** Renders a GUID literal after checking its shape (so user text cannot escape the quotes). */

@@ -43,10 +43,10 @@ describe.each(stores)("edge cases on %s", (_name, kind) => {
     const { db, counter } = await freshContext(kind, [Employee]);
     const employees = db.repository(Employee);
     const attempts = [
-      () => employees.find({ department: "Sales" }).filter("age eq 1) or (age eq 1").toArray(),
-      () => employees.find({ department: "Sales" }).filter("lastName eq 'x").toArray(),
+      async () => employees.find({ department: "Sales" }).filter("age eq 1) or (age eq 1").toArray(),
+      async () => employees.find({ department: "Sales" }).filter("lastName eq 'x").toArray(),
       () => employees.get({ department: "Sales\ud800", employeeId: 1 }),
-      () => employees.scan().filter(odata`age gt ${3_000_000_000}`).toArray(),
+      async () => employees.scan().filter(odata`age gt ${3_000_000_000}`).toArray(),
       () =>
         db
           .repository(AllTypes)
