@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { TableClient } from "@azure/data-tables";
+import { describe, expect, inject, it } from "vitest";
 import { Column, Entity, etagOf, TransactionError, UniqueConstraintError } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 
@@ -207,5 +208,72 @@ describe.each(stores)("bulk writes of indexed entities on %s", (_name, kind) => 
     expect(await employees.index("byLastName").find({ lastName: "L0" }).toArray()).toHaveLength(
       moved.slice(10).filter((e) => e.lastName === "L0").length,
     );
+  });
+});
+
+/** A unique value kept in another table: claimed before the entity is written. */
+@Entity({
+  table: "IdxBadged",
+  partitionKey: "{team}",
+  rowKey: "m_{id}",
+  indexes: { byBadge: { table: "IdxBadges", partitionKey: "badges", rowKey: "{badge}" } },
+})
+class Member {
+  @Column({ type: "String" }) team!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) badge!: string;
+}
+
+describe.each(stores)("unique values across partitions on %s", (_name, kind) => {
+  it("concurrent claimants of one value in different partitions: exactly one wins, the others leave nothing", async () => {
+    const { db } = await freshContext(kind, [Member]);
+    const members = db.repository(Member);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        members.insert(Object.assign(new Member(), { team: `team${i}`, id: `m${i}`, badge: "B-007" })),
+      ),
+    );
+    const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
+    expect(winners).toHaveLength(1);
+    for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toBeInstanceOf(UniqueConstraintError);
+    const holder = await members.index("byBadge").get({ badge: "B-007" });
+    expect(holder?.team).toBe(`team${winners[0]}`);
+    for (let i = 0; i < 8; i++) {
+      const stored = await members.get({ team: `team${i}`, id: `m${i}` });
+      expect(stored === undefined).toBe(i !== winners[0]);
+    }
+    expect(await db.verifyIndexes(Member)).toEqual({ missing: [], stale: [], orphans: [] });
+  });
+});
+
+// The rows as the raw SDK lists them: what another client of the table sees.
+describe("physical rows of indexed entities on Azurite, read with the raw SDK", () => {
+  const azurite = stores.find(([name]) => name === "azurite")?.[1] as (typeof stores)[number][1];
+
+  async function rawRows(table: string): Promise<string[]> {
+    const client = TableClient.fromConnectionString(inject("azuriteConnectionString"), table, {
+      allowInsecureConnection: true,
+    });
+    const rows: string[] = [];
+    for await (const row of client.listEntities()) rows.push(`${row.partitionKey}|${row.rowKey}`);
+    return rows;
+  }
+
+  it("after insert, after an indexed value changes, and after delete", async () => {
+    const { db, prefix } = await freshContext(azurite, [IndexedEmployee]);
+    const employees = db.repository(IndexedEmployee);
+    await employees.insert(person("Sales", 223, "Jones", "jonesj@contoso.com"));
+    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual(["Sales|email_jonesj@contoso.com", "Sales|empid_000223"]);
+    expect(await rawRows(`${prefix}IdxEmployeesByName`)).toEqual(["Jones|Sales_000223"]);
+    const e = await employees.getOrThrow({ department: "Sales", employeeId: 223 });
+    e.email = "jane@contoso.com";
+    e.lastName = "Smith";
+    await employees.update(e);
+    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual(["Sales|email_jane@contoso.com", "Sales|empid_000223"]);
+    expect(await rawRows(`${prefix}IdxEmployeesByName`)).toEqual(["Smith|Sales_000223"]);
+    await employees.delete(e);
+    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual([]);
+    expect(await rawRows(`${prefix}IdxEmployeesByName`)).toEqual([]);
+    expect(await rawRows(`${prefix}TablekitIntents`)).toEqual([]);
   });
 });
