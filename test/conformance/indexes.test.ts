@@ -235,7 +235,8 @@ describe.each(stores)("unique values across partitions on %s", (_name, kind) => 
     );
     const winners = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
     expect(winners).toHaveLength(1);
-    for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toBeInstanceOf(UniqueConstraintError);
+    for (const o of outcomes)
+      if (o.status === "rejected") expect(o.reason).toBeInstanceOf(UniqueConstraintError);
     const holder = await members.index("byBadge").get({ badge: "B-007" });
     expect(holder?.team).toBe(`team${winners[0]}`);
     for (let i = 0; i < 8; i++) {
@@ -263,13 +264,19 @@ describe("physical rows of indexed entities on Azurite, read with the raw SDK", 
     const { db, prefix } = await freshContext(azurite, [IndexedEmployee]);
     const employees = db.repository(IndexedEmployee);
     await employees.insert(person("Sales", 223, "Jones", "jonesj@contoso.com"));
-    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual(["Sales|email_jonesj@contoso.com", "Sales|empid_000223"]);
+    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual([
+      "Sales|email_jonesj@contoso.com",
+      "Sales|empid_000223",
+    ]);
     expect(await rawRows(`${prefix}IdxEmployeesByName`)).toEqual(["Jones|Sales_000223"]);
     const e = await employees.getOrThrow({ department: "Sales", employeeId: 223 });
     e.email = "jane@contoso.com";
     e.lastName = "Smith";
     await employees.update(e);
-    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual(["Sales|email_jane@contoso.com", "Sales|empid_000223"]);
+    expect(await rawRows(`${prefix}IdxEmployees`)).toEqual([
+      "Sales|email_jane@contoso.com",
+      "Sales|empid_000223",
+    ]);
     expect(await rawRows(`${prefix}IdxEmployeesByName`)).toEqual(["Smith|Sales_000223"]);
     await employees.delete(e);
     expect(await rawRows(`${prefix}IdxEmployees`)).toEqual([]);
