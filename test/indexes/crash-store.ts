@@ -1,15 +1,6 @@
 import { StoreError } from "../../src/errors.js";
-import type {
-  StoreCapabilities,
-  StoredEntity,
-  StorePage,
-  StoreQuery,
-  TableStore,
-  TransactionAction,
-  WireEntity,
-  WriteMode,
-  WriteResult,
-} from "../../src/store/table-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
+import { type StoreRequest, StoreWrapper } from "../support/store-wrapper.js";
 
 /**
  * How the armed request fails:
@@ -22,8 +13,7 @@ import type {
 export type CrashMode = "crash" | "refused" | "lost";
 
 /** A store that counts requests and fails the Nth one (and, for `crash`, all after it). */
-export class CrashStore implements TableStore {
-  readonly inner: TableStore;
+export class CrashStore extends StoreWrapper {
   /** Requests made since the last `arm` or `reset`. */
   requests = 0;
   /** Method of each request since the last `arm` or `reset`. */
@@ -33,15 +23,7 @@ export class CrashStore implements TableStore {
   #hook: { when: (method: string, table: string) => boolean; run: () => Promise<void> } | undefined;
 
   constructor(inner: TableStore) {
-    this.inner = inner;
-  }
-
-  get name(): string {
-    return this.inner.name;
-  }
-
-  get capabilities(): StoreCapabilities {
-    return this.inner.capabilities;
+    super(inner);
   }
 
   /** Fails request number `at` (1-based, counted from now) as `mode` says. */
@@ -66,7 +48,7 @@ export class CrashStore implements TableStore {
     this.log.length = 0;
   }
 
-  async #call<T>(method: string, table: string, request: () => Promise<T>): Promise<T> {
+  protected override async around<T>({ method, table }: StoreRequest, request: () => Promise<T>): Promise<T> {
     const hook = this.#hook;
     if (hook?.when(method, table)) {
       this.#hook = undefined;
@@ -98,52 +80,5 @@ export class CrashStore implements TableStore {
       }
     }
     return request();
-  }
-
-  createTable(table: string): Promise<void> {
-    return this.#call("createTable", table, () => this.inner.createTable(table));
-  }
-
-  deleteTable(table: string): Promise<void> {
-    return this.#call("deleteTable", table, () => this.inner.deleteTable(table));
-  }
-
-  getEntity(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    select?: readonly string[],
-  ): Promise<StoredEntity | undefined> {
-    return this.#call("getEntity", table, () => this.inner.getEntity(table, partitionKey, rowKey, select));
-  }
-
-  queryPage(table: string, query: StoreQuery): Promise<StorePage> {
-    return this.#call("queryPage", table, () => this.inner.queryPage(table, query));
-  }
-
-  insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.#call("insert", table, () => this.inner.insert(table, entity));
-  }
-
-  upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.#call("upsert", table, () => this.inner.upsert(table, entity, mode));
-  }
-
-  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.#call("update", table, () => this.inner.update(table, entity, mode, ifMatch));
-  }
-
-  delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    return this.#call("delete", table, () => this.inner.delete(table, partitionKey, rowKey, ifMatch));
-  }
-
-  submitTransaction(
-    table: string,
-    partitionKey: string,
-    actions: readonly TransactionAction[],
-  ): Promise<WriteResult[]> {
-    return this.#call("submitTransaction", table, () =>
-      this.inner.submitTransaction(table, partitionKey, actions),
-    );
   }
 }

@@ -5,18 +5,10 @@
  * deterministically ("fault the next N calls of method X with kind K").
  */
 import { StoreError, TransactionError } from "../../src/errors.js";
-import type {
-  StoreCapabilities,
-  StoredEntity,
-  StorePage,
-  StoreQuery,
-  TableStore,
-  TransactionAction,
-  WireEntity,
-  WriteMode,
-  WriteResult,
-} from "../../src/store/table-store.js";
-import type { StoreMethod } from "./counting-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
+import { STORE_METHODS, type StoreMethod, type StoreRequest, StoreWrapper } from "./store-wrapper.js";
+
+export { STORE_METHODS } from "./store-wrapper.js";
 
 /**
  * How a faulted request fails:
@@ -52,18 +44,6 @@ export const ALL_FAULT_KINDS: readonly FaultKind[] = [
   "badRequest",
   "forbidden",
   "tooLarge",
-];
-
-export const STORE_METHODS: readonly StoreMethod[] = [
-  "createTable",
-  "deleteTable",
-  "getEntity",
-  "queryPage",
-  "insert",
-  "upsert",
-  "update",
-  "delete",
-  "submitTransaction",
 ];
 
 /** The Retry-After a `busyRetryAfter` fault carries (the service sends whole seconds). */
@@ -274,69 +254,19 @@ export function serviceFault(kind: FaultKind, method: StoreMethod): StoreError {
  * before the inner store is called; a `lost` calls it, waits for it to finish (success or not), runs the
  * rule's hook, and then fails with the reset, so the caller cannot know the request was applied.
  */
-export class FaultyStore implements TableStore {
-  readonly inner: TableStore;
+export class FaultyStore extends StoreWrapper {
   readonly plan: FaultPlan;
 
   constructor(inner: TableStore, plan: FaultPlan | FaultPlanOptions = {}) {
-    this.inner = inner;
+    super(inner);
     this.plan = plan instanceof FaultPlan ? plan : new FaultPlan(plan);
   }
 
-  get name(): string {
-    return this.inner.name;
-  }
-
-  get capabilities(): StoreCapabilities {
-    return this.inner.capabilities;
-  }
-
-  createTable(table: string): Promise<void> {
-    return this.#call("createTable", () => this.inner.createTable(table));
-  }
-
-  deleteTable(table: string): Promise<void> {
-    return this.#call("deleteTable", () => this.inner.deleteTable(table));
-  }
-
-  getEntity(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    select?: readonly string[],
-  ): Promise<StoredEntity | undefined> {
-    return this.#call("getEntity", () => this.inner.getEntity(table, partitionKey, rowKey, select));
-  }
-
-  queryPage(table: string, query: StoreQuery): Promise<StorePage> {
-    return this.#call("queryPage", () => this.inner.queryPage(table, query));
-  }
-
-  insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.#call("insert", () => this.inner.insert(table, entity));
-  }
-
-  upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.#call("upsert", () => this.inner.upsert(table, entity, mode));
-  }
-
-  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.#call("update", () => this.inner.update(table, entity, mode, ifMatch));
-  }
-
-  delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    return this.#call("delete", () => this.inner.delete(table, partitionKey, rowKey, ifMatch));
-  }
-
-  submitTransaction(
-    table: string,
-    partitionKey: string,
-    actions: readonly TransactionAction[],
-  ): Promise<WriteResult[]> {
-    return this.#call("submitTransaction", () => this.inner.submitTransaction(table, partitionKey, actions), {
-      table,
-      partitionKey,
-    });
+  protected override around<T>(
+    { method, table, partitionKey }: StoreRequest,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    return this.#call(method, send, partitionKey === undefined ? undefined : { table, partitionKey });
   }
 
   async #call<T>(
