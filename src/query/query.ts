@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import { withSystemProperties } from "../schema/system-properties.js";
 import type { StoreContinuation } from "../store/table-store.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { formatColumnLiteral } from "./column-literal.js";
@@ -248,9 +249,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
   #selectWithKeys(): readonly string[] | undefined {
     const select = this.#state.select;
     if (select === undefined) return undefined;
-    // Keys are always fetched so key fields decode; EntityType tells this class's rows from others,
-    // and _tkIndex tells index copies from entities.
-    return [...new Set(["PartitionKey", "RowKey", "EntityType", "_tkIndex", ...select])];
+    return withSystemProperties(select);
   }
 
   #comparison(field: string, op: ComparisonOperator | undefined, value: unknown): string {

@@ -1,6 +1,6 @@
 import { SchemaError } from "../errors.js";
-import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../schema/build-entity-model.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import { ENTITY_TYPE_PROPERTY, isUserProperty } from "../schema/system-properties.js";
 import type { StoredEntity, WireValue } from "../store/table-store.js";
 
 /** A row's discriminator (`"Employee@2"`) split into its type and version. */
@@ -21,9 +21,6 @@ export function parseEntityType(value: unknown): EntityTypeTag | undefined {
   return { type: value.slice(0, at), version: VERSION.test(digits) ? Number(digits) : undefined };
 }
 
-/** Properties of a stored row that are not the user's: keys, service metadata and the discriminator. */
-const NOT_USER_PROPERTIES = new Set(["partitionKey", "rowKey", "etag", "timestamp", ENTITY_TYPE_PROPERTY]);
-
 /**
  * Compiles the upcasting step of a class's read path: a row whose `EntityType` records an older
  * version than the class's goes through the class's `upcast` and comes back as a row of the current
@@ -41,8 +38,7 @@ export function compileUpcaster(model: EntityModel): ((stored: StoredEntity) => 
     if (fromVersion === undefined || fromVersion >= model.version) return stored;
     const properties: Record<string, unknown> = {};
     for (const name of Object.keys(stored)) {
-      if (NOT_USER_PROPERTIES.has(name) || name.startsWith(LIBRARY_PROPERTY_PREFIX)) continue;
-      properties[name] = stored[name];
+      if (isUserProperty(name)) properties[name] = stored[name];
     }
     const upgraded: unknown = upcast(properties, fromVersion);
     if (upgraded === null || typeof upgraded !== "object" || Array.isArray(upgraded)) {

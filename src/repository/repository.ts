@@ -7,8 +7,8 @@ import {
 import { findState } from "../query/find-state.js";
 import { assertLogTail } from "../query/log-tail.js";
 import { Query, type QueryExecutor } from "../query/query.js";
-import { ENTITY_TYPE_PROPERTY } from "../schema/build-entity-model.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../schema/system-properties.js";
 import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
 import { writeEach } from "./bulk/bulk-each.js";
@@ -21,6 +21,7 @@ import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
 import { IntentLog } from "./index/intent-log.js";
 import type { StoreRunner } from "./store-runner.js";
+import { writeMode } from "./write-mode.js";
 import { holdsWrittenState } from "./written-state.js";
 
 /** Options of `upsert`. */
@@ -327,7 +328,9 @@ export class Repository<T extends object> {
   /** Point query; `undefined` when absent. */
   async get(key: Partial<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
     const { partitionKey, rowKey } = this.keyOf(key);
-    const select = options.select ? this.#select(options.select) : undefined;
+    const select = options.select
+      ? withSystemProperties(this.#model.mapper.propertiesOf(options.select))
+      : undefined;
     return this.#fetchPoint(this.#table, partitionKey, rowKey, select);
   }
 
@@ -411,17 +414,6 @@ export class Repository<T extends object> {
     return new Query(this.#model, this.#executor, { table: this.#table, rowFields: {}, rowKey, filters: [] });
   }
 
-  #select(fields: readonly string[]): string[] {
-    return [
-      ...new Set([
-        "PartitionKey",
-        "RowKey",
-        ENTITY_TYPE_PROPERTY,
-        ...this.#model.mapper.propertiesOf(fields),
-      ]),
-    ];
-  }
-
   async #fetchPoint(
     table: string,
     partitionKey: string,
@@ -473,19 +465,12 @@ export class Repository<T extends object> {
   /** Rows written by another entity type sharing the table, and index copies, are not this repository's to return. */
   #isOwnRow(stored: StoredEntity): boolean {
     if (stored[COPY_INDEX_PROPERTY] !== undefined) return false;
-    const type = stored[ENTITY_TYPE_PROPERTY];
-    if (typeof type !== "string") return true;
-    const at = type.lastIndexOf("@");
-    return (at < 0 ? type : type.slice(0, at)) === this.#model.type;
+    // Runs per row on every scan: compare text, allocate nothing (parseEntityType would).
+    const tag = stored[ENTITY_TYPE_PROPERTY];
+    if (typeof tag !== "string") return true;
+    const type = this.#model.type;
+    return tag.length > type.length
+      ? tag.startsWith(type) && tag.lastIndexOf("@") === type.length
+      : tag === type;
   }
-}
-
-function writeMode(mode: WriteMode | undefined): WriteMode {
-  if (mode === undefined) return "replace";
-  if (mode !== "replace" && mode !== "merge") {
-    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(mode)}'`, {
-      field: "mode",
-    });
-  }
-  return mode;
 }

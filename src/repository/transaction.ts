@@ -10,6 +10,7 @@ import type { TransactionAction, WireEntity, WriteMode } from "../store/table-st
 import { ServiceLimits } from "../util/service-limits.js";
 import { estimateActionBytes } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
+import { writeMode } from "./write-mode.js";
 
 /** One planned operation: what is sent, and the instance whose ETag is updated afterwards. */
 export interface PlannedOperation {
@@ -41,7 +42,7 @@ export class Transaction {
     const { wire, model } = toWire(entity);
     return this.#add(
       model,
-      { kind: "upsert", entity: wire, mode: mode(options.mode) },
+      { kind: "upsert", entity: wire, mode: writeMode(options.mode) },
       entity,
       `upsert ${model.name}`,
     );
@@ -61,7 +62,7 @@ export class Transaction {
     }
     return this.#add(
       model,
-      { kind: "update", entity: wire, mode: mode(options.mode), ifMatch },
+      { kind: "update", entity: wire, mode: writeMode(options.mode), ifMatch },
       entity,
       `update ${name}`,
     );
@@ -152,14 +153,4 @@ export function assertValidTransaction(operations: readonly PlannedOperation[]):
 function toWire(entity: object): { wire: WireEntity; model: EntityModel<object> } {
   const model = modelOfInstance(entity);
   return { wire: model.mapper.toWire(entity), model };
-}
-
-function mode(value: WriteMode | undefined): WriteMode {
-  if (value === undefined) return "replace";
-  if (value !== "replace" && value !== "merge") {
-    throw new ValidationError("mode", `mode must be "replace" or "merge", got '${String(value)}'`, {
-      field: "mode",
-    });
-  }
-  return value;
 }

@@ -6,9 +6,9 @@ import { COLUMN_TYPES, type ColumnType, inferColumnType } from "./column-type.js
 import type { ColumnRecord } from "./decorators.js";
 import type { ColumnModel, EntityClass, EntityModel, IndexModel } from "./entity-model.js";
 import type { EntityOptions, IndexOptions } from "./entity-options.js";
+import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "./system-properties.js";
 
-/** The property holding each row's discriminator (`type@version`), as in the heterogeneous-types pattern. */
-export const ENTITY_TYPE_PROPERTY = "EntityType";
+export { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "./system-properties.js";
 
 /** Names the service or the SDK reserve: a column stored under one of them would corrupt the row. */
 const RESERVED_PROPERTIES = new Set([
@@ -22,9 +22,6 @@ const RESERVED_PROPERTIES = new Set([
   "ETag",
   ENTITY_TYPE_PROPERTY,
 ]);
-
-/** Properties tablekit keeps in rows for its own bookkeeping (index copies, their owners) start with this. */
-export const LIBRARY_PROPERTY_PREFIX = "_tk";
 
 const KEY_TYPES: ReadonlySet<ColumnType> = new Set(["String", "Guid", "Int32", "Int64", "DateTime"]);
 const TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;

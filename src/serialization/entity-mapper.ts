@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
 import type { ColumnModel, EntityClass } from "../schema/entity-model.js";
+import { ENTITY_TYPE_PROPERTY } from "../schema/system-properties.js";
 import type { StoredEntity, WireEntity } from "../store/table-store.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { rememberEtag } from "./entity-etag.js";
@@ -27,9 +28,6 @@ interface MapperSource {
   readonly columnsByField: ReadonlyMap<string, ColumnModel>;
 }
 
-/** Property holding the discriminator; kept in sync with build-entity-model.ts. */
-const ENTITY_TYPE = "EntityType";
-
 /**
  * Compiles the mapper for one class. Mapping runs once per row on every scan, so instead of
  * walking the column list per row, it generates straight-line code with a fixed property access
@@ -45,13 +43,13 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const toWireBody = [
     "if (e === null || typeof e !== 'object') notAnEntity(e);",
     `const out = { partitionKey: pk.encode(e, "PartitionKey"), rowKey: rk.encode(e, "RowKey") };`,
-    `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE.length * 2 + 4 + discriminator.length * 2};`,
+    `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE_PROPERTY.length * 2 + 4 + discriminator.length * 2};`,
     "let v, w;",
     ...columns.map(
       (c, i) =>
         `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i)} }`,
     ),
-    `out[${JSON.stringify(ENTITY_TYPE)}] = ${JSON.stringify(discriminator)};`,
+    `out[${JSON.stringify(ENTITY_TYPE_PROPERTY)}] = ${JSON.stringify(discriminator)};`,
     "if (size > maxEntityBytes) tooLarge(size);",
     "return out;",
   ].join("\n");

@@ -1,7 +1,6 @@
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 
-/** Marks a row as an index copy: the index name (copies never count as entities). */
-export const COPY_INDEX_PROPERTY = "_tkIndex";
+export { COPY_INDEX_PROPERTY } from "../../schema/system-properties.js";
 /** The PartitionKey and RowKey of the entity a copy belongs to. */
 export const COPY_SOURCE_PK_PROPERTY = "_tkSourcePK";
 export const COPY_SOURCE_RK_PROPERTY = "_tkSourceRK";

@@ -1,7 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
+import { isUserProperty } from "../../schema/system-properties.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
-
-const SYSTEM = new Set(["partitionKey", "rowKey", "etag", "timestamp", "EntityType"]);
 
 /**
  * The stored properties the class has no column for (written by other clients or older
@@ -15,9 +14,6 @@ export function foreignProperties<T extends object>(
 ): Partial<WireEntity> {
   const known = new Set(model.columns.map((c) => c.property));
   const foreign: Partial<WireEntity> = {};
-  for (const name in stored) {
-    if (SYSTEM.has(name) || known.has(name) || name.startsWith("_tk") || name.startsWith("odata.")) continue;
-    foreign[name] = stored[name];
-  }
+  for (const name in stored) if (isUserProperty(name) && !known.has(name)) foreign[name] = stored[name];
   return foreign;
 }

@@ -1,0 +1,27 @@
+/**
+ * Property names tablekit itself keeps in rows. Defined once, below every layer that needs them.
+ */
+
+/** Each row's discriminator (`type@version`), as in the heterogeneous-types pattern. */
+export const ENTITY_TYPE_PROPERTY = "EntityType";
+
+/** Bookkeeping properties (index copies, their owners, copy lists) start with this; user columns may not. */
+export const LIBRARY_PROPERTY_PREFIX = "_tk";
+
+/** Marks a row as an index copy or index entity: the index name (such rows are never entities). */
+export const COPY_INDEX_PROPERTY = "_tkIndex";
+
+/**
+ * What a projected query must always fetch besides the caller's columns: the keys (key fields
+ * decode from them), the discriminator (rows of other types are skipped) and the copy marker.
+ */
+export function withSystemProperties(properties: readonly string[]): string[] {
+  return [...new Set(["PartitionKey", "RowKey", ENTITY_TYPE_PROPERTY, COPY_INDEX_PROPERTY, ...properties])];
+}
+
+/** A row's property names that are not the user's: keys, service metadata, discriminator, bookkeeping. */
+export function isUserProperty(name: string): boolean {
+  return !NOT_USER.has(name) && !name.startsWith(LIBRARY_PROPERTY_PREFIX) && !name.startsWith("odata.");
+}
+
+const NOT_USER = new Set(["partitionKey", "rowKey", "etag", "timestamp", ENTITY_TYPE_PROPERTY]);
