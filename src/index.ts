@@ -40,7 +40,6 @@ export {
 } from "./repository/table-context.js";
 export type { TableKitEvent, TableKitEventListener } from "./repository/table-kit-event.js";
 export { Transaction } from "./repository/transaction.js";
-export type { ColumnType } from "./schema/column-type.js";
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
@@ -62,3 +61,4 @@ export type {
   WriteMode,
   WriteResult,
 } from "./store/table-store.js";
+export type { ColumnType } from "./wire/column-type.js";

@@ -1,6 +1,6 @@
 import type { ColumnModel } from "../schema/entity-model.js";
 import { createValueWriter } from "../serialization/value-codecs.js";
-import type { TypedValue } from "../store/table-store.js";
+import type { TypedValue } from "../wire/wire-entity.js";
 import { formatBinary, formatDateTime, formatDouble, formatGuid, quoteString } from "./odata.js";
 
 /** Renders a value as the OData literal of a column's type, after the same checks a write makes. */

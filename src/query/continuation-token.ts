@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import type { StoreContinuation } from "../store/table-store.js";
+import type { StoreContinuation } from "../wire/wire-entity.js";
 
 /** Where a paged query resumes, plus how many results `take` still allows. */
 export interface ContinuationState {

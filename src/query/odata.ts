@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import type { TypedValue } from "../store/table-store.js";
+import type { TypedValue } from "../wire/wire-entity.js";
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 

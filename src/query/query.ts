@@ -1,8 +1,8 @@
 import { ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { withSystemProperties } from "../schema/system-properties.js";
-import type { StoreContinuation } from "../store/table-store.js";
 import { ServiceLimits } from "../util/service-limits.js";
+import { withSystemProperties } from "../wire/system-properties.js";
+import type { StoreContinuation } from "../wire/wire-entity.js";
 import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { countComparisons, isSelfContained } from "./filter-comparisons.js";

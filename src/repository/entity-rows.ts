@@ -1,7 +1,7 @@
 import { SchemaError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { ENTITY_TYPE_PROPERTY, isUserProperty } from "../schema/system-properties.js";
 import type { StoredEntity, WireValue } from "../store/table-store.js";
+import { ENTITY_TYPE_PROPERTY, isUserProperty } from "../wire/system-properties.js";
 
 /** A row's discriminator (`"Employee@2"`) split into its type and version. */
 export interface EntityTypeTag {

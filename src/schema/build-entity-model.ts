@@ -2,13 +2,14 @@ import { SchemaError } from "../errors.js";
 import { type KeyFieldType, KeyTemplate } from "../keys/key-template.js";
 import { compileEntityMapper } from "../serialization/entity-mapper.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
-import { COLUMN_TYPES, type ColumnType, inferColumnType } from "./column-type.js";
-import type { ColumnRecord } from "./decorators.js";
+import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
+import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
+import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel, EntityClass, EntityModel, IndexModel } from "./entity-model.js";
 import type { EntityOptions, IndexOptions } from "./entity-options.js";
-import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "./system-properties.js";
+import { inferColumnType } from "./infer-column-type.js";
 
-export { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "./system-properties.js";
+export { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
 
 /** Names the service or the SDK reserve: a column stored under one of them would corrupt the row. */
 const RESERVED_PROPERTIES = new Set([

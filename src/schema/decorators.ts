@@ -1,16 +1,10 @@
 import "reflect-metadata";
 import { buildEntityModel } from "./build-entity-model.js";
+import type { ColumnRecord } from "./column-record.js";
 import { type EntityClass, registerEntityModel } from "./entity-model.js";
 import type { ColumnOptions, EntityOptions } from "./entity-options.js";
 
 const COLUMNS = Symbol.for("tablekit:columns");
-
-/** What `@Column` recorded for one field: its plain arguments plus the `design:type` seen, if any. */
-export interface ColumnRecord {
-  field: string;
-  options: ColumnOptions;
-  designType: unknown;
-}
 
 /**
  * Marks a class as a table entity and resolves its model at once, so definition mistakes

@@ -1,21 +1,13 @@
 import { SchemaError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
 import type { EntityMapper } from "../serialization/entity-mapper.js";
-import type { ColumnType } from "./column-type.js";
+import type { MappedColumn } from "../serialization/mapped-column.js";
+import type { EntityClass } from "../util/entity-class.js";
 
-/** A class whose instances are entities; constructors are never called by tablekit when reading. */
-export type EntityClass<T extends object = object> = abstract new (...args: never[]) => T;
+export type { EntityClass } from "../util/entity-class.js";
 
 /** One resolved column. */
-export interface ColumnModel {
-  /** The class field. */
-  readonly field: string;
-  /** The property name stored in the table. */
-  readonly property: string;
-  readonly type: ColumnType;
-  /** For Json columns: the class values are rebuilt as. */
-  readonly jsonClass?: new () => object;
-}
+export interface ColumnModel extends MappedColumn {}
 
 /** One resolved secondary index (behaviour lives with the index feature). */
 export interface IndexModel {

@@ -1,4 +1,4 @@
-import type { ColumnType } from "./column-type.js";
+import type { ColumnType } from "../wire/column-type.js";
 
 /** Options of `@Column`. */
 export interface ColumnOptions {

@@ -1,10 +1,11 @@
 import { ValidationError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
-import type { ColumnModel, EntityClass } from "../schema/entity-model.js";
-import { ENTITY_TYPE_PROPERTY } from "../schema/system-properties.js";
-import type { StoredEntity, WireEntity } from "../store/table-store.js";
+import type { EntityClass } from "../util/entity-class.js";
 import { ServiceLimits } from "../util/service-limits.js";
+import { ENTITY_TYPE_PROPERTY } from "../wire/system-properties.js";
+import type { StoredEntity, WireEntity } from "../wire/wire-entity.js";
 import { rememberEtag } from "./entity-etag.js";
+import type { MappedColumn } from "./mapped-column.js";
 import { createValueReader, createValueWriter, wireValueSize } from "./value-codecs.js";
 
 /** Converts between class instances and wire entities for one entity class. */
@@ -24,8 +25,8 @@ interface MapperSource {
   readonly version: number;
   readonly partitionKey: KeyTemplate;
   readonly rowKey: KeyTemplate;
-  readonly columns: readonly ColumnModel[];
-  readonly columnsByField: ReadonlyMap<string, ColumnModel>;
+  readonly columns: readonly MappedColumn[];
+  readonly columnsByField: ReadonlyMap<string, MappedColumn>;
 }
 
 /**
@@ -131,7 +132,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
  * The generated statement writing one column. Common types are checked inline (the fast path);
  * anything unusual goes through the column's writer, which also produces the precise error.
  */
-function writeStatement(column: ColumnModel, i: number): string {
+function writeStatement(column: MappedColumn, i: number): string {
   const property = JSON.stringify(column.property);
   const overhead = 8 + column.property.length * 2;
   switch (column.type) {
@@ -150,7 +151,7 @@ function writeStatement(column: ColumnModel, i: number): string {
 }
 
 /** The generated expression reading one column: the SDK's usual shape inline, anything else via the reader. */
-function readExpression(column: ColumnModel, i: number): string {
+function readExpression(column: MappedColumn, i: number): string {
   switch (column.type) {
     case "String":
       return `typeof v === "string" ? v : readers[${i}](v)`;

@@ -1,9 +1,9 @@
 import { instanceToPlain, plainToInstance } from "class-transformer";
 import { ValidationError } from "../errors.js";
-import type { ColumnType } from "../schema/column-type.js";
-import type { WireValue } from "../store/table-store.js";
 import { propertyValueBytes } from "../util/entity-size.js";
 import { ServiceLimits } from "../util/service-limits.js";
+import type { ColumnType } from "../wire/column-type.js";
+import type { WireValue } from "../wire/wire-entity.js";
 
 /** Converts a field value to its wire form, validating it; named by `field` in errors. */
 export type ValueWriter = (value: unknown) => WireValue;

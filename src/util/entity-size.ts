@@ -1,4 +1,4 @@
-import type { EdmType } from "../store/table-store.js";
+import type { EdmType } from "../wire/wire-entity.js";
 
 /**
  * Bytes one property value counts for in the service's entity size formula

@@ -1,6 +1,6 @@
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 
-export { COPY_INDEX_PROPERTY } from "../../schema/system-properties.js";
+export { COPY_INDEX_PROPERTY } from "../../wire/system-properties.js";
 /** The PartitionKey and RowKey of the entity a copy belongs to. */
 export const COPY_SOURCE_PK_PROPERTY = "_tkSourcePK";
 export const COPY_SOURCE_RK_PROPERTY = "_tkSourceRK";

@@ -1,6 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import { isUserProperty } from "../../schema/system-properties.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+import { isUserProperty } from "../../wire/system-properties.js";
 
 /**
  * The stored properties the class has no column for (written by other clients or older

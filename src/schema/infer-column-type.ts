@@ -1,19 +1,4 @@
-import type { EdmType } from "../store/table-store.js";
-
-/** A column's type: one of the service's EDM types, or `Json` (any JSON value stored as a String). */
-export type ColumnType = EdmType | "Json";
-
-export const COLUMN_TYPES: readonly ColumnType[] = [
-  "String",
-  "Int32",
-  "Int64",
-  "Double",
-  "Boolean",
-  "DateTime",
-  "Guid",
-  "Binary",
-  "Json",
-];
+import type { ColumnType } from "../wire/column-type.js";
 
 /** Maps a `design:type` constructor (emitted by tsc's `emitDecoratorMetadata`) to a column type. */
 export function inferColumnType(designType: unknown): ColumnType | undefined {

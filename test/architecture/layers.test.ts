@@ -1,0 +1,97 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The layer order of `src/` (CONTRIBUTING.md): each folder imports only the folders listed for it.
+ * `wire` is the shared vocabulary at the bottom; `repository` orchestrates everything above the port.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  wire: [],
+  errors: ["wire"],
+  util: ["wire", "errors"],
+  keys: ["util", "wire", "errors"],
+  serialization: ["keys", "util", "wire", "errors"],
+  schema: ["serialization", "keys", "util", "wire", "errors"],
+  query: ["schema", "serialization", "keys", "util", "wire", "errors"],
+  store: ["util", "wire", "errors"],
+  repository: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
+};
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** The layer of a file: its top folder under src, or the file's own name for top-level files. */
+function layerOf(file: string): string {
+  const [first] = relative(SRC, file).split("/");
+  return first!.replace(/\.ts$/, "");
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^"';]*?from\s+"([^"]+)"/g)].map(
+    (m) => m[1]!,
+  );
+  const bare = [...text.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g)].map((m) => m[1]!);
+  return [...specifiers, ...bare]
+    .filter((s) => s.startsWith("."))
+    .map((s) => resolve(dirname(file), s.replace(/\.js$/, ".ts")));
+}
+
+const files = sourceFiles(SRC).filter((f) => layerOf(f) !== "index");
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe("source layers", () => {
+  it("knows the layer of every source file", () => {
+    const unknown = files.map(layerOf).filter((layer) => !(layer in ALLOWED));
+    expect(unknown).toEqual([]);
+  });
+
+  it("imports only downward", () => {
+    const violations: string[] = [];
+    for (const [file, imports] of graph) {
+      const from = layerOf(file);
+      for (const target of imports) {
+        const to = layerOf(target);
+        if (to !== from && !ALLOWED[from]?.includes(to)) {
+          violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("has no import cycle", () => {
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, "open");
+      stack.push(file);
+      for (const next of graph.get(file) ?? []) {
+        if (state.get(next) === "open") {
+          cycles.push(
+            stack
+              .slice(stack.indexOf(next))
+              .concat(next)
+              .map((f) => relative(SRC, f))
+              .join(" -> "),
+          );
+        } else if (!state.has(next) && graph.has(next)) {
+          visit(next);
+        }
+      }
+      stack.pop();
+      state.set(file, "done");
+    };
+    for (const file of graph.keys()) if (!state.has(file)) visit(file);
+    expect(cycles).toEqual([]);
+  });
+});
