@@ -30,6 +30,8 @@ export interface TableContextOptions {
   tablePrefix?: string;
   /** @internal The clock retries sleep on (tests inject one). */
   sleep?: Sleep;
+  /** @internal The random source of backoff jitter (tests inject a seeded one). */
+  random?: () => number;
 }
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
@@ -55,7 +57,11 @@ export class TableContext {
     if (!options?.store)
       throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
     this.store = options.store;
-    const retry = new RetryPolicy(options.retry === false ? { retries: 0 } : options.retry, options.sleep);
+    const retry = new RetryPolicy(
+      options.retry === false ? { retries: 0 } : options.retry,
+      options.sleep,
+      options.random,
+    );
     const prefix = options.tablePrefix ?? "";
     if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
       throw new ValidationError(
