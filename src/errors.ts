@@ -1,8 +1,28 @@
-/** Base class of every error tablekit throws: a stable `code` to branch on and the original `cause`. */
-export class TableKitError extends Error {
-  readonly code: string;
+/** The stable `code` of every tablekit error class (one per class; see the errors table of the README). */
+export type TableKitErrorCode =
+  | "SCHEMA"
+  | "VALIDATION"
+  | "ENTITY_NOT_FOUND"
+  | "ENTITY_ALREADY_EXISTS"
+  | "CONCURRENCY"
+  | "TRANSACTION"
+  | "STORE"
+  | "UNIQUE"
+  | "ENCRYPTION";
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+/** Options every error takes: the error that caused it. */
+export interface TableKitErrorOptions {
+  cause?: unknown;
+}
+
+/**
+ * Base class of every error tablekit throws: a stable `code` to branch on and the original `cause`.
+ * Each subclass narrows `code` to its literal (`ConcurrencyError["code"]` is `"CONCURRENCY"`).
+ */
+export class TableKitError extends Error {
+  readonly code: TableKitErrorCode;
+
+  constructor(code: TableKitErrorCode, message: string, options?: TableKitErrorOptions) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -11,17 +31,19 @@ export class TableKitError extends Error {
 
 /** A bad entity definition (decorators, key templates, indexes, table names), raised at definition time. */
 export class SchemaError extends TableKitError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  declare readonly code: "SCHEMA";
+  constructor(message: string, options?: TableKitErrorOptions) {
     super("SCHEMA", message, options);
   }
 }
 
 /** Bad input caught before any request; `field` and `rule` say what was wrong. */
 export class ValidationError extends TableKitError {
+  declare readonly code: "VALIDATION";
   readonly field: string | undefined;
   readonly rule: string;
 
-  constructor(rule: string, message: string, details: { field?: string; cause?: unknown } = {}) {
+  constructor(rule: string, message: string, details: { field?: string | undefined; cause?: unknown } = {}) {
     super("VALIDATION", message, { cause: details.cause });
     this.rule = rule;
     this.field = details.field;
@@ -37,11 +59,12 @@ export interface EntityKeys {
 
 /** The entity did not exist where existence was required (HTTP 404). */
 export class EntityNotFoundError extends TableKitError {
+  declare readonly code: "ENTITY_NOT_FOUND";
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
 
-  constructor(keys: EntityKeys, options?: { cause?: unknown }) {
+  constructor(keys: EntityKeys, options?: TableKitErrorOptions) {
     super(
       "ENTITY_NOT_FOUND",
       `Entity not found: table ${keys.table}, PartitionKey '${keys.partitionKey}', RowKey '${keys.rowKey}'`,
@@ -55,11 +78,12 @@ export class EntityNotFoundError extends TableKitError {
 
 /** An insert found the key already taken (HTTP 409 EntityAlreadyExists). */
 export class EntityAlreadyExistsError extends TableKitError {
+  declare readonly code: "ENTITY_ALREADY_EXISTS";
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
 
-  constructor(keys: EntityKeys, options?: { cause?: unknown }) {
+  constructor(keys: EntityKeys, options?: TableKitErrorOptions) {
     super(
       "ENTITY_ALREADY_EXISTS",
       `Entity already exists: table ${keys.table}, PartitionKey '${keys.partitionKey}', RowKey '${keys.rowKey}'`,
@@ -73,6 +97,7 @@ export class EntityAlreadyExistsError extends TableKitError {
 
 /** A conditional write lost a race: the stored ETag no longer matches (HTTP 412). */
 export class ConcurrencyError extends TableKitError {
+  declare readonly code: "CONCURRENCY";
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
@@ -83,7 +108,7 @@ export class ConcurrencyError extends TableKitError {
    */
   readonly outcomeUnknown: boolean;
 
-  constructor(keys: EntityKeys, options?: { cause?: unknown; outcomeUnknown?: boolean }) {
+  constructor(keys: EntityKeys, options?: TableKitErrorOptions & { outcomeUnknown?: boolean | undefined }) {
     super(
       "CONCURRENCY",
       `Entity changed since it was read (ETag mismatch): table ${keys.table}, PartitionKey '${keys.partitionKey}', RowKey '${keys.rowKey}'`,
@@ -98,6 +123,7 @@ export class ConcurrencyError extends TableKitError {
 
 /** An entity group transaction was rejected by the store; nothing was written. `index` is the failing operation. */
 export class TransactionError extends TableKitError {
+  declare readonly code: "TRANSACTION";
   readonly index: number;
   readonly table: string;
   readonly partitionKey: string;
@@ -110,12 +136,12 @@ export class TransactionError extends TableKitError {
       index: number;
       table: string;
       partitionKey: string;
-      rowKey?: string;
-      statusCode?: number;
-      serviceCode?: string;
-      message?: string;
+      rowKey?: string | undefined;
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      message?: string | undefined;
     },
-    options?: { cause?: unknown },
+    options?: TableKitErrorOptions,
   ) {
     super(
       "TRANSACTION",
@@ -135,6 +161,7 @@ export class TransactionError extends TableKitError {
 
 /** Any other store failure (after retries); keeps the HTTP status and the service's error code. */
 export class StoreError extends TableKitError {
+  declare readonly code: "STORE";
   readonly statusCode: number | undefined;
   readonly serviceCode: string | undefined;
   /** The service's Retry-After hint, when it sent one. */
@@ -142,7 +169,12 @@ export class StoreError extends TableKitError {
 
   constructor(
     message: string,
-    details: { statusCode?: number; serviceCode?: string; retryAfterMs?: number; cause?: unknown } = {},
+    details: {
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      retryAfterMs?: number | undefined;
+      cause?: unknown;
+    } = {},
   ) {
     super("STORE", message, { cause: details.cause });
     this.statusCode = details.statusCode;
@@ -153,18 +185,43 @@ export class StoreError extends TableKitError {
 
 /** A unique index already maps this value to another entity (HTTP 409 on the index copy); nothing was written. */
 export class UniqueConstraintError extends TableKitError {
+  declare readonly code: "UNIQUE";
   readonly index: string;
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
 
-  constructor(details: { index: string } & EntityKeys, options?: { cause?: unknown }) {
+  constructor(details: { index: string } & EntityKeys, options?: TableKitErrorOptions) {
     super(
       "UNIQUE",
       `Unique index ${details.index} already holds this value (table ${details.table}, PartitionKey '${details.partitionKey}', RowKey '${details.rowKey}'); nothing was written`,
       options,
     );
     this.index = details.index;
+    this.table = details.table;
+    this.partitionKey = details.partitionKey;
+    this.rowKey = details.rowKey;
+  }
+}
+
+/**
+ * An encrypted value failed to decrypt or verify (wrong key, unknown key id, or a value moved to
+ * another row or column). Names the column and the entity's keys, never the value.
+ */
+export class EncryptionError extends TableKitError {
+  declare readonly code: "ENCRYPTION";
+  readonly column: string;
+  readonly table: string;
+  readonly partitionKey: string;
+  readonly rowKey: string;
+
+  constructor(details: { column: string; reason: string } & EntityKeys, options?: TableKitErrorOptions) {
+    super(
+      "ENCRYPTION",
+      `Encrypted column ${details.column} could not be decrypted (table ${details.table}, PartitionKey '${details.partitionKey}', RowKey '${details.rowKey}'): ${details.reason}`,
+      options,
+    );
+    this.column = details.column;
     this.table = details.table;
     this.partitionKey = details.partitionKey;
     this.rowKey = details.rowKey;

@@ -2,19 +2,22 @@ import "reflect-metadata";
 
 export {
   ConcurrencyError,
+  EncryptionError,
   EntityAlreadyExistsError,
   type EntityKeys,
   EntityNotFoundError,
   SchemaError,
   StoreError,
   TableKitError,
+  type TableKitErrorCode,
+  type TableKitErrorOptions,
   TransactionError,
   UniqueConstraintError,
   ValidationError,
 } from "./errors.js";
 export { type CommonField, type CommonValues, MultiEntityQuery } from "./query/multi-entity-query.js";
 export { type ODataValue, odata } from "./query/odata.js";
-export type { ComparisonOperator, Page } from "./query/query.js";
+export type { ComparisonOperator, Page, PageOptions } from "./query/query.js";
 export { Query } from "./query/query.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
 export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
@@ -61,4 +64,5 @@ export type {
   WriteMode,
   WriteResult,
 } from "./store/table-store.js";
+export type { CreateValues, DataField, Selected, WhereValues } from "./util/entity-fields.js";
 export type { ColumnType } from "./wire/column-type.js";

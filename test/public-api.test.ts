@@ -22,6 +22,8 @@ describe("public API", () => {
       "ConcurrencyError",
       "TransactionError",
       "StoreError",
+      "UniqueConstraintError",
+      "EncryptionError",
     ]) {
       expect(tablekit, name).toHaveProperty(name);
     }
@@ -39,6 +41,20 @@ describe("public API", () => {
       [new tablekit.ConcurrencyError({ table: "T", partitionKey: "p", rowKey: "r" }), "CONCURRENCY"],
       [new tablekit.TransactionError({ index: 0, table: "T", partitionKey: "p" }), "TRANSACTION"],
       [new tablekit.StoreError("x", { statusCode: 500 }), "STORE"],
+      [
+        new tablekit.UniqueConstraintError({ index: "byEmail", table: "T", partitionKey: "p", rowKey: "r" }),
+        "UNIQUE",
+      ],
+      [
+        new tablekit.EncryptionError({
+          column: "ssn",
+          reason: "unknown key id",
+          table: "T",
+          partitionKey: "p",
+          rowKey: "r",
+        }),
+        "ENCRYPTION",
+      ],
     ];
     for (const [error, code] of cases) {
       expect(error).toBeInstanceOf(tablekit.TableKitError);
