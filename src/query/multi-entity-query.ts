@@ -1,13 +1,14 @@
 import { ValidationError } from "../errors.js";
 import type { ColumnModel } from "../schema/entity-model.js";
-import type { ComparisonOperator, Page, Query } from "./query.js";
+import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
+import type { ComparisonOperator, Page, PageOptions, Query } from "./query.js";
 import type { QueryExplanation } from "./query-plan.js";
 
-/** The fields every type of a union has (for `U = Department | Employee`: the fields both declare). */
-export type CommonField<U> = keyof U & string;
+/** The data fields every type of a union has (for `U = Department | Employee`: the fields both declare). */
+export type CommonField<U> = DataField<U>;
 
 /** Values of the fields common to every type of a union (not distributed over the union). */
-export type CommonValues<U> = { [K in CommonField<U>]?: U[K] };
+export type CommonValues<U> = WhereValues<U>;
 
 /**
  * An immutable query over several entity classes sharing a table, as returned by
@@ -19,51 +20,62 @@ export type CommonValues<U> = { [K in CommonField<U>]?: U[K] };
  * @example
  * const rows = await db.query(Department, Employee).find({ department: "Sales" }).toArray(); // (Department | Employee)[]
  */
-export class MultiEntityQuery<U extends object> implements AsyncIterable<U> {
-  readonly #query: Query<U>;
+export class MultiEntityQuery<U extends object, R = U> implements AsyncIterable<R> {
+  readonly #query: Query<U, R>;
   readonly #label: string;
   readonly #common: ReadonlyMap<string, ColumnModel>;
 
   /** @internal Created by `db.query(...classes).find()` / `.scan()`. */
-  constructor(query: Query<U>, label: string, common: ReadonlyMap<string, ColumnModel>) {
+  constructor(query: Query<U, R>, label: string, common: ReadonlyMap<string, ColumnModel>) {
     this.#query = query;
     this.#label = label;
     this.#common = common;
   }
 
-  /** Adds a comparison on a column every class has, or equalities on such columns. */
-  where(field: CommonField<U>, op: ComparisonOperator, value: unknown): MultiEntityQuery<U>;
-  where(equalities: CommonValues<U>): MultiEntityQuery<U>;
+  /** Adds a comparison on a column every class has (the value typed by the field), or equalities on such columns. */
+  where<K extends CommonField<U>>(
+    field: K,
+    op: ComparisonOperator,
+    value: NonNullable<U[K]>,
+  ): MultiEntityQuery<U, R>;
+  where(equalities: CommonValues<U>): MultiEntityQuery<U, R>;
   where(
-    fieldOrEqualities: string | CommonValues<U>,
+    fieldOrEqualities: CommonField<U> | CommonValues<U>,
     op?: ComparisonOperator,
     value?: unknown,
-  ): MultiEntityQuery<U> {
+  ): MultiEntityQuery<U, R> {
     if (typeof fieldOrEqualities === "string") {
       this.#assertCommon(fieldOrEqualities);
       return this.#wrap(
-        this.#query.where(fieldOrEqualities as CommonField<U>, op as ComparisonOperator, value),
+        this.#query.where(
+          fieldOrEqualities,
+          op as ComparisonOperator,
+          value as NonNullable<U[CommonField<U>]>,
+        ),
       );
     }
     if (fieldOrEqualities !== null && typeof fieldOrEqualities === "object") {
       for (const field of Object.keys(fieldOrEqualities)) this.#assertCommon(field);
     }
-    return this.#wrap(this.#query.where(fieldOrEqualities as Partial<U>));
+    return this.#wrap(this.#query.where(fieldOrEqualities));
   }
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
-  filter(expression: string): MultiEntityQuery<U> {
+  filter(expression: string): MultiEntityQuery<U, R> {
     return this.#wrap(this.#query.filter(expression));
   }
 
-  /** Server-side projection on columns every class has; each class's key fields are always present. */
-  select(...fields: Array<CommonField<U>>): MultiEntityQuery<U> {
+  /**
+   * Server-side projection on columns every class has: results are typed as each class's `Pick`
+   * of them (so `instanceof` still tells them apart); each class's key fields are always present.
+   */
+  select<K extends CommonField<U>>(...fields: K[]): MultiEntityQuery<U, Selected<U, K>> {
     for (const field of fields) this.#assertCommon(field);
     return this.#wrap(this.#query.select(...fields));
   }
 
   /** At most `n` results in total (rows skipped as other types or copies do not count). */
-  take(n: number): MultiEntityQuery<U> {
+  take(n: number): MultiEntityQuery<U, R> {
     return this.#wrap(this.#query.take(n));
   }
 
@@ -73,22 +85,22 @@ export class MultiEntityQuery<U extends object> implements AsyncIterable<U> {
   }
 
   /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
-  page(options: { size?: number; continuation?: string } = {}): Promise<Page<U>> {
+  page(options: PageOptions = {}): Promise<Page<R>> {
     return this.#query.page(options);
   }
 
   /** Iterates every result, following continuations lazily and holding one page in memory. */
-  [Symbol.asyncIterator](): AsyncIterator<U> {
+  [Symbol.asyncIterator](): AsyncIterator<R> {
     return this.#query[Symbol.asyncIterator]();
   }
 
   /** Collects every result into an array. */
-  toArray(): Promise<U[]> {
+  toArray(): Promise<R[]> {
     return this.#query.toArray();
   }
 
   /** The first result, or `undefined`. */
-  first(): Promise<U | undefined> {
+  first(): Promise<R | undefined> {
     return this.#query.first();
   }
 
@@ -103,7 +115,7 @@ export class MultiEntityQuery<U extends object> implements AsyncIterable<U> {
     );
   }
 
-  #wrap(query: Query<U>): MultiEntityQuery<U> {
+  #wrap<S>(query: Query<U, S>): MultiEntityQuery<U, S> {
     return new MultiEntityQuery(query, this.#label, this.#common);
   }
 }

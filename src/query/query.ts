@@ -1,5 +1,6 @@
 import { ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
@@ -14,7 +15,15 @@ export type ComparisonOperator = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
 /** One page of results and, when more may follow, an opaque continuation string that can be stored. */
 export interface Page<T> {
   items: T[];
-  continuation?: string;
+  continuation?: string | undefined;
+}
+
+/** Options of `page`; `continuation: undefined` (a last page's) starts from the beginning. */
+export interface PageOptions {
+  /** At most this many results (default 1,000). */
+  size?: number | undefined;
+  /** Where to resume: a previous page's `continuation`. */
+  continuation?: string | undefined;
 }
 
 /** Runs compiled queries against a store (implemented by the repository). */
@@ -50,11 +59,12 @@ const OPERATORS = new Set<ComparisonOperator>(["eq", "ne", "gt", "ge", "lt", "le
 
 /**
  * An immutable query over one entity class: each method returns a new query; nothing is sent
- * until it is iterated, paged or collected.
+ * until it is iterated, paged or collected. `T` is the entity type filters are written against,
+ * `R` the type of the results (narrowed by `select`).
  * @example
  * const page = await employees.find({ department: "Sales" }).where("age", "gt", 30).page({ size: 50 });
  */
-export class Query<T extends object> implements AsyncIterable<T> {
+export class Query<T extends object, R = T> implements AsyncIterable<R> {
   readonly #model: EntityModel<T>;
   readonly #executor: QueryExecutor<T>;
   readonly #state: QueryState;
@@ -66,10 +76,13 @@ export class Query<T extends object> implements AsyncIterable<T> {
     this.#state = state;
   }
 
-  /** Adds a comparison on a column (`where("age", "gt", 30)`) or equalities (`where({ lastName: "Jones" })`). */
-  where(field: keyof T & string, op: ComparisonOperator, value: unknown): Query<T>;
-  where(equalities: Partial<T>): Query<T>;
-  where(fieldOrEqualities: string | Partial<T>, op?: ComparisonOperator, value?: unknown): Query<T> {
+  /**
+   * Adds a comparison on a column (`where("age", "gt", 30)`, the value typed by the field) or
+   * equalities (`where({ lastName: "Jones" })`).
+   */
+  where<K extends DataField<T>>(field: K, op: ComparisonOperator, value: NonNullable<T[K]>): Query<T, R>;
+  where(equalities: WhereValues<T>): Query<T, R>;
+  where(fieldOrEqualities: string | WhereValues<T>, op?: ComparisonOperator, value?: unknown): Query<T, R> {
     if (typeof fieldOrEqualities === "string") {
       return this.#with({
         filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)],
@@ -89,7 +102,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
   }
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
-  filter(expression: string): Query<T> {
+  filter(expression: string): Query<T, R> {
     if (typeof expression !== "string" || expression.trim() === "") {
       throw new ValidationError("filter", "filter() needs a non-empty OData expression");
     }
@@ -102,21 +115,24 @@ export class Query<T extends object> implements AsyncIterable<T> {
     return this.#with({ filters: [...this.#state.filters, expression] });
   }
 
-  /** Server-side projection; key fields are always present on the results. */
-  select(...fields: Array<keyof T & string>): Query<T> {
+  /**
+   * Server-side projection: results carry the selected fields (typed as `Pick<T, K>`); key fields
+   * are always present at run time too. A later `select` replaces this one.
+   */
+  select<K extends DataField<T>>(...fields: K[]): Query<T, Selected<T, K>> {
     const properties = this.#model.mapper.propertiesOf(fields);
-    return this.#with({ select: properties });
+    return this.#with<Selected<T, K>>({ select: properties });
   }
 
   /** At most `n` results in total. */
-  take(n: number): Query<T> {
+  take(n: number): Query<T, R> {
     if (!Number.isSafeInteger(n) || n < 0)
       throw new ValidationError("take", `take() needs a non-negative integer, got ${n}`);
     return this.#with({ take: n });
   }
 
   /** Restricts the RowKey to values between `from` and `to` (both inclusive; partial compound keys allowed). */
-  between(from: Partial<T>, to: Partial<T>): Query<T> {
+  between(from: Partial<T>, to: Partial<T>): Query<T, R> {
     const range = this.#model.rowKey.betweenRange(
       { ...this.#state.rowFields, ...(from as Record<string, unknown>) },
       { ...this.#state.rowFields, ...(to as Record<string, unknown>) },
@@ -125,7 +141,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
   }
 
   /** Restricts the RowKey to keys starting with the given leading fields of a compound row key. */
-  startsWith(prefix: Partial<T>): Query<T> {
+  startsWith(prefix: Partial<T>): Query<T, R> {
     const range = this.#model.rowKey.prefixRange({
       ...this.#state.rowFields,
       ...(prefix as Record<string, unknown>),
@@ -153,7 +169,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
   }
 
   /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
-  async page(options: { size?: number; continuation?: string } = {}): Promise<Page<T>> {
+  async page(options: PageOptions = {}): Promise<Page<R>> {
     const size = options.size ?? ServiceLimits.maxPageSize;
     if (!Number.isSafeInteger(size) || size < 1)
       throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
@@ -166,7 +182,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
       cursor = state.store;
       remaining = state.remaining ?? remaining;
     }
-    const items: T[] = [];
+    const items: R[] = [];
     const limit = Math.min(size, remaining ?? Number.POSITIVE_INFINITY);
     if (plan.kind === "point" && this.#state.filters.length === 0) {
       if (options.continuation === undefined && limit > 0) {
@@ -186,7 +202,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
         top,
         cursor,
       );
-      for (const item of result.items) items.push(item);
+      for (const item of result.items) items.push(item as unknown as R);
       cursor = result.continuation;
       more = cursor !== undefined;
     }
@@ -200,7 +216,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
   }
 
   /** Iterates every result, following continuations lazily and holding one page in memory. */
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+  async *[Symbol.asyncIterator](): AsyncIterator<R> {
     const plan = this.explain();
     let remaining = this.#state.take ?? Number.POSITIVE_INFINITY;
     if (remaining === 0) return;
@@ -216,34 +232,35 @@ export class Query<T extends object> implements AsyncIterable<T> {
       const result = await this.#executor.fetchPage(plan.table, plan.filter, select, top, cursor);
       cursor = result.continuation;
       for (const item of result.items) {
-        yield item;
+        yield item as unknown as R;
         remaining--;
       }
     } while (cursor !== undefined && remaining > 0);
   }
 
   /** Collects every result into an array. */
-  async toArray(): Promise<T[]> {
-    const items: T[] = [];
+  async toArray(): Promise<R[]> {
+    const items: R[] = [];
     for await (const item of this) items.push(item);
     return items;
   }
 
   /** The first result, or `undefined`. */
-  async first(): Promise<T | undefined> {
+  async first(): Promise<R | undefined> {
     if (this.#state.take === 0) return undefined;
     const { items } = await this.take(1).page({ size: 1 });
     return items[0];
   }
 
-  #fetchPoint(): Promise<T | undefined> {
+  #fetchPoint(): Promise<R | undefined> {
     const { partitionKey, rowKey } = this.#state;
+    // The executor maps rows to entities of T; a projection only leaves fields out, so they are R.
     return this.#executor.fetchPoint(
       this.#state.table,
       partitionKey as string,
       rowKey.eq as string,
       this.#selectWithKeys(),
-    );
+    ) as Promise<R | undefined>;
   }
 
   #selectWithKeys(): readonly string[] | undefined {
@@ -274,7 +291,7 @@ export class Query<T extends object> implements AsyncIterable<T> {
     return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
   }
 
-  #with(change: Partial<QueryState>): Query<T> {
-    return new Query(this.#model, this.#executor, { ...this.#state, ...change });
+  #with<S = R>(change: Partial<QueryState>): Query<T, S> {
+    return new Query<T, S>(this.#model, this.#executor, { ...this.#state, ...change });
   }
 }

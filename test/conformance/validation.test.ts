@@ -59,9 +59,12 @@ describe.each(stores)("bad input is rejected before any request on %s", (_name, 
       ["type", () => all.upsert(Object.assign(new AllTypes(), { group: "g", id: "1", int32: 1.5 }))],
       ["find-partition", async () => employees.find({ employeeId: 1 } as never)],
       ["find-key-fields", async () => employees.find({ department: "Sales", lastName: "x" })],
-      ["unknown-field", async () => employees.find({ department: "Sales" }).where("nope" as never, "eq", 1)],
+      [
+        "unknown-field",
+        async () => employees.find({ department: "Sales" }).where("nope" as never, "eq", 1 as never),
+      ],
       ["operator", async () => employees.find({ department: "Sales" }).where("age", "like" as never, 1)],
-      ["type", async () => employees.find({ department: "Sales" }).where("age", "eq", "30")],
+      ["type", async () => employees.find({ department: "Sales" }).where("age", "eq", "30" as never)],
       [
         "filter-comparisons",
         () => {
