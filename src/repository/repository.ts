@@ -10,10 +10,12 @@ import { Query, type QueryExecutor } from "../query/query.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
+import type { CreateValues, DataField, Selected } from "../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
 import { writeEach } from "./bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
+import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { rememberCopies } from "./index/copy-state.js";
@@ -27,34 +29,35 @@ import { holdsWrittenState } from "./written-state.js";
 /** Options of `upsert`. */
 export interface UpsertOptions {
   /** `replace` (default) drops properties not sent; `merge` keeps them. */
-  mode?: WriteMode;
+  mode?: WriteMode | undefined;
 }
 
 /** Options of `update`. */
 export interface UpdateOptions {
-  mode?: WriteMode;
+  /** `replace` (default) drops properties not sent; `merge` keeps them. */
+  mode?: WriteMode | undefined;
   /** The ETag to match; default: the one tracked for the entity. `"*"` writes unconditionally. */
-  ifMatch?: string;
+  ifMatch?: string | undefined;
 }
 
 /** Options of `delete`. */
 export interface DeleteOptions {
   /** The ETag to match; default: the one tracked for the object passed, else `"*"`. */
-  ifMatch?: string;
+  ifMatch?: string | undefined;
 }
 
 /** Options of `mutate`. */
 export interface MutateOptions<T> {
   /** Read-apply-write rounds before giving up with the last `ConcurrencyError` (default 10). */
-  attempts?: number;
+  attempts?: number | undefined;
   /** Creates the entity when it is absent (otherwise `mutate` resolves `undefined` and writes nothing). */
-  create?: () => T;
+  create?: (() => T) | undefined;
 }
 
 /** Options of point reads. */
-export interface GetOptions<T> {
-  /** Fields to fetch; key fields are always present. */
-  select?: Array<keyof T & string>;
+export interface GetOptions<T, K extends DataField<T> = DataField<T>> {
+  /** Fields to fetch (the result type narrows to them); key fields are always present. */
+  select?: readonly K[] | undefined;
 }
 
 /** The keys of an entity, derived from its key fields. */
@@ -111,6 +114,18 @@ export class Repository<T extends object> {
       partitionKey: this.#model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey"),
       rowKey: this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey"),
     };
+  }
+
+  /**
+   * A new instance of the entity class from an object literal; nothing is written. The compiler
+   * requires every non-optional field and rejects unknown properties; at run time a property that
+   * is not a column is a `ValidationError`. Field initializers run (the class is constructed
+   * without arguments, unless its constructor declares parameters); `undefined` values are skipped.
+   * @example
+   * const e = employees.create({ department: "Sales", employeeId: 223, firstName: "Jo", lastName: "Jones", age: 30, email: "jj@contoso.com" });
+   */
+  create(values: CreateValues<T>): T {
+    return createEntity(this.#model, values);
   }
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
@@ -325,7 +340,12 @@ export class Repository<T extends object> {
     if (Array.isArray(items)) for (const item of items) check(item);
   }
 
-  /** Point query; `undefined` when absent. */
+  /** Point query; `undefined` when absent. With `select`, the result has the selected fields (and keys). */
+  get<K extends DataField<T>>(
+    key: Partial<T>,
+    options: GetOptions<T, K> & { select: readonly K[] },
+  ): Promise<Selected<T, K> | undefined>;
+  get(key: Partial<T>, options?: GetOptions<T>): Promise<T | undefined>;
   async get(key: Partial<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
     const { partitionKey, rowKey } = this.keyOf(key);
     const select = options.select
@@ -334,7 +354,12 @@ export class Repository<T extends object> {
     return this.#fetchPoint(this.#table, partitionKey, rowKey, select);
   }
 
-  /** Point query; `EntityNotFoundError` when absent. */
+  /** Point query; `EntityNotFoundError` when absent. With `select`, the result has the selected fields (and keys). */
+  getOrThrow<K extends DataField<T>>(
+    key: Partial<T>,
+    options: GetOptions<T, K> & { select: readonly K[] },
+  ): Promise<Selected<T, K>>;
+  getOrThrow(key: Partial<T>, options?: GetOptions<T>): Promise<T>;
   async getOrThrow(key: Partial<T>, options: GetOptions<T> = {}): Promise<T> {
     const found = await this.get(key, options);
     if (found === undefined) throw new EntityNotFoundError({ table: this.#table, ...this.keyOf(key) });

@@ -20,18 +20,18 @@ export interface TableContextOptions {
   /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
   store: TableStore;
   /** Retries of transient faults (408, 500, 503, timeouts, resets); `false` disables them. */
-  retry?: RetryOptions | false;
+  retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
-  onEvent?: TableKitEventListener;
+  onEvent?: TableKitEventListener | undefined;
   /**
    * Prepended to every table name (letters and digits, starting with a letter), e.g. per environment
    * or per test run; the result must still be a valid table name.
    */
-  tablePrefix?: string;
+  tablePrefix?: string | undefined;
   /** @internal The clock retries sleep on (tests inject one). */
-  sleep?: Sleep;
+  sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
@@ -152,11 +152,12 @@ export class TableContext {
 
   /**
    * Runs one entity group transaction: the callback adds operations, then they are checked
-   * against the service rules (a `ValidationError` sends nothing) and committed atomically.
+   * against the service rules (a `ValidationError` sends nothing) and committed atomically. The
+   * callback's return value is ignored (it is awaited when it is a promise), so `tx => tx.insert(e)` is fine.
    * @example
    * await db.transaction((tx) => { tx.insert(employee); tx.delete(Employee, { department: "Sales", employeeId: 7 }); });
    */
-  async transaction(build: (tx: Transaction) => void | Promise<void>): Promise<TransactionResult> {
+  async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = new Transaction();
     await build(tx);
     // The caller's operations first (no request), then again with index copies added.
