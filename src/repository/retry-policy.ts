@@ -4,11 +4,11 @@ import { StoreError, ValidationError } from "../errors.js";
 /** Retry settings of a `TableContext` (transient faults only). */
 export interface RetryOptions {
   /** Retries after the first attempt (default 4; 0 disables retrying). */
-  retries?: number;
+  retries?: number | undefined;
   /** Base delay of the exponential backoff (default 200 ms). */
-  minDelayMs?: number;
+  minDelayMs?: number | undefined;
   /** Upper bound of any one delay, including a service's Retry-After (default 10,000 ms). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
 }
 
 /** Why a retry was scheduled. */

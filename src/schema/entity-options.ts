@@ -3,36 +3,36 @@ import type { ColumnType } from "../wire/column-type.js";
 /** Options of `@Column`. */
 export interface ColumnOptions {
   /** The stored type; inferred from `design:type` metadata when omitted (tsc only, not tsx/esbuild). */
-  type?: ColumnType;
+  type?: ColumnType | undefined;
   /** The property name stored in the table (default: the field name). */
-  name?: string;
+  name?: string | undefined;
   /**
    * For `Json` columns: the class of the value (or of each array element). It is rebuilt as an
    * instance of that class when read (with `class-transformer`, so nested `@Type` decorators work).
    */
-  jsonClass?: new () => object;
+  jsonClass?: (new () => object) | undefined;
 }
 
 /** Options of one secondary index (see the indexes issue); validated at definition time. */
 export interface IndexOptions {
   /** Another table for the copies (default: the entity's table). */
-  table?: string;
+  table?: string | undefined;
   /** Key template of the copies' PartitionKey (default: the entity's). */
-  partitionKey?: string;
+  partitionKey?: string | undefined;
   /** Key template of the copies' RowKey. */
   rowKey: string;
   /** Fields the copy carries (default: all). Key fields of the entity are always carried. */
-  project?: readonly string[];
+  project?: readonly string[] | undefined;
   /** A sparse index: only entities for which this returns true get a copy. */
-  when?: (entity: never) => boolean;
+  when?: ((entity: never) => boolean) | undefined;
   /** Unique (default) or not. */
-  unique?: boolean;
+  unique?: boolean | undefined;
   /**
    * An index entity instead of copies: one row per value listing the keys of every entity that
    * has it (non-unique values: all employees named Jones). The RowKey template holds the value.
    * `index(name).find(value)` reads the list and fetches the entities in parallel.
    */
-  list?: boolean;
+  list?: boolean | undefined;
 }
 
 /** Options of `@Entity`. */
@@ -44,9 +44,9 @@ export interface EntityOptions {
   /** Key template of the RowKey, e.g. `"empid_{employeeId:6}"`. */
   rowKey: string;
   /** Secondary indexes by name. */
-  indexes?: Record<string, IndexOptions>;
+  indexes?: Record<string, IndexOptions> | undefined;
   /** The discriminator stored in every row (default: the class name; set it where a bundler minifies names). */
-  type?: string;
+  type?: string | undefined;
   /**
    * Schema version stored with the discriminator (default 1): every row records `EntityType` =
    * `"type@version"`. Reading a row of an older version runs `upcast` (when given) before mapping;
@@ -56,7 +56,7 @@ export interface EntityOptions {
    * an entity back with `replace` drops what the older class does not know and stamps its older
    * version, so prefer `{ mode: "merge" }` where old and new code run side by side.
    */
-  version?: number;
+  version?: number | undefined;
   /**
    * Upgrades the stored properties of a row written by an older `version` (the `fromVersion` its
    * `EntityType` records) to the shape of the current version; the result then goes through the
@@ -76,5 +76,7 @@ export interface EntityOptions {
    *   return row;
    * }
    */
-  upcast?: (properties: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
+  upcast?:
+    | ((properties: Record<string, unknown>, fromVersion: number) => Record<string, unknown>)
+    | undefined;
 }

@@ -31,12 +31,12 @@ export type {
 /** One request for one page of a query. */
 export interface StoreQuery {
   /** OData filter text; absent means every entity. */
-  filter?: string;
+  filter?: string | undefined;
   /** Property names to return (`$select`); PartitionKey/RowKey are requested by the caller when needed. */
-  select?: readonly string[];
+  select?: readonly string[] | undefined;
   /** Maximum entities in this page (`$top`), at most 1,000. */
-  top?: number;
-  continuation?: StoreContinuation;
+  top?: number | undefined;
+  continuation?: StoreContinuation | undefined;
 }
 
 export interface StorePage {

@@ -13,18 +13,18 @@ export interface WriteUnit<T> {
 /** How a bulk write runs. */
 export interface BulkOptions {
   /** Batches in flight at once, over all partitions (default 8); one partition never has two. */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Called after each batch settles; a throwing callback is ignored. */
-  onProgress?: (progress: BulkProgress) => void;
+  onProgress?: ((progress: BulkProgress) => void) | undefined;
   /** Stops pulling and sending; in-flight batches settle, then the bulk write rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * After the first failed batch, start no new batch and resolve once in-flight ones settle (default false);
    * units pulled but not yet sent are then neither `written` nor in `failed`.
    */
-  stopOnError?: boolean;
+  stopOnError?: boolean | undefined;
   /** Units held in memory before partial batches are sent to make room (default 10,000). */
-  maxBufferedUnits?: number;
+  maxBufferedUnits?: number | undefined;
 }
 
 /** A snapshot of a bulk write's progress, in units (entities) and batches. */

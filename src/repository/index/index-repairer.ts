@@ -9,13 +9,13 @@ import { type Intent, IntentLog } from "./intent-log.js";
 /** Options of `repairIndexes`. */
 export interface RepairOptions {
   /** Also scan and fix every drift `verifyIndexes` would report (cost proportional to the tables). */
-  scan?: boolean;
+  scan?: boolean | undefined;
   /**
    * Leave intents younger than this alone (default 0: replay all). A running writer's intent is
    * indistinguishable from a crashed one's; while repairs run next to live writers, give their
    * longest write time here so repair never undoes a write still in progress.
    */
-  minIntentAgeMs?: number;
+  minIntentAgeMs?: number | undefined;
 }
 
 /** What `repairIndexes` changed. */

@@ -6,16 +6,16 @@ export interface AzureStoreOptions {
    * Allow `http://` endpoints. Default: true for loopback hosts (localhost, 127.0.0.0/8, ::1, which covers
    * `UseDevelopmentStorage=true`), false otherwise: then an `http://` endpoint is refused at construction.
    */
-  allowInsecureConnection?: boolean;
+  allowInsecureConnection?: boolean | undefined;
   /** Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** The HTTP client the SDK sends requests with (e.g. to inject faults in tests). */
-  httpClient?: HttpClient;
+  httpClient?: HttpClient | undefined;
   /**
    * Retries inside the SDK's own pipeline (default 0). tablekit retries at a higher level, so the SDK's
    * retries are off unless asked for: two layers would multiply attempts and hide failures.
    */
-  sdkRetries?: number;
+  sdkRetries?: number | undefined;
 }
 
 /** Default per-request timeout. */

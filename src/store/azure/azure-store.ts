@@ -131,10 +131,16 @@ export class AzureStore implements TableStore {
       query.select !== undefined && query.select.length > 0 ? (query.select as string[]) : undefined;
     const page = await this.#runWhole({ operation: "queryPage", table }, async (abortSignal) => {
       const pages = client
-        .listEntities({ abortSignal, queryOptions: { filter: query.filter, select } })
+        .listEntities({
+          abortSignal,
+          queryOptions: {
+            ...(query.filter === undefined ? {} : { filter: query.filter }),
+            ...(select === undefined ? {} : { select }),
+          },
+        })
         .byPage({
-          maxPageSize: query.top,
-          continuationToken: query.continuation && toSdkContinuationToken(query.continuation),
+          ...(query.top === undefined ? {} : { maxPageSize: query.top }),
+          ...(query.continuation ? { continuationToken: toSdkContinuationToken(query.continuation) } : {}),
         });
       return (await pages.next()).value;
     });

@@ -3,8 +3,8 @@ import { compositeKey, type KeyBound } from "./memory-table.js";
 
 /** The slice of the (PartitionKey, RowKey) index a filter can match; absent ends are open. */
 export interface KeyRange {
-  readonly low?: KeyBound;
-  readonly high?: KeyBound;
+  readonly low?: KeyBound | undefined;
+  readonly high?: KeyBound | undefined;
 }
 
 // Composite keys of partition P lie in [P + U+0000, P + U+0001): no key character is below U+0020.

@@ -30,13 +30,13 @@ export interface MemoryStoreOptions {
    * Persist to this file: loaded (and compacted) synchronously by the constructor when it exists;
    * every committed request is then appended to it as one JSON line.
    */
-  file?: string;
+  file?: string | undefined;
   /**
    * `"partition"` (default): like Azure, a page also ends where a query crosses into another
    * PartitionKey, so pages can be short or even empty yet carry a continuation.
    * `"size-only"`: like Azurite, pages end only after `top` entities.
    */
-  pageBreaks?: PageBreaks;
+  pageBreaks?: PageBreaks | undefined;
 }
 
 /** Counters for tests and diagnostics (not part of the store port). */

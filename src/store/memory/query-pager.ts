@@ -11,8 +11,8 @@ export type PageBreaks = "partition" | "size-only";
 export interface PageRequest {
   readonly filter: CompiledFilter;
   readonly top: number;
-  readonly continuation?: StoreContinuation;
-  readonly select?: ReadonlySet<string>;
+  readonly continuation?: StoreContinuation | undefined;
+  readonly select?: ReadonlySet<string> | undefined;
   readonly pageBreaks: PageBreaks;
   /** Called once per entity read from the index (the cost the service bills a scan for). */
   readonly onScanned: () => void;
