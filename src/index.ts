@@ -64,5 +64,11 @@ export type {
   WriteMode,
   WriteResult,
 } from "./store/table-store.js";
-export type { CreateValues, DataField, Selected, WhereValues } from "./util/entity-fields.js";
+export type {
+  CreateValues,
+  DataField,
+  RequiredField,
+  Selected,
+  WhereValues,
+} from "./util/entity-fields.js";
 export type { ColumnType } from "./wire/column-type.js";

@@ -4,28 +4,34 @@
  * a method) stand in for the columns, and the run-time checks keep the exact rule.
  */
 
-/** Keys whose value is a function (methods), in any member of a union. */
-type FunctionKey<T> = { [K in keyof T]-?: NonNullable<T[K]> extends Function ? K : never }[keyof T];
-
 /**
  * The data fields of an entity type: its string keys that are not methods. For a union of entity
  * types, the fields every member has (and none has as a method).
  */
-export type DataField<T> = Exclude<keyof T & string, FunctionKey<T>>;
+export type DataField<T> = Exclude<
+  keyof T & string,
+  { [K in keyof T]-?: NonNullable<T[K]> extends Function ? K : never }[keyof T]
+>;
 
-/** True when `X` and `Y` are the same type (also telling `readonly` apart). */
-type Same<X, Y> = (<G>() => G extends X ? 1 : 2) extends <G>() => G extends Y ? 1 : 2 ? true : false;
-
-/** Readonly keys: getters without a setter look like this, so `create` does not require them. */
-type ReadonlyKey<T> = {
-  [K in keyof T]-?: Same<{ [Q in K]: T[K] }, { -readonly [Q in K]: T[K] }> extends true ? never : K;
-}[keyof T];
-
-/** Optional keys (`nickname?: string`). */
-type OptionalKey<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
-
-/** Data fields `create` requires: neither optional nor readonly. */
-type RequiredField<T> = Exclude<DataField<T>, OptionalKey<T> | ReadonlyKey<T>>;
+/**
+ * The data fields `repository.create` requires: those neither optional (`nickname?: string`) nor
+ * readonly (a getter without a setter looks readonly, and is no column to give).
+ */
+export type RequiredField<T> = Extract<
+  {
+    // Mapping over keyof T keeps each key's modifiers visible to the readonly test.
+    [K in keyof T]-?: {} extends Pick<T, K>
+      ? never
+      : (<G>() => G extends { [Q in K]: T[K] } ? 1 : 2) extends <G>() => G extends {
+            -readonly [Q in K]: T[K];
+          }
+            ? 1
+            : 2
+        ? K
+        : never;
+  }[keyof T],
+  DataField<T>
+>;
 
 /**
  * The values `repository.create(values)` takes: every required (non-optional, writable) data field

@@ -1,5 +1,5 @@
 import { expectTypeOf } from "vitest";
-import { type CreateValues, MemoryStore, TableContext } from "../../src/index.js";
+import { type CreateValues, MemoryStore, type RequiredField, TableContext } from "../../src/index.js";
 import { Employee } from "./surface-fixtures.js";
 
 const employees = new TableContext({ store: new MemoryStore() }).repository(Employee);
@@ -64,4 +64,7 @@ expectTypeOf<keyof CreateValues<Employee>>().toEqualTypeOf<
   | "salaryCents"
   | "hired"
   | "displayName"
+>();
+expectTypeOf<RequiredField<Employee>>().toEqualTypeOf<
+  "department" | "employeeId" | "firstName" | "lastName" | "age" | "email"
 >();
