@@ -34,7 +34,9 @@ const CONNECTION_FAULTS = new Set([
 export function classifyFault(error: unknown): "throttled" | "server" | "timeout" | "connection" | "final" {
   if (!(error instanceof StoreError)) return "final";
   const { statusCode, serviceCode } = error;
-  if (statusCode === 503) return "throttled";
+  // 503 ServerBusy is Azure Table storage's throttling; 429 TooManyRequests is the Cosmos DB Table API's
+  // with an x-ms-retry-after-ms hint (https://learn.microsoft.com/en-us/training/modules/monitor-responses-events-azure-cosmos-db-sql-api/4-review-rate-limiting-errors).
+  if (statusCode === 503 || statusCode === 429) return "throttled";
   if (statusCode === 500) return "server";
   if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut")
     return "timeout";
@@ -55,13 +57,14 @@ export interface AttemptContext {
 }
 
 /**
- * Whether a failed attempt may nevertheless have been carried out. 503 ServerBusy and 408 are
- * answered before the service processes the request, and a refused connection never reached it;
+ * Whether a failed attempt may nevertheless have been carried out. 503 ServerBusy, 429 (Cosmos DB
+ * rate limiting) and 408 are answered before the service processes the request, and a refused
+ * connection never reached it;
  * a 500, a client-side timeout or a reset after sending may hide a write that was applied.
  */
 function mayHaveApplied(error: unknown): boolean {
   if (!(error instanceof StoreError)) return false;
-  if (error.statusCode === 503 || error.statusCode === 408) return false;
+  if (error.statusCode === 503 || error.statusCode === 429 || error.statusCode === 408) return false;
   return error.serviceCode !== "ECONNREFUSED";
 }
 

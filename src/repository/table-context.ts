@@ -19,7 +19,7 @@ import { expandIndexCopies } from "./transaction-indexes.js";
 export interface TableContextOptions {
   /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
   store: TableStore;
-  /** Retries of transient faults (408, 500, 503, timeouts, resets); `false` disables them. */
+  /** Retries of transient faults (408, 429, 500, 503, timeouts, resets); `false` disables them. */
   retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
   onEvent?: TableKitEventListener | undefined;
