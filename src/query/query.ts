@@ -8,6 +8,7 @@ import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { countComparisons, isSelfContained } from "./filter-comparisons.js";
 import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
+import { assertKeyOrderBounded, assertTakeFitsPage } from "./unsorted-order.js";
 
 /** Comparison operators of `where`. */
 export type ComparisonOperator = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
@@ -41,6 +42,17 @@ export interface QueryExecutor<T> {
     rowKey: string,
     select: readonly string[] | undefined,
   ): Promise<T | undefined>;
+  /**
+   * Present only when the store returns results unsorted (`capabilities.sortedResults` false, the
+   * Cosmos DB Table API): reads every page of the filter and resolves its first `top` results in
+   * (PartitionKey, RowKey) order (`top` may be `Infinity`).
+   */
+  fetchFirst?(
+    table: string,
+    filter: string,
+    select: readonly string[] | undefined,
+    top: number,
+  ): Promise<T[]>;
 }
 
 interface QueryState {
@@ -124,7 +136,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     return this.#with<Selected<T, K>>({ select: properties });
   }
 
-  /** At most `n` results in total. */
+  /**
+   * At most `n` results in total: the first `n` in key order. On a store whose results are unsorted
+   * (Cosmos DB Table API) tablekit reads the whole partition range and sorts it to find them, and
+   * refuses `take` on a table scan with a `ValidationError` (the answer would need the whole table).
+   */
   take(n: number): Query<T, R> {
     if (!Number.isSafeInteger(n) || n < 0)
       throw new ValidationError("take", `take() needs a non-negative integer, got ${n}`);
@@ -168,12 +184,24 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     return plan;
   }
 
-  /** Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. */
+  /**
+   * Fetches one page of at most `size` results (default 1,000), resuming from `continuation`. Pages
+   * are in key order on Azure Table storage; on an unsorted store (Cosmos DB Table API) each page
+   * holds results in the store's order (the pages together still hold every result exactly once),
+   * except under `take(n)`, answered as one page of the first `n` in key order (n ≤ size).
+   */
   async page(options: PageOptions = {}): Promise<Page<R>> {
     const size = options.size ?? ServiceLimits.maxPageSize;
     if (!Number.isSafeInteger(size) || size < 1)
       throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
     const plan = this.explain();
+    const fetchFirst = this.#orderFix(plan);
+    if (fetchFirst && this.#state.take !== undefined) {
+      assertKeyOrderBounded(plan, `take(${this.#state.take})`);
+      assertTakeFitsPage(this.#state.take, size, options.continuation !== undefined);
+      if (this.#state.take === 0) return { items: [] };
+      return { items: await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), this.#state.take) };
+    }
     const fingerprint = fingerprintQuery(plan.table, plan.filter, this.#state.select);
     let remaining = this.#state.take;
     let cursor: StoreContinuation | undefined;
@@ -215,11 +243,21 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     return { items, continuation };
   }
 
-  /** Iterates every result, following continuations lazily and holding one page in memory. */
+  /**
+   * Iterates every result, following continuations lazily and holding one page in memory: in key
+   * order on Azure Table storage, in the store's order on an unsorted store (Cosmos DB Table API),
+   * where `take(n)` first reads the partition range to yield its first `n` in key order.
+   */
   async *[Symbol.asyncIterator](): AsyncIterator<R> {
     const plan = this.explain();
     let remaining = this.#state.take ?? Number.POSITIVE_INFINITY;
     if (remaining === 0) return;
+    const fetchFirst = this.#orderFix(plan);
+    if (fetchFirst && this.#state.take !== undefined) {
+      assertKeyOrderBounded(plan, `take(${this.#state.take})`);
+      yield* await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), this.#state.take);
+      return;
+    }
     if (plan.kind === "point" && this.#state.filters.length === 0) {
       const item = await this.#fetchPoint();
       if (item) yield item;
@@ -238,18 +276,56 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     } while (cursor !== undefined && remaining > 0);
   }
 
-  /** Collects every result into an array. */
+  /**
+   * Collects every result into an array, in key order on every store: on an unsorted store (Cosmos
+   * DB Table API) the results are sorted after reading them all.
+   */
   async toArray(): Promise<R[]> {
+    const plan = this.explain();
+    const fetchFirst = this.#orderFix(plan);
+    if (fetchFirst && this.#state.take === undefined) {
+      return fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), Number.POSITIVE_INFINITY);
+    }
     const items: R[] = [];
     for await (const item of this) items.push(item);
     return items;
   }
 
-  /** The first result, or `undefined`. */
+  /**
+   * The first result in key order, or `undefined`. On an unsorted store (Cosmos DB Table API) it
+   * reads the whole partition range to find it, and on a table scan it is a `ValidationError`.
+   */
   async first(): Promise<R | undefined> {
     if (this.#state.take === 0) return undefined;
+    const plan = this.explain();
+    const fetchFirst = this.#orderFix(plan);
+    if (fetchFirst) {
+      assertKeyOrderBounded(plan, "first()");
+      const [item] = await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), 1);
+      return item;
+    }
     const { items } = await this.take(1).page({ size: 1 });
     return items[0];
+  }
+
+  /**
+   * The executor's key-order read when the store returns results unsorted and the query can have
+   * more than one result (a point query has at most one, so its order cannot be wrong). The
+   * executor maps rows to entities of T; a projection only leaves fields out, so they are R.
+   */
+  #orderFix(
+    plan: QueryExplanation,
+  ):
+    | ((table: string, filter: string, select: readonly string[] | undefined, top: number) => Promise<R[]>)
+    | undefined {
+    const fetchFirst = this.#executor.fetchFirst;
+    if (fetchFirst === undefined || plan.kind === "point") return undefined;
+    return fetchFirst.bind(this.#executor) as unknown as (
+      table: string,
+      filter: string,
+      select: readonly string[] | undefined,
+      top: number,
+    ) => Promise<R[]>;
   }
 
   #fetchPoint(): Promise<R | undefined> {

@@ -7,6 +7,7 @@ import type { ColumnModel, EntityClass, EntityModel } from "../schema/entity-mod
 import type { EntityMapper } from "../serialization/entity-mapper.js";
 import type { StoredEntity } from "../store/table-store.js";
 import { parseEntityType } from "./entity-rows.js";
+import { keyOrderedRead } from "./key-ordered-read.js";
 import type { Repository } from "./repository.js";
 import type { StoreRunner } from "./store-runner.js";
 
@@ -40,7 +41,8 @@ export class MultiEntitySource<U extends object> {
     this.#models = models;
     this.#label = `db.query(${models.map((m) => m.name).join(", ")})`;
     const first = unique[0] as Repository<object>;
-    assertSharedTableAndPartition(this.#label, models);
+    const caseSensitive = runner.store.capabilities.limits?.caseSensitiveTableNames ?? false;
+    assertSharedTableAndPartition(this.#label, models, caseSensitive);
     this.#table = first.table;
 
     const byType = new Map<string, Repository<object>>();
@@ -85,6 +87,7 @@ export class MultiEntitySource<U extends object> {
         );
         return stored ? resolve(stored) : undefined;
       },
+      ...keyOrderedRead(runner, resolve),
     };
   }
 
@@ -96,7 +99,8 @@ export class MultiEntitySource<U extends object> {
   /**
    * Every row of the given classes in one partition (every partition-key field is required, and
    * only those: each class has its own RowKey space, so there is no RowKey range). Results come in
-   * RowKey order, each resolved to its class.
+   * RowKey order, each resolved to its class (on an unsorted store such as the Cosmos DB Table API:
+   * from `toArray`, `first` and `take`; iteration and pages follow the store's order).
    */
   find(partial: CommonValues<U>): MultiEntityQuery<U> {
     const model = this.#models[0] as EntityModel;
@@ -143,10 +147,14 @@ export class MultiEntitySource<U extends object> {
 }
 
 /** One table, one PartitionKey template (with the same field types), or a find could not be one partition query. */
-function assertSharedTableAndPartition(label: string, models: readonly EntityModel[]): void {
+function assertSharedTableAndPartition(
+  label: string,
+  models: readonly EntityModel[],
+  caseSensitive: boolean,
+): void {
   const first = models[0] as EntityModel;
   for (const model of models.slice(1)) {
-    if (model.table.toLowerCase() !== first.table.toLowerCase()) {
+    if (!sameTable(model.table, first.table, caseSensitive)) {
       throw new SchemaError(
         `${label}: ${first.name} is stored in table '${first.table}' and ${model.name} in '${model.table}'; ` +
           "a multi-type query reads one table, so every class must share it",
@@ -170,6 +178,11 @@ function assertSharedTableAndPartition(label: string, models: readonly EntityMod
       }
     }
   }
+}
+
+/** Table storage ignores the case of table names; the Cosmos DB Table API does not. */
+function sameTable(a: string, b: string, caseSensitive: boolean): boolean {
+  return caseSensitive ? a === b : a.toLowerCase() === b.toLowerCase();
 }
 
 /** Columns every model has under the same field, stored name and type (what `where`/`select` may use). */

@@ -22,6 +22,7 @@ import { rememberCopies } from "./index/copy-state.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
 import { IntentLog } from "./index/intent-log.js";
+import { keyOrderedRead } from "./key-ordered-read.js";
 import type { StoreRunner } from "./store-runner.js";
 import { writeMode } from "./write-mode.js";
 import { holdsWrittenState } from "./written-state.js";
@@ -95,6 +96,8 @@ export class Repository<T extends object> {
         this.#fetchPage(table, filter, select, top, continuation),
       fetchPoint: (table, partitionKey, rowKey, select) =>
         this.#fetchPoint(table, partitionKey, rowKey, select),
+      // Unsorted stores (Cosmos DB): order-dependent reads sort the range (see key-ordered-read.ts).
+      ...keyOrderedRead(runner, (stored) => this.readRow(stored)),
     };
   }
 
@@ -391,6 +394,8 @@ export class Repository<T extends object> {
    * Any other RowKey is a `ValidationError`. End the RowKey with a tie-breaker (`"{at:desc}_{id}"`):
    * with `"{at:desc}"` alone, two entities of the same millisecond have the same key, and the second
    * insert fails with `EntityAlreadyExistsError` (an upsert would overwrite the first).
+   * On a store whose results are unsorted (Cosmos DB Table API, `capabilities.sortedResults` false)
+   * the answer is the same, but it costs a read of the whole partition range, sorted in memory.
    * @example
    * const newest = await expenses.latest({ employeeId: 7 }, 10).toArray();
    */

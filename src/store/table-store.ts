@@ -7,6 +7,7 @@
  * Adapters translate service failures into tablekit errors (errors.ts) in exactly one place each.
  */
 
+import type { StoreLimits } from "../util/store-limits.js";
 import type {
   StoreContinuation,
   StoredEntity,
@@ -16,6 +17,7 @@ import type {
   WriteResult,
 } from "../wire/wire-entity.js";
 
+export type { StoreLimits } from "../util/store-limits.js";
 export type {
   EdmType,
   StoreContinuation,
@@ -47,8 +49,14 @@ export interface StorePage {
 
 /** What differs between backends, so callers can adapt instead of guessing. */
 export interface StoreCapabilities {
-  /** Results come sorted by PartitionKey then RowKey (false on the Cosmos DB Table API). */
+  /**
+   * Results come sorted by PartitionKey then RowKey (false on the Cosmos DB Table API). When false,
+   * tablekit answers order-dependent queries (`first`, `take`, `latest`, `toArray`) by reading the
+   * whole partition range and sorting, and refuses them on table scans (see query.ts).
+   */
   sortedResults: boolean;
+  /** What the backend accepts (key sizes, batch limits, reserved names); absent means Azure Table storage's. */
+  limits?: StoreLimits;
 }
 
 /**

@@ -7,13 +7,14 @@ import {
   TableKitError,
 } from "../../src/errors.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
 import { expectStoreError, storeWithTable } from "./helpers.js";
 
 describe("MemoryStore identity", () => {
   test("names itself and reports sorted results", () => {
     const store = new MemoryStore();
     expect(store.name).toBe("memory");
-    expect(store.capabilities).toEqual({ sortedResults: true });
+    expect(store.capabilities).toEqual({ sortedResults: true, limits: AZURE_TABLE_LIMITS });
   });
 });
 

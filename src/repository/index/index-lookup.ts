@@ -5,6 +5,7 @@ import type { QueryExplanation } from "../../query/query-plan.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
+import { keyOrderedRead } from "../key-ordered-read.js";
 import type { StoreRunner } from "../store-runner.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
@@ -155,6 +156,7 @@ export class IndexLookup<T extends object> {
         }
         return page.continuation ? { items, continuation: page.continuation } : { items };
       },
+      ...keyOrderedRead(this.#runner, toEntity),
     };
   }
 }

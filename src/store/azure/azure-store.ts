@@ -5,6 +5,7 @@ import {
   type TableServiceClientOptions,
 } from "@azure/data-tables";
 import { EntityNotFoundError, TransactionError, ValidationError } from "../../errors.js";
+import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits.js";
 import type {
   StoreCapabilities,
   StoredEntity,
@@ -20,7 +21,7 @@ import { type AzureErrorContext, translateAzureError } from "./azure-errors.js";
 import { type AzureStoreOptions, DEFAULT_REQUEST_TIMEOUT_MS } from "./azure-store-options.js";
 import { parseConnectionString } from "./connection-string.js";
 import { fromSdkContinuationToken, toSdkContinuationToken } from "./continuation-token.js";
-import { isCosmosHost, isLoopbackHost, parseEndpoint } from "./endpoint.js";
+import { isCosmosEndpoint, isLoopbackHost, parseEndpoint } from "./endpoint.js";
 import { redactSecrets } from "./redact-secrets.js";
 import { fromSdkPointEntity, fromSdkQueryEntity, toSdkEntity } from "./sdk-entity.js";
 import {
@@ -88,7 +89,11 @@ export class AzureStore implements TableStore {
       userAgentOptions: { userAgentPrefix: "tablekit" },
       ...(options.httpClient === undefined ? {} : { httpClient: options.httpClient }),
     };
-    this.capabilities = { sortedResults: !isCosmosHost(endpoint.hostname) };
+    const cosmos = isCosmosEndpoint(endpoint);
+    this.capabilities = {
+      sortedResults: !cosmos,
+      limits: cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS,
+    };
   }
 
   async createTable(table: string): Promise<void> {

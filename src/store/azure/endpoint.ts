@@ -32,3 +32,15 @@ export function isCosmosHost(hostname: string): boolean {
     host.endsWith("documents.azure.com")
   );
 }
+
+/**
+ * The Cosmos DB emulator's Table endpoint port: its documented connection string is
+ * `TableEndpoint=http://localhost:8902/` (Azurite's Table port is 10002).
+ */
+export const COSMOS_EMULATOR_TABLE_PORT = "8902";
+
+/** True when the URL is the Cosmos DB Table API: a Cosmos host, or the emulator's Table port on a loopback host. */
+export function isCosmosEndpoint(endpoint: URL): boolean {
+  if (isCosmosHost(endpoint.hostname)) return true;
+  return isLoopbackHost(endpoint.hostname) && endpoint.port === COSMOS_EMULATOR_TABLE_PORT;
+}

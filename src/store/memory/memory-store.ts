@@ -1,4 +1,6 @@
+import { ValidationError } from "../../errors.js";
 import { ServiceLimits } from "../../util/service-limits.js";
+import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS, type StoreLimits } from "../../util/store-limits.js";
 import type {
   StoreCapabilities,
   StoreContinuation,
@@ -11,6 +13,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../table-store.js";
+import { checkBackendRules } from "./backend-rules.js";
 import { checkKey } from "./entity-rules.js";
 import { EtagClock } from "./etag-clock.js";
 import { FilterCache } from "./filter-cache.js";
@@ -22,6 +25,7 @@ import { badRequest, tableNotFound } from "./service-errors.js";
 import { checkTableName, tableKey } from "./table-names.js";
 import { parseTransaction, toTransactionError } from "./transaction-rules.js";
 import { recordToStored } from "./typed-entity.js";
+import { readUnsortedPage } from "./unsorted-pager.js";
 import { keysOf, parseAction, planAction } from "./write-planner.js";
 
 /** Options of `MemoryStore`. */
@@ -37,7 +41,19 @@ export interface MemoryStoreOptions {
    * `"size-only"`: like Azurite, pages end only after `top` entities.
    */
   pageBreaks?: PageBreaks | undefined;
+  /**
+   * `"azure"` (default): Azure Table storage's semantics. `"cosmos"`: the Cosmos DB Table API's, to
+   * test code against them offline: results in an unspecified (seeded, shuffled) order with
+   * `capabilities.sortedResults === false`, and Cosmos limits (255-byte RowKey, 2 MB batches,
+   * reserved property names, case-sensitive table names; see util/store-limits.ts).
+   */
+  flavor?: MemoryStoreFlavor | undefined;
+  /** Seed of the `"cosmos"` flavour's result order (default 1; read it back as `store.seed`). */
+  seed?: number | undefined;
 }
+
+/** Which backend a `MemoryStore` behaves like. */
+export type MemoryStoreFlavor = "azure" | "cosmos";
 
 /** Counters for tests and diagnostics (not part of the store port). */
 export interface MemoryStoreStats {
@@ -64,8 +80,12 @@ const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
  * before its promise settles, so each call is atomic with respect to every other.
  */
 export class MemoryStore implements TableStore {
-  readonly name = "memory";
-  readonly capabilities: StoreCapabilities = { sortedResults: true };
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  /** The flavour's semantics: `"azure"` or `"cosmos"`. */
+  readonly flavor: MemoryStoreFlavor;
+  /** The seed of the result order of the `"cosmos"` flavour (reported so a failing order can be replayed). */
+  readonly seed: number;
 
   readonly #tables = new Map<string, MemoryTable>();
   readonly #clock = new EtagClock();
@@ -75,6 +95,29 @@ export class MemoryStore implements TableStore {
   #scanned = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
+    const flavor = options.flavor ?? "azure";
+    if (flavor !== "azure" && flavor !== "cosmos") {
+      throw new ValidationError(
+        "memory-flavor",
+        `MemoryStore: flavor must be "azure" or "cosmos", got ${String(flavor)}`,
+        {
+          field: "flavor",
+        },
+      );
+    }
+    const seed = options.seed ?? 1;
+    if (!Number.isSafeInteger(seed)) {
+      throw new ValidationError("memory-seed", `MemoryStore: seed must be an integer, got ${String(seed)}`, {
+        field: "seed",
+      });
+    }
+    this.flavor = flavor;
+    this.seed = seed;
+    this.name = flavor === "cosmos" ? "memory-cosmos" : "memory";
+    this.capabilities = {
+      sortedResults: flavor !== "cosmos",
+      limits: flavor === "cosmos" ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS,
+    };
     const pageBreaks = options.pageBreaks ?? "partition";
     if (pageBreaks !== "partition" && pageBreaks !== "size-only") {
       throw new TypeError(
@@ -103,13 +146,13 @@ export class MemoryStore implements TableStore {
 
   async createTable(table: string): Promise<void> {
     const name = checkTableName(table);
-    if (this.#tables.has(tableKey(name))) return;
+    if (this.#tables.has(this.#tableKey(name))) return;
     this.#commit([{ op: "createTable", table: name }]);
   }
 
   async deleteTable(table: string): Promise<void> {
     const name = checkTableName(table);
-    const existing = this.#tables.get(tableKey(name));
+    const existing = this.#tables.get(this.#tableKey(name));
     if (existing === undefined) return;
     this.#commit([{ op: "deleteTable", table: existing.name }]);
   }
@@ -133,16 +176,17 @@ export class MemoryStore implements TableStore {
       throw badRequest("InvalidInput", "$filter must be a string");
     }
     const filter = this.#filters.get(query.filter);
-    return readPage(t, {
+    const request = {
       filter,
       top,
-      continuation,
+      ...(continuation === undefined ? {} : { continuation }),
       select: selection(query.select),
       pageBreaks: this.#pageBreaks,
       onScanned: () => {
         this.#scanned++;
       },
-    });
+    };
+    return this.flavor === "cosmos" ? readUnsortedPage(t, request, this.seed) : readPage(t, request);
   }
 
   async insert(table: string, entity: WireEntity): Promise<WriteResult> {
@@ -160,6 +204,7 @@ export class MemoryStore implements TableStore {
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
     const t = this.#require(table);
     const action = parseAction({ kind: "delete", partitionKey, rowKey, ifMatch });
+    this.#checkBackendRules({ kind: "delete", partitionKey, rowKey, ifMatch });
     // A single delete of a missing entity is 404 on the wire; the port reports it as `false`.
     if (t.get(partitionKey, rowKey) === undefined) return false;
     this.#commit([planAction(t, action, this.#clock.next()).mutation]);
@@ -177,7 +222,14 @@ export class MemoryStore implements TableStore {
     } catch (error) {
       throw toTransactionError(error, 0, table, partitionKey, undefined);
     }
-    const parsed = parseTransaction(t.name, partitionKey, actions);
+    const parsed = parseTransaction(t.name, partitionKey, actions, this.#limits);
+    parsed.forEach((action, index) => {
+      try {
+        this.#checkBackendRules(actions[index] as TransactionAction);
+      } catch (error) {
+        throw toTransactionError(error, index, t.name, partitionKey, keysOf(action).rowKey);
+      }
+    });
     // One Timestamp for the whole group, as the service stamps an entity group transaction.
     const ticks = this.#clock.next();
     // Every operation is checked against the current state before anything is applied: all or nothing.
@@ -194,13 +246,29 @@ export class MemoryStore implements TableStore {
 
   #write(table: string, action: TransactionAction): WriteResult {
     const t = this.#require(table);
-    const planned = planAction(t, parseAction(action), this.#clock.next());
+    const parsed = parseAction(action);
+    this.#checkBackendRules(action);
+    const planned = planAction(t, parsed, this.#clock.next());
     this.#commit([planned.mutation]);
     return { etag: planned.etag };
   }
 
+  get #limits(): StoreLimits {
+    return this.capabilities.limits ?? AZURE_TABLE_LIMITS;
+  }
+
+  /** The flavour's own limits on top of the Table service's rules (nothing more for "azure"). */
+  #checkBackendRules(action: TransactionAction): void {
+    if (this.flavor === "cosmos") checkBackendRules(this.#limits, action);
+  }
+
+  /** The lookup key of a table: Table storage ignores the case of table names, Cosmos DB does not. */
+  #tableKey(table: string): string {
+    return this.#limits.caseSensitiveTableNames ? table : tableKey(table);
+  }
+
   #require(table: string): MemoryTable {
-    const t = typeof table === "string" ? this.#tables.get(tableKey(table)) : undefined;
+    const t = typeof table === "string" ? this.#tables.get(this.#tableKey(table)) : undefined;
     if (t === undefined) throw tableNotFound(String(table));
     return t;
   }
@@ -213,7 +281,7 @@ export class MemoryStore implements TableStore {
 
   #apply(mutations: readonly Mutation[]): void {
     for (const m of mutations) {
-      const key = tableKey(m.table);
+      const key = this.#tableKey(m.table);
       switch (m.op) {
         case "createTable":
           if (!this.#tables.has(key)) this.#tables.set(key, new MemoryTable(m.table));

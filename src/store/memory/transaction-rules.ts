@@ -5,7 +5,7 @@ import {
   StoreError,
   TransactionError,
 } from "../../errors.js";
-import { ServiceLimits } from "../../util/service-limits.js";
+import { AZURE_TABLE_LIMITS, type StoreLimits } from "../../util/store-limits.js";
 import type { TransactionAction } from "../table-store.js";
 import { keysOf, type ParsedAction, parseAction } from "./write-planner.js";
 
@@ -15,25 +15,27 @@ const PER_OPERATION_OVERHEAD = 300;
 /**
  * Validates an entity group transaction without looking at stored state, the service's EGT rules:
  * 1 to 100 operations, all on `partitionKey`, each entity at most once, a payload under 4 MiB
- * (estimated from the JSON bodies), and each operation's own input rules. A violation is a
+ * (2 MB on the Cosmos DB Table API; estimated from the JSON bodies), and each operation's own input rules. A violation is a
  * `TransactionError` whose `index` is the offending operation.
  */
 export function parseTransaction(
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
+  limits: StoreLimits = AZURE_TABLE_LIMITS,
 ): ParsedAction[] {
+  const { maxTransactionOperations, maxTransactionBytes } = limits;
   const fail = (index: number, statusCode: number, serviceCode: string, message: string, rowKey?: string) =>
     new TransactionError({ index, table, partitionKey, rowKey, statusCode, serviceCode, message });
   if (!Array.isArray(actions) || actions.length === 0) {
     throw fail(0, 400, "InvalidInput", "a transaction needs at least one operation");
   }
-  if (actions.length > ServiceLimits.maxTransactionOperations) {
+  if (actions.length > maxTransactionOperations) {
     throw fail(
-      ServiceLimits.maxTransactionOperations,
+      maxTransactionOperations,
       400,
       "InvalidInput",
-      `the batch request operation exceeds the maximum ${ServiceLimits.maxTransactionOperations} changes per change set (it has ${actions.length})`,
+      `the batch request operation exceeds the maximum ${maxTransactionOperations} changes per change set (it has ${actions.length})`,
     );
   }
   const seen = new Set<string>();
@@ -66,12 +68,12 @@ export function parseTransaction(
     }
     seen.add(keys.rowKey);
     bytes += PER_OPERATION_OVERHEAD + (action.kind === "delete" ? 0 : jsonLength(action.entity));
-    if (bytes >= ServiceLimits.maxTransactionBytes) {
+    if (bytes >= maxTransactionBytes) {
       throw fail(
         index,
         413,
         "RequestBodyTooLarge",
-        `the transaction payload reaches ${bytes} bytes at this operation; it must stay under ${ServiceLimits.maxTransactionBytes}`,
+        `the transaction payload reaches ${bytes} bytes at this operation; it must stay under ${maxTransactionBytes}`,
         keys.rowKey,
       );
     }

@@ -1,0 +1,73 @@
+import { ServiceLimits } from "./service-limits.js";
+
+/**
+ * The limits one backend enforces on what is written, so tablekit can refuse bad input before
+ * any request instead of learning them from a 400. Azure Table storage's are the default.
+ */
+export interface StoreLimits {
+  /** Largest PartitionKey, in bytes counted as `keyEncoding` says. */
+  readonly maxPartitionKeyBytes: number;
+  /** Largest RowKey, in bytes counted as `keyEncoding` says. */
+  readonly maxRowKeyBytes: number;
+  /** How key bytes are counted: UTF-16 (Table storage: 2 per code unit) or UTF-8 (Cosmos DB's JSON). */
+  readonly keyEncoding: "utf16" | "utf8";
+  /** Largest entity by the Table service's size formula. */
+  readonly maxEntityBytes: number;
+  /** User properties per entity. */
+  readonly maxProperties: number;
+  /** Operations per entity group transaction. */
+  readonly maxTransactionOperations: number;
+  /** Bytes of one transaction's request body (tablekit stays below it). */
+  readonly maxTransactionBytes: number;
+  /** Property names the backend keeps for itself (compared case-insensitively). */
+  readonly reservedPropertyNames: readonly string[];
+  /** Whether `Employees` and `employees` are two tables (they are one on Table storage). */
+  readonly caseSensitiveTableNames: boolean;
+}
+
+/** Azure Table storage (and Azurite): the Table service REST reference's limits (see service-limits.ts). */
+export const AZURE_TABLE_LIMITS: StoreLimits = Object.freeze({
+  maxPartitionKeyBytes: ServiceLimits.maxKeyBytes,
+  maxRowKeyBytes: ServiceLimits.maxKeyBytes,
+  keyEncoding: "utf16",
+  maxEntityBytes: ServiceLimits.maxEntityBytes,
+  maxProperties: ServiceLimits.maxProperties,
+  maxTransactionOperations: ServiceLimits.maxTransactionOperations,
+  maxTransactionBytes: ServiceLimits.maxTransactionBytes,
+  reservedPropertyNames: Object.freeze([]),
+  caseSensitiveTableNames: false,
+});
+
+/**
+ * The Azure Cosmos DB for Table API, where it differs from Table storage
+ * (https://learn.microsoft.com/en-us/azure/cosmos-db/table/faq, "Where is API for Table not identical
+ * with Azure Table storage behavior?"): row keys up to 255 bytes, batches up to 2 MB, the property
+ * names ID, rid, etag and ResourceId reserved, case-sensitive table names, and results not sorted by
+ * key (`sortedResults: false`). Cosmos DB items may reach 2 MB (https://learn.microsoft.com/azure/cosmos-db/concepts-limits),
+ * but the FAQ warns that its encoding inflates values (binary especially), so the Table API's 1 MiB
+ * entity formula stays the safe limit. The other limits (100 operations per batch, 252 user
+ * properties, 1 KiB PartitionKey) are the Table API contract both backends share.
+ */
+export const COSMOS_TABLE_LIMITS: StoreLimits = Object.freeze({
+  maxPartitionKeyBytes: ServiceLimits.maxKeyBytes,
+  maxRowKeyBytes: 255,
+  keyEncoding: "utf8",
+  maxEntityBytes: ServiceLimits.maxEntityBytes,
+  maxProperties: ServiceLimits.maxProperties,
+  maxTransactionOperations: ServiceLimits.maxTransactionOperations,
+  maxTransactionBytes: 2 * 1024 * 1024,
+  reservedPropertyNames: Object.freeze(["ID", "rid", "etag", "ResourceId"]),
+  caseSensitiveTableNames: true,
+});
+
+/** A key's size as the backend counts it. */
+export function keyBytes(limits: StoreLimits, key: string): number {
+  return limits.keyEncoding === "utf8" ? Buffer.byteLength(key, "utf8") : key.length * 2;
+}
+
+/** The reserved property name `name` collides with, if any (case-insensitive). */
+export function reservedPropertyName(limits: StoreLimits, name: string): string | undefined {
+  if (limits.reservedPropertyNames.length === 0) return undefined;
+  const lower = name.toLowerCase();
+  return limits.reservedPropertyNames.find((reserved) => reserved.toLowerCase() === lower);
+}
