@@ -1,5 +1,8 @@
 import { ValidationError } from "../errors.js";
 import type { TableStore } from "../store/table-store.js";
+import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
+import { limitsOf } from "./backend-limits.js";
+import { LimitCheckedStore } from "./limit-checked-store.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
 import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js";
 
@@ -7,6 +10,10 @@ import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js"
 export class StoreRunner {
   readonly store: TableStore;
   readonly retry: RetryPolicy;
+  /** The backend's limits (Azure Table storage's unless the store declares its own). */
+  readonly limits: StoreLimits;
+  /** The store requests go to: checked against stricter backend limits first (see limit-checked-store.ts). */
+  readonly #target: TableStore;
   readonly #listener: TableKitEventListener | undefined;
   readonly #tablePrefix: string;
 
@@ -18,6 +25,8 @@ export class StoreRunner {
   ) {
     this.store = store;
     this.retry = retry;
+    this.limits = limitsOf(store);
+    this.#target = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
   }
@@ -41,11 +50,12 @@ export class StoreRunner {
     request: (store: TableStore, attempt: AttemptContext) => Promise<T>,
   ): Promise<T> {
     const listener = this.#listener;
-    if (!listener) return this.retry.run((attempt) => request(this.store, attempt));
+    const target = this.#target;
+    if (!listener) return this.retry.run((attempt) => request(target, attempt));
     return this.retry.run(
       (attempt) => {
         this.emit({ type: "request", operation, table, attempt: attempt.attempt });
-        return request(this.store, attempt);
+        return request(target, attempt);
       },
       ({ attempt, delayMs, error }) =>
         this.emit({ type: "retry", operation, table, attempt, delayMs, cause: error }),

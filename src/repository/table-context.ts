@@ -161,11 +161,11 @@ export class TableContext {
     const tx = new Transaction();
     await build(tx);
     // The caller's operations first (no request), then again with index copies added.
-    assertValidTransaction(tx.operations);
+    assertValidTransaction(tx.operations, this.#runner.limits);
     const first = tx.operations[0] as PlannedOperation;
     const table = this.#runner.tableName(first.table);
     const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
-    assertValidTransaction(expanded.operations);
+    assertValidTransaction(expanded.operations, this.#runner.limits);
     const actions = expanded.operations.map((operation) => operation.action);
     const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
     try {

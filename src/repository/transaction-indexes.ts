@@ -1,7 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { etagOf } from "../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity } from "../store/table-store.js";
-import { ServiceLimits } from "../util/service-limits.js";
 import {
   COPY_REFS_PROPERTY,
   type CopyRef,
@@ -125,10 +124,10 @@ function assertCopiesFit(operations: readonly PlannedOperation[], runner: StoreR
     const refs = deriveCopyRefs(model, entity, (t) => runner.tableName(t), true);
     total += refs.filter((ref) => isLocal(ref, table, operation.partitionKey)).length;
   }
-  if (total > ServiceLimits.maxTransactionOperations) {
+  if (total > runner.limits.maxTransactionOperations) {
     throw new ValidationError(
       "transaction-operations",
-      `A transaction holds at most ${ServiceLimits.maxTransactionOperations} operations including index copies; these ${operations.length} operations need at least ${total}`,
+      `A transaction holds at most ${runner.limits.maxTransactionOperations} operations including index copies; these ${operations.length} operations need at least ${total}`,
     );
   }
 }

@@ -7,7 +7,8 @@ import {
 } from "../schema/entity-model.js";
 import { etagOf } from "../serialization/entity-etag.js";
 import type { TransactionAction, WireEntity, WriteMode } from "../store/table-store.js";
-import { ServiceLimits } from "../util/service-limits.js";
+import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
+import { assertWithinLimits } from "./backend-limits.js";
 import { estimateActionBytes } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
 import { writeMode } from "./write-mode.js";
@@ -104,16 +105,21 @@ export class Transaction {
 
 /**
  * Checks an operation list against the service's EGT rules: not empty, at most 100 operations,
- * one table, one PartitionKey, each entity once, payload under 4 MiB.
+ * one table, one PartitionKey, each entity once, payload under 4 MiB (the backend's `limits`:
+ * 2 MiB on the Cosmos DB Table API, whose key and property-name limits are checked too).
  */
-export function assertValidTransaction(operations: readonly PlannedOperation[]): void {
+export function assertValidTransaction(
+  operations: readonly PlannedOperation[],
+  limits: StoreLimits = AZURE_TABLE_LIMITS,
+): void {
   const first = operations[0];
   if (!first) throw new ValidationError("transaction-empty", "A transaction needs at least one operation");
-  if (operations.length > ServiceLimits.maxTransactionOperations) {
-    const extra = operations[ServiceLimits.maxTransactionOperations] as PlannedOperation;
+  const maxOperations = limits.maxTransactionOperations;
+  if (operations.length > maxOperations) {
+    const extra = operations[maxOperations] as PlannedOperation;
     throw new ValidationError(
       "transaction-operations",
-      `A transaction holds at most ${ServiceLimits.maxTransactionOperations} operations (index copies included); it has ${operations.length}, the first over the limit is operation ${ServiceLimits.maxTransactionOperations} (${extra.describe})`,
+      `A transaction holds at most ${maxOperations} operations (index copies included); it has ${operations.length}, the first over the limit is operation ${maxOperations} (${extra.describe})`,
     );
   }
   const seen = new Map<string, number>();
@@ -140,12 +146,13 @@ export function assertValidTransaction(operations: readonly PlannedOperation[]):
       );
     }
     seen.set(operation.rowKey, index);
+    assertWithinLimits(limits, operation.action, `Transaction ${where}`);
     bytes += estimateActionBytes(operation.action);
   });
-  if (bytes >= ServiceLimits.maxTransactionBytes) {
+  if (bytes >= limits.maxTransactionBytes) {
     throw new ValidationError(
       "transaction-payload",
-      `A transaction's payload must stay under 4 MiB; these ${operations.length} operations come to about ${bytes} bytes`,
+      `A transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}; these ${operations.length} operations come to about ${bytes} bytes`,
     );
   }
 }

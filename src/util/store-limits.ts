@@ -71,3 +71,8 @@ export function reservedPropertyName(limits: StoreLimits, name: string): string 
   const lower = name.toLowerCase();
   return limits.reservedPropertyNames.find((reserved) => reserved.toLowerCase() === lower);
 }
+
+/** A byte limit as people read it: "4 MiB", else the exact count. */
+export function describeBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}

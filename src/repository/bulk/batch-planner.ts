@@ -1,6 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import type { TransactionAction } from "../../store/table-store.js";
-import { ServiceLimits } from "../../util/service-limits.js";
+import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/store-limits.js";
+import { assertWithinLimits } from "../backend-limits.js";
 import { estimateActionBytes } from "../payload-size.js";
 import type { WriteUnit } from "./bulk-types.js";
 
@@ -8,7 +9,12 @@ import type { WriteUnit } from "./bulk-types.js";
  * The payload a planned batch stays under: the service's 4 MiB EGT limit less 64 KiB, because
  * `estimateActionBytes` is an estimate of the multipart body, not its exact size.
  */
-export const BATCH_PAYLOAD_BUDGET = ServiceLimits.maxTransactionBytes - 64 * 1024;
+export const BATCH_PAYLOAD_BUDGET = payloadBudget(AZURE_TABLE_LIMITS);
+
+/** The payload budget of a batch on a backend: its transaction limit less the estimate's 64 KiB margin. */
+export function payloadBudget(limits: StoreLimits): number {
+  return limits.maxTransactionBytes - 64 * 1024;
+}
 
 /** A closed batch of one partition, ready to submit as one entity group transaction. */
 export interface PlannedBatch<T> {
@@ -35,6 +41,14 @@ export class BatchPlanner<T> {
   /** Partitions by the unit count of their open batch, so the largest is found without scanning them all. */
   readonly #bySize: Set<string>[] = [];
   #bufferedUnits = 0;
+  readonly #limits: StoreLimits;
+  readonly #budget: number;
+
+  /** Plans batches within a backend's limits (Azure Table storage's by default; 2 MB batches on Cosmos DB). */
+  constructor(limits: StoreLimits = AZURE_TABLE_LIMITS) {
+    this.#limits = limits;
+    this.#budget = payloadBudget(limits);
+  }
 
   /** Units waiting in open (not yet closed) batches. */
   get bufferedUnits(): number {
@@ -46,10 +60,10 @@ export class BatchPlanner<T> {
    * `ValidationError` when the unit alone breaks an EGT rule (`position` names it in the message).
    */
   add(unit: WriteUnit<T>, position?: number): PlannedBatch<T>[] {
-    const bytes = measureUnit(unit, position);
+    const bytes = measureUnit(unit, position, this.#limits);
     const closed: PlannedBatch<T>[] = [];
     let open = this.#open.get(unit.partitionKey);
-    if (open && !fits(open, unit, bytes)) {
+    if (open && !fits(open, unit, bytes, this.#limits, this.#budget)) {
       closed.push(this.#close(unit.partitionKey, open));
       open = undefined;
     }
@@ -65,7 +79,7 @@ export class BatchPlanner<T> {
     for (const rowKey of unit.rowKeys) open.rowKeys.add(rowKey);
     this.#bufferedUnits++;
     // Nothing can join a full batch, so it leaves now rather than waiting for the next unit.
-    if (open.actions >= ServiceLimits.maxTransactionOperations || open.bytes >= BATCH_PAYLOAD_BUDGET) {
+    if (open.actions >= this.#limits.maxTransactionOperations || open.bytes >= this.#budget) {
       closed.push(this.#close(unit.partitionKey, open));
     }
     return closed;
@@ -108,22 +122,28 @@ export class BatchPlanner<T> {
   }
 }
 
-function fits<T>(open: OpenBatch<T>, unit: WriteUnit<T>, bytes: number): boolean {
-  if (open.actions + unit.actions.length > ServiceLimits.maxTransactionOperations) return false;
-  if (open.bytes + bytes >= BATCH_PAYLOAD_BUDGET) return false;
+function fits<T>(
+  open: OpenBatch<T>,
+  unit: WriteUnit<T>,
+  bytes: number,
+  limits: StoreLimits,
+  budget: number,
+): boolean {
+  if (open.actions + unit.actions.length > limits.maxTransactionOperations) return false;
+  if (open.bytes + bytes >= budget) return false;
   // An EGT may touch each entity once: a second write of a key waits for the next batch, which keeps write order.
   return !unit.rowKeys.some((rowKey) => open.rowKeys.has(rowKey));
 }
 
 /** Checks the rules a unit must meet on its own (it can never be split) and returns its estimated payload. */
-function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined): number {
+function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits: StoreLimits): number {
   const name = describeUnit(unit, position);
   const count = unit.actions.length;
   if (count === 0) throw new ValidationError("transaction-empty", `${name} has no operation to write`);
-  if (count > ServiceLimits.maxTransactionOperations) {
+  if (count > limits.maxTransactionOperations) {
     throw new ValidationError(
       "transaction-operations",
-      `${name} needs ${count} operations (index copies included); a transaction holds at most ${ServiceLimits.maxTransactionOperations}`,
+      `${name} needs ${count} operations (index copies included); a transaction holds at most ${limits.maxTransactionOperations}`,
     );
   }
   let bytes = 0;
@@ -135,6 +155,7 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined): numbe
         `${name} has an operation in PartitionKey '${partitionKey}'; a transaction spans one partition`,
       );
     }
+    assertWithinLimits(limits, action, name);
     bytes += estimateActionBytes(action);
   }
   if (new Set(unit.rowKeys).size !== unit.rowKeys.length) {
@@ -143,10 +164,10 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined): numbe
       `${name} touches a RowKey twice; a transaction may touch each entity once`,
     );
   }
-  if (bytes >= ServiceLimits.maxTransactionBytes) {
+  if (bytes >= limits.maxTransactionBytes) {
     throw new ValidationError(
       "transaction-payload",
-      `${name} comes to about ${bytes} bytes; a transaction's payload must stay under 4 MiB`,
+      `${name} comes to about ${bytes} bytes; a transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}`,
     );
   }
   return bytes;

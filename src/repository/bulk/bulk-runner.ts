@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.js";
+import type { StoreLimits } from "../../util/store-limits.js";
 import { BatchPlanner } from "./batch-planner.js";
 import { BatchScheduler } from "./batch-scheduler.js";
 import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
@@ -25,13 +26,13 @@ export async function runBulk<T>(
   source: Iterable<T> | AsyncIterable<T>,
   toUnit: (item: T) => WriteUnit<T>,
   submit: SubmitBatch,
-  options: BulkOptions & { total?: number } = {},
+  options: BulkOptions & { total?: number; limits?: StoreLimits } = {},
 ): Promise<BulkResult<T>> {
   const concurrency = readCount(options.concurrency, 8, "concurrency");
   const maxBufferedUnits = readCount(options.maxBufferedUnits, 10_000, "maxBufferedUnits");
   const { signal } = options;
   signal?.throwIfAborted();
-  const planner = new BatchPlanner<T>();
+  const planner = new BatchPlanner<T>(options.limits);
   const scheduler = new BatchScheduler<T>(submit, {
     concurrency,
     stopOnError: options.stopOnError ?? false,

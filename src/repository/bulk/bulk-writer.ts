@@ -1,6 +1,7 @@
 import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
+import { assertWithinLimits } from "../backend-limits.js";
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
 import { runBulk } from "./bulk-runner.js";
@@ -25,6 +26,7 @@ export function writeBulk<T extends object>(
   const toUnit = (item: T): WriteUnit<T> => {
     const action = toAction(model, item, write);
     const keys = action.kind === "delete" ? action : action.entity;
+    assertWithinLimits(runner.limits, action, `${model.name} (PartitionKey '${keys.partitionKey}')`);
     return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
   };
   const submit: SubmitBatch = async (partitionKey, actions) => {
@@ -47,12 +49,13 @@ export function writeBulk<T extends object>(
       }
     }
   };
-  if (!Array.isArray(items)) return runBulk(items, toUnit, submit, options);
+  const limits = runner.limits;
+  if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits });
   // An array is in memory already: check every item before the first request, so bad input sends nothing.
   const prepared = new Map<T, WriteUnit<T>>();
   for (const item of items) prepared.set(item, toUnit(item));
   const preparedUnit = (item: T) => prepared.get(item) ?? toUnit(item);
-  return runBulk(items, preparedUnit, submit, { ...options, total: items.length });
+  return runBulk(items, preparedUnit, submit, { ...options, total: items.length, limits });
 }
 
 function toAction<T extends object>(model: EntityModel<T>, item: T, write: BulkKind): TransactionAction {

@@ -1,0 +1,22 @@
+import { ValidationError } from "../errors.js";
+import type { TableStore, TransactionAction } from "../store/table-store.js";
+import { limitViolation } from "../util/limit-violation.js";
+import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
+
+/** The limits of the store's backend; Azure Table storage's when the store does not say. */
+export function limitsOf(store: TableStore): StoreLimits {
+  return store.capabilities.limits ?? AZURE_TABLE_LIMITS;
+}
+
+/**
+ * Refuses a write that breaks a limit of this backend (e.g. the Cosmos DB Table API's 255-byte
+ * RowKey or its reserved property names) with a `ValidationError`, before any request is sent.
+ */
+export function assertWithinLimits(limits: StoreLimits, action: TransactionAction, where: string): void {
+  if (limits === AZURE_TABLE_LIMITS) return;
+  const violation = limitViolation(limits, action);
+  if (violation === undefined) return;
+  throw new ValidationError(`backend-${violation.rule}`, `${where}: ${violation.message}`, {
+    field: violation.field,
+  });
+}
