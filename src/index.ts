@@ -48,12 +48,13 @@ export type { EntityClass } from "./schema/entity-model.js";
 export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
-export { MemoryStore, type MemoryStoreOptions } from "./store/memory/memory-store.js";
+export { MemoryStore, type MemoryStoreFlavor, type MemoryStoreOptions } from "./store/memory/memory-store.js";
 export type {
   EdmType,
   StoreCapabilities,
   StoreContinuation,
   StoredEntity,
+  StoreLimits,
   StorePage,
   StoreQuery,
   TableStore,
@@ -71,4 +72,5 @@ export type {
   Selected,
   WhereValues,
 } from "./util/entity-fields.js";
+export { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "./util/store-limits.js";
 export type { ColumnType } from "./wire/column-type.js";
