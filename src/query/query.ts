@@ -281,10 +281,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    * DB Table API) the results are sorted after reading them all.
    */
   async toArray(): Promise<R[]> {
-    const plan = this.explain();
-    const fetchFirst = this.#orderFix(plan);
-    if (fetchFirst && this.#state.take === undefined) {
-      return fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), Number.POSITIVE_INFINITY);
+    if (this.#executor.fetchFirst !== undefined && this.#state.take === undefined) {
+      const plan = this.explain();
+      const fetchFirst = this.#orderFix(plan);
+      if (fetchFirst)
+        return fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), Number.POSITIVE_INFINITY);
     }
     const items: R[] = [];
     for await (const item of this) items.push(item);
@@ -297,12 +298,14 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    */
   async first(): Promise<R | undefined> {
     if (this.#state.take === 0) return undefined;
-    const plan = this.explain();
-    const fetchFirst = this.#orderFix(plan);
-    if (fetchFirst) {
-      assertKeyOrderBounded(plan, "first()");
-      const [item] = await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), 1);
-      return item;
+    if (this.#executor.fetchFirst !== undefined) {
+      const plan = this.explain();
+      const fetchFirst = this.#orderFix(plan);
+      if (fetchFirst) {
+        assertKeyOrderBounded(plan, "first()");
+        const [item] = await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), 1);
+        return item;
+      }
     }
     const { items } = await this.take(1).page({ size: 1 });
     return items[0];

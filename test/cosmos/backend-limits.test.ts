@@ -157,4 +157,11 @@ describe("Cosmos endpoints", () => {
     expect(capabilities.sortedResults).toBe(sorted);
     expect(capabilities.limits).toBe(sorted ? AZURE_TABLE_LIMITS : COSMOS_TABLE_LIMITS);
   });
+
+  it("detects the emulator from a connection string naming its Table endpoint", () => {
+    const store = AzureStore.fromConnectionString(
+      "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey=a2V5;TableEndpoint=http://localhost:8902/;",
+    );
+    expect(store.capabilities).toEqual({ sortedResults: false, limits: COSMOS_TABLE_LIMITS });
+  });
 });
