@@ -64,7 +64,7 @@ describe.each(stores)("options given as undefined on %s", (_name, kind) => {
 describe("store and context options given as undefined", () => {
   it("use their defaults", async () => {
     const db = new TableContext({
-      store: new MemoryStore({ file: undefined, pageBreaks: undefined }),
+      store: new MemoryStore({ file: undefined, pageBreaks: undefined, flavor: undefined, seed: undefined }),
       retry: { retries: undefined, minDelayMs: undefined, maxDelayMs: undefined },
       tablePrefix: undefined,
     });
@@ -72,5 +72,6 @@ describe("store and context options given as undefined", () => {
     const employees = db.repository(Employee);
     await employees.insert(employee("Sales", 1));
     expect(employees.table).toBe("Employees");
+    expect(db.store.capabilities.sortedResults).toBe(true);
   });
 });

@@ -37,7 +37,12 @@ const context: TableContextOptions = {
 };
 const db = new TableContext(context);
 new TableContext({ store: new MemoryStore(), retry });
-const memory: MemoryStoreOptions = { file: undefined, pageBreaks: undefined };
+const memory: MemoryStoreOptions = {
+  file: undefined,
+  pageBreaks: undefined,
+  flavor: undefined,
+  seed: undefined,
+};
 const azure: AzureStoreOptions = {
   allowInsecureConnection: maybeBoolean,
   requestTimeoutMs: undefined,
