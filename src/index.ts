@@ -43,6 +43,16 @@ export {
 } from "./repository/table-context.js";
 export type { TableKitEvent, TableKitEventListener } from "./repository/table-kit-event.js";
 export { Transaction } from "./repository/transaction.js";
+export type {
+  ColumnDecorator,
+  ColumnTypeValue,
+  ColumnValueOf,
+  EntityDecorator,
+  EntityOptionsFields,
+  KeyTemplateFields,
+  MissingFields,
+  TypedEntityDecorator,
+} from "./schema/decorator-types.js";
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";

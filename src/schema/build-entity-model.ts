@@ -107,8 +107,13 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (type === undefined) {
     type = inferColumnType(record.designType);
     if (type === undefined) {
+      // Only tsc's experimentalDecorators + emitDecoratorMetadata records field types at run time.
+      const why =
+        record.dialect === "standard"
+          ? "standard decorators carry no type information"
+          : "no design:type metadata: enable emitDecoratorMetadata in tsconfig.json (tsx and esbuild do not emit it)";
       throw new SchemaError(
-        `${entity}.${field}: the column type cannot be inferred (no design:type metadata; tsx and esbuild do not emit it). ` +
+        `${entity}.${field}: the column type cannot be inferred (${why}). ` +
           `Give it explicitly: @Column({ type: "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary" | "Json" })`,
       );
     }

@@ -51,6 +51,11 @@ export function registerEntityModel(ctor: Function, model: EntityModel): void {
   models.set(ctor, model);
 }
 
+/** True when the class itself (not a base class) was decorated with `@Entity`. */
+export function hasEntityModel(ctor: Function): boolean {
+  return models.has(ctor);
+}
+
 /** The model of a class decorated with `@Entity`; `SchemaError` for any other class. */
 export function getEntityModel<T extends object>(ctor: EntityClass<T>): EntityModel<T> {
   const model = models.get(ctor);

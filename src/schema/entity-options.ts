@@ -13,8 +13,11 @@ export interface ColumnOptions {
   jsonClass?: (new () => object) | undefined;
 }
 
+/** Field names of `T` where the entity type is known (`@Entity<T>`), any name where it is not. */
+type FieldName<T> = unknown extends T ? string : keyof T & string;
+
 /** Options of one secondary index (see the indexes issue); validated at definition time. */
-export interface IndexOptions {
+export interface IndexOptions<T = unknown> {
   /** Another table for the copies (default: the entity's table). */
   table?: string | undefined;
   /** Key template of the copies' PartitionKey (default: the entity's). */
@@ -22,9 +25,12 @@ export interface IndexOptions {
   /** Key template of the copies' RowKey. */
   rowKey: string;
   /** Fields the copy carries (default: all). Key fields of the entity are always carried. */
-  project?: readonly string[] | undefined;
-  /** A sparse index: only entities for which this returns true get a copy. */
-  when?: ((entity: never) => boolean) | undefined;
+  project?: readonly FieldName<T>[] | undefined;
+  /**
+   * A sparse index: only entities for which this returns true get a copy. Typed by `@Entity<T>`;
+   * otherwise annotate the parameter (`when: (e: Employee) => …`), checked against the class.
+   */
+  when?: ((entity: unknown extends T ? never : T) => boolean) | undefined;
   /** Unique (default) or not. */
   unique?: boolean | undefined;
   /**
@@ -35,8 +41,8 @@ export interface IndexOptions {
   list?: boolean | undefined;
 }
 
-/** Options of `@Entity`. */
-export interface EntityOptions {
+/** Options of `@Entity`; `T` (the entity type, given as `@Entity<T>(…)`) types index `when` and `project`. */
+export interface EntityOptions<T = unknown> {
   /** The table name (Azure rules: 3-63 letters and digits, starting with a letter). */
   table: string;
   /** Key template of the PartitionKey, e.g. `"{department}"`. */
@@ -44,7 +50,7 @@ export interface EntityOptions {
   /** Key template of the RowKey, e.g. `"empid_{employeeId:6}"`. */
   rowKey: string;
   /** Secondary indexes by name. */
-  indexes?: Record<string, IndexOptions> | undefined;
+  indexes?: Record<string, IndexOptions<T>> | undefined;
   /** The discriminator stored in every row (default: the class name; set it where a bundler minifies names). */
   type?: string | undefined;
   /**
