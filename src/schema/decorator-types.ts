@@ -39,13 +39,24 @@ export interface ColumnDecorator<V> {
       readonly private: false;
     },
   ): void;
-  <K extends string>(target: LegacyFieldOwner<NoInfer<K>, V>, key: K): void;
+  <T extends object, K extends string>(
+    target: T & LegacyFieldOwner<T, NoInfer<K>, V>,
+    key: K,
+    // A method or accessor's decorator gets its descriptor here: not a field.
+    descriptor?: undefined,
+  ): void;
 }
 
-/** A prototype with field `K` of a type that fits `V` (any object when the key is only known as `string`). */
-type LegacyFieldOwner<K extends string, V> = (string extends K ? object : { [P in K]?: V | null | undefined }) & {
-  prototype?: never;
-};
+/**
+ * What a prototype must be for field `K` to fit `V`. TypeScript-`private` and `protected` fields are
+ * not in `keyof T` and stay unchecked (as do keys only known as `string`); `prototype?: never` rejects
+ * a class constructor, which is what a static field's decorator receives.
+ */
+type LegacyFieldOwner<T, K extends string, V> = (string extends K
+  ? unknown
+  : K extends keyof T
+    ? { [P in K]?: V | null | undefined }
+    : unknown) & { prototype?: never };
 
 /**
  * The field names a key template reads: `"empid_{employeeId:6}"` → `"employeeId"`; nothing for a

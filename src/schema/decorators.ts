@@ -49,7 +49,9 @@ export function Entity(options: EntityOptions, ...misuse: unknown[]): TypedEntit
 export function Column<const O extends ColumnOptions>(options?: O): ColumnDecorator<ColumnValueOf<O>>;
 export function Column(options: ColumnOptions = {}, ...misuse: unknown[]): ColumnDecorator<unknown> {
   if (misuse.length > 0 || typeof options !== "object" || options === null) {
-    throw new SchemaError("@Column takes an options object: write @Column() or @Column({ type }) (with parentheses)");
+    throw new SchemaError(
+      "@Column takes an options object: write @Column() or @Column({ type }) (with parentheses)",
+    );
   }
   const copy = { ...options };
   return ((target: unknown, key: unknown, descriptor?: unknown) =>
@@ -72,7 +74,9 @@ interface StandardContext {
 }
 
 function isStandardContext(value: unknown): value is StandardContext {
-  return typeof value === "object" && value !== null && typeof (value as { kind?: unknown }).kind === "string";
+  return (
+    typeof value === "object" && value !== null && typeof (value as { kind?: unknown }).kind === "string"
+  );
 }
 
 function recordStandardField(options: ColumnOptions, context: StandardContext): void {
@@ -87,7 +91,9 @@ function recordStandardField(options: ColumnOptions, context: StandardContext): 
     throw new SchemaError(`@Column decorates fields, but '${member}' is a ${context.kind}: ${fix}`);
   }
   if (typeof context.name === "symbol") {
-    throw new SchemaError(`@Column cannot decorate the symbol-named field ${member}: give the column a string name`);
+    throw new SchemaError(
+      `@Column cannot decorate the symbol-named field ${member}: give the column a string name`,
+    );
   }
   if (context.static) {
     throw new SchemaError(`@Column cannot decorate static field '${member}': columns are instance fields`);
@@ -105,7 +111,11 @@ function recordStandardField(options: ColumnOptions, context: StandardContext): 
 function recordLegacyField(options: ColumnOptions, target: unknown, key: unknown, descriptor: unknown): void {
   const isClass = typeof target === "function";
   const owner = isClass ? (target as Function).name : (target as object | null)?.constructor?.name;
-  if ((typeof target !== "object" && !isClass) || target === null || (typeof key !== "string" && typeof key !== "symbol")) {
+  if (
+    (typeof target !== "object" && !isClass) ||
+    target === null ||
+    (typeof key !== "string" && typeof key !== "symbol")
+  ) {
     throw new SchemaError(
       "@Column was called in a way neither decorator dialect uses: apply it to a class field, compiled " +
         "either with standard decorators or with TypeScript's experimentalDecorators",
@@ -118,7 +128,9 @@ function recordLegacyField(options: ColumnOptions, target: unknown, key: unknown
     );
   }
   if (typeof key === "symbol") {
-    throw new SchemaError(`@Column cannot decorate the symbol-named field ${member}: give the column a string name`);
+    throw new SchemaError(
+      `@Column cannot decorate the symbol-named field ${member}: give the column a string name`,
+    );
   }
   if (isClass) {
     throw new SchemaError(`@Column cannot decorate static field ${member}: columns are instance fields`);
@@ -140,7 +152,10 @@ function readDesignType(prototype: object, key: string): unknown {
 
 function ownColumns(owner: object): ColumnRecord[] {
   let records = columnsByOwner.get(owner);
-  if (!records) columnsByOwner.set(owner, (records = []));
+  if (!records) {
+    records = [];
+    columnsByOwner.set(owner, records);
+  }
   return records;
 }
 
