@@ -16,7 +16,11 @@ import type { ColumnOptions, EntityOptions } from "./entity-options.js";
  * metadata object (standard). Both chain to the base class's owner, which is how inheritance is read.
  */
 const columnsByOwner = new WeakMap<object, ColumnRecord[]>();
-/** Standard field decorators seen without `context.metadata`; the next `@Entity` takes them. */
+/**
+ * Standard field decorators seen without `context.metadata` (a class defined before tablekit set up
+ * `Symbol.metadata`); the next `@Entity` takes them. Columns of an undecorated base class then go to
+ * the first entity class defined after it.
+ */
 let pending: ColumnRecord[] = [];
 const dialects = new WeakMap<Function, DecoratorDialect>();
 
@@ -161,8 +165,7 @@ function ownColumns(owner: object): ColumnRecord[] {
 
 function defineEntity(options: EntityOptions, target: unknown, context: unknown): void {
   let dialect: DecoratorDialect;
-  let owner: object | undefined;
-  let taken: ColumnRecord[] = [];
+  let owner: object;
   if (context === undefined) {
     dialect = "legacy";
     if (typeof target !== "function") {
@@ -178,9 +181,15 @@ function defineEntity(options: EntityOptions, target: unknown, context: unknown)
         `@Entity decorates classes, but '${String(context.name)}' is a ${context.kind}: put @Entity on the class and @Column on its fields`,
       );
     }
-    owner = context.metadata && typeof context.metadata === "object" ? context.metadata : undefined;
-    taken = pending;
-    pending = [];
+    if (context.metadata && typeof context.metadata === "object") {
+      owner = context.metadata;
+    } else {
+      // No metadata (Symbol.metadata was missing when the class was defined): the class's own field
+      // decorators ran just before this one. Keep them on the prototype so subclasses find them.
+      owner = (target as Function).prototype as object;
+      ownColumns(owner).push(...pending);
+      pending = [];
+    }
   } else {
     throw new SchemaError(
       "@Entity was called in a way neither decorator dialect uses: compile the class either with standard " +
@@ -192,13 +201,13 @@ function defineEntity(options: EntityOptions, target: unknown, context: unknown)
   if (hasEntityModel(ctor)) {
     throw new SchemaError(`${name} is decorated with @Entity twice: keep one @Entity({ … })`);
   }
-  const records = [...readColumnRecords(name, owner), ...taken];
+  const records = readColumnRecords(name, owner);
   registerEntityModel(ctor, buildEntityModel(ctor, options, records));
   dialects.set(ctor, dialect);
 }
 
 /** Columns of a class including inherited ones, base class first; a subclass may redeclare a field. */
-function readColumnRecords(entity: string, owner: object | undefined): ColumnRecord[] {
+function readColumnRecords(entity: string, owner: object): ColumnRecord[] {
   const chain: object[] = [];
   for (let link = owner; link && link !== Object.prototype; link = Object.getPrototypeOf(link)) {
     chain.unshift(link);
