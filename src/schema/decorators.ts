@@ -190,6 +190,10 @@ function defineEntity(options: EntityOptions, target: unknown, context: unknown)
       ownColumns(owner).push(...pending);
       pending = [];
     }
+  } else if (typeof context === "string" || typeof context === "symbol") {
+    throw new SchemaError(
+      `@Entity decorates classes, but it was applied to member '${String(context)}': put @Entity on the class and @Column on its fields`,
+    );
   } else {
     throw new SchemaError(
       "@Entity was called in a way neither decorator dialect uses: compile the class either with standard " +

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EntityClass, MemoryStore, TableContext } from "../../src/index.js";
 import { decoratorDialectOf } from "../../src/schema/decorators.js";
 import { type EntityModel, getEntityModel } from "../../src/schema/entity-model.js";
-import * as asLoaded from "./dialects/entities.js";
+import { Address, Employee, Note, Truck, Vehicle } from "./dialects/entities.js";
 
+/** The fixture as vitest loads it (legacy decorators, per the root tsconfig). */
+const asLoaded = { Address, Employee, Note, Truck, Vehicle };
 type Entities = typeof asLoaded;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -84,12 +86,12 @@ async function storedRows(entities: Entities): Promise<unknown[]> {
       createdBy: "me",
     }),
   );
-  await db.repository(entities.Vehicle).insert(
-    Object.assign(new entities.Vehicle(), { fleet: "f", plate: "AB-1", seats: 5 }),
-  );
-  await db.repository(entities.Truck).insert(
-    Object.assign(new entities.Truck(), { fleet: "f", plate: "XY-9", seats: 2, payload: 7.5 }),
-  );
+  await db
+    .repository(entities.Vehicle)
+    .insert(Object.assign(new entities.Vehicle(), { fleet: "f", plate: "AB-1", seats: 5 }));
+  await db
+    .repository(entities.Truck)
+    .insert(Object.assign(new entities.Truck(), { fleet: "f", plate: "XY-9", seats: 2, payload: 7.5 }));
   const rows: unknown[] = [];
   for (const table of ["Employees", "EmployeesByName", "Notes", "Vehicles"]) {
     const page = await store.queryPage(table, {});
@@ -111,7 +113,8 @@ const variants: ReadonlyArray<{
   {
     name: "tsc, experimentalDecorators + emitDecoratorMetadata",
     dialect: "legacy",
-    compile: () => tsc({ experimentalDecorators: true, emitDecoratorMetadata: true, useDefineForClassFields: false }),
+    compile: () =>
+      tsc({ experimentalDecorators: true, emitDecoratorMetadata: true, useDefineForClassFields: false }),
   },
   {
     name: "tsc, experimentalDecorators with define semantics for fields",
@@ -168,7 +171,8 @@ describe("both decorator dialects", () => {
       const metadata = (entities.Employee as unknown as Record<symbol, unknown>)[
         Symbol.for("Symbol.metadata")
       ];
-      if (variant.dialect === "standard" && !variant.withoutSymbolMetadata) expect(metadata).toBeTypeOf("object");
+      if (variant.dialect === "standard" && !variant.withoutSymbolMetadata)
+        expect(metadata).toBeTypeOf("object");
       else expect(metadata).toBeUndefined();
     }
     for (const name of CLASSES) expect(decoratorDialectOf(entities[name])).toBe(variant.dialect);
@@ -194,7 +198,9 @@ describe("both decorator dialects", () => {
   });
 
   it("the reference models are what the fixture declares", () => {
-    const [employee, note, , truck] = reference.models() as Array<{ columns: Array<{ field: string; property: string; type: string }> }>;
+    const [employee, note, , truck] = reference.models() as Array<{
+      columns: Array<{ field: string; property: string; type: string }>;
+    }>;
     expect(employee!.columns.map((c) => `${c.field}:${c.property}:${c.type}`)).toEqual([
       "department:department:String",
       "employeeId:employeeId:Int32",

@@ -14,7 +14,11 @@ export class Address {
   rowKey: "empid_{employeeId:6}",
   indexes: {
     byEmail: { rowKey: "email_{email}" },
-    byLastName: { table: "EmployeesByName", partitionKey: "{lastName}", rowKey: "{department}_{employeeId:6}" },
+    byLastName: {
+      table: "EmployeesByName",
+      partitionKey: "{lastName}",
+      rowKey: "{department}_{employeeId:6}",
+    },
   },
 })
 export class Employee {
