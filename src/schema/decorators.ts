@@ -28,13 +28,18 @@ const dialects = new WeakMap<Function, DecoratorDialect>();
  * Marks a class as a table entity and resolves its model at once, so definition mistakes
  * throw `SchemaError` when the class is declared, never at query time. Works with standard
  * decorators and with TypeScript's `experimentalDecorators`. The compiler checks that the class has
- * every field the key templates name; `@Entity<Employee>({ … })` also types `indexes[…].when` and
- * `project`.
+ * every field the key templates and index `project` lists name, and fits annotated `when` parameters.
  * @example
  * @Entity({ table: "Employees", partitionKey: "{department}", rowKey: "empid_{employeeId:6}" })
  * class Employee { @Column({ type: "String" }) department!: string; @Column({ type: "Int32" }) employeeId!: number; }
  */
 export function Entity<const O extends EntityOptions>(options: O): EntityDecorator<O>;
+/**
+ * `@Entity<Employee>({ … })`: the options are typed by the entity (`indexes[…].when` receives an
+ * `Employee`, `project` takes its field names) and the class must be an `Employee`. Key template
+ * fields are then checked when the class is decorated, at run time: TypeScript infers no other type
+ * argument once one is given.
+ */
 export function Entity<T extends object>(options: EntityOptions<T>): TypedEntityDecorator<T>;
 export function Entity(options: EntityOptions, ...misuse: unknown[]): TypedEntityDecorator<object> {
   if (typeof options === "function" || misuse.length > 0) {

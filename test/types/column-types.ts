@@ -1,6 +1,13 @@
 // Compiled under both decorator dialects (tsconfig.standard.json and tsconfig.legacy.json):
 // `@Column({ type })` accepts exactly the fields whose declared type fits the column type.
-import { Column, type ColumnTypeValue, type ColumnValueOf, Entity } from "tablekit";
+import {
+  Column,
+  type ColumnDecorator,
+  type ColumnTypeValue,
+  type ColumnValueOf,
+  Entity,
+  type TypedEntityDecorator,
+} from "tablekit";
 import { expectTypeOf } from "vitest";
 
 expectTypeOf<ColumnTypeValue<"String">>().toEqualTypeOf<string>();
@@ -65,3 +72,10 @@ export class Misfits {
   // @ts-expect-error a union with a misfit member does not fit
   @Column({ type: "Int32" }) mixed!: number | string;
 }
+
+// The decorator types themselves.
+expectTypeOf(Column({ type: "Int64" })).toEqualTypeOf<ColumnDecorator<bigint>>();
+expectTypeOf(Column()).toEqualTypeOf<ColumnDecorator<unknown>>();
+expectTypeOf(Entity<Fits>({ table: "Fits", partitionKey: "{id}", rowKey: "{n}" })).toEqualTypeOf<
+  TypedEntityDecorator<Fits>
+>();
