@@ -52,6 +52,7 @@ export type {
   KeyTemplateFields,
   MissingFields,
   TypedEntityDecorator,
+  WhenParameters,
 } from "./schema/decorator-types.js";
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";

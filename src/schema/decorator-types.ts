@@ -26,9 +26,8 @@ export type ColumnValueOf<O> = O extends { type: infer T extends ColumnType }
  * The decorator `@Column(options)` returns. Its two call signatures are the two dialects TypeScript
  * checks a field decorator against, so a field whose declared type does not fit the column type is a
  * compile error in either: standard decorators pass `(undefined, context)` with the field's type in
- * the context; `experimentalDecorators` passes `(prototype, key)`, and the prototype must have `key`
- * with a fitting type (`prototype?: never` rejects the constructor, i.e. a static field).
- * Optional fields and `null`/`undefined` in the field type always fit.
+ * the context; `experimentalDecorators` passes `(prototype, key)`, and the prototype's field `key` must
+ * fit. Optional fields and `null`/`undefined` in the field type always fit.
  */
 export interface ColumnDecorator<V> {
   (
@@ -39,8 +38,17 @@ export interface ColumnDecorator<V> {
       readonly private: false;
     },
   ): void;
+  // TypeScript-`private`/`protected` fields are not in `keyof T` and stay unchecked, as do keys only
+  // known as `string`; `prototype?: never` rejects a class constructor (a static field's target).
   <T extends object, K extends string>(
-    target: T & LegacyFieldOwner<T, NoInfer<K>, V>,
+    target: T &
+      (string extends K
+        ? unknown
+        : NoInfer<K> extends keyof T
+          ? { [P in NoInfer<K>]?: V | null | undefined }
+          : unknown) & {
+        prototype?: never;
+      },
     key: K,
     // A method or accessor's decorator gets its descriptor here: not a field.
     descriptor?: undefined,
@@ -48,73 +56,60 @@ export interface ColumnDecorator<V> {
 }
 
 /**
- * What a prototype must be for field `K` to fit `V`. TypeScript-`private` and `protected` fields are
- * not in `keyof T` and stay unchecked (as do keys only known as `string`); `prototype?: never` rejects
- * a class constructor, which is what a static field's decorator receives.
- */
-type LegacyFieldOwner<T, K extends string, V> = (string extends K
-  ? unknown
-  : K extends keyof T
-    ? { [P in K]?: V | null | undefined }
-    : unknown) & { prototype?: never };
-
-/**
  * The field names a key template reads: `"empid_{employeeId:6}"` → `"employeeId"`; nothing for a
  * template only known as `string` (checked at run time).
  */
-export type KeyTemplateFields<S> = string extends S ? never : LiteralTemplateFields<S>;
+export type KeyTemplateFields<S> = string extends S
+  ? never
+  : S extends `${string}{${infer Body}}${infer Rest}`
+    ? (Body extends `${infer Field}:${string}` ? Field : Body) | KeyTemplateFields<Rest>
+    : never;
 
-type LiteralTemplateFields<S> = S extends `${string}{${infer Body}}${infer Rest}`
-  ? (Body extends `${infer Field}:${string}` ? Field : Body) | LiteralTemplateFields<Rest>
-  : never;
-
-/** Every field name the key templates of entity options read (entity keys and index keys). */
+/** Every field name entity options read: entity and index key templates and index `project` lists. */
 export type EntityOptionsFields<O> =
   | KeyTemplateFields<O extends { partitionKey: infer S } ? S : never>
   | KeyTemplateFields<O extends { rowKey: infer S } ? S : never>
-  | IndexFields<O extends { indexes?: infer I } ? I : never>;
+  | (O extends { indexes?: infer I }
+      ? I extends object
+        ? {
+            [N in keyof I]:
+              | KeyTemplateFields<I[N] extends { partitionKey?: infer S } ? S : never>
+              | KeyTemplateFields<I[N] extends { rowKey: infer S } ? S : never>
+              | (I[N] extends { project?: readonly (infer P)[] } ? (string extends P ? never : P) : never);
+          }[keyof I]
+        : never
+      : never);
 
-type IndexFields<I> = I extends object
-  ? {
-      [N in keyof I]: I[N] extends infer X
-        ?
-            | KeyTemplateFields<X extends { partitionKey?: infer S } ? S : never>
-            | KeyTemplateFields<X extends { rowKey: infer S } ? S : never>
-            | (X extends { project?: readonly (infer P)[] } ? (string extends P ? never : P) : never)
-        : never;
-    }[keyof I]
-  : never;
-
-/** The parameter types `when` callbacks declare: the entity must be assignable to each. */
-type WhenParameters<O> = [O] extends [never] ? unknown : WhenParametersOf<O>;
-
-type WhenParametersOf<O> = O extends { indexes?: infer I }
-  ? I extends object
-    ? NeverToUnknown<
-        UnionToIntersection<
-          { [N in keyof I]: I[N] extends { when?: (entity: infer E) => boolean } ? E : never }[keyof I]
-        >
-      >
-    : unknown
-  : unknown;
-
-type NeverToUnknown<T> = [T] extends [never] ? unknown : T;
-
-type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void
-  ? I
-  : never;
-
-/** Every field the options name, missing from instances of `C`. */
+/** The fields entity options name that instances of class `C` lack (`never` when none is missing). */
 export type MissingFields<C, O> = C extends abstract new (
   ...args: never[]
 ) => infer I
   ? Exclude<EntityOptionsFields<O> & string, keyof I>
   : never;
 
-/** Fails assignability (naming the fields) when the class lacks a field the options name. */
-type FieldsCheck<Missing> = [Missing] extends [never]
+/**
+ * What instances must be for the `when` callbacks of entity options: the intersection of the
+ * parameter types they declare (`unknown` when none does).
+ */
+export type WhenParameters<O> = [O] extends [never]
   ? unknown
-  : { "tablekit: a key template, index or project names fields the class lacks": Missing };
+  : O extends { indexes?: infer I }
+    ? I extends object
+      ? {
+          [N in keyof I]: I[N] extends { when?: (entity: infer E) => boolean }
+            ? [E] extends [never] // an unannotated parameter: nothing to check
+              ? never
+              : (x: E) => void
+            : never;
+        }[keyof I] extends infer F
+        ? [F] extends [never]
+          ? unknown
+          : F extends (x: infer E) => void // a union of functions: infers the intersection
+            ? E
+            : unknown
+        : unknown
+      : unknown
+    : unknown;
 
 /**
  * The decorator `@Entity(options)` returns: accepts a class with every field the options' key
@@ -122,7 +117,10 @@ type FieldsCheck<Missing> = [Missing] extends [never]
  * either dialect (standard decorators pass a context, `experimentalDecorators` does not).
  */
 export type EntityDecorator<O> = <C extends abstract new (...args: never[]) => WhenParameters<O>>(
-  target: C & FieldsCheck<MissingFields<C, O>>,
+  target: C &
+    ([MissingFields<C, O>] extends [never]
+      ? unknown
+      : { "tablekit: a key template, index or project names fields the class lacks": MissingFields<C, O> }),
   context?: ClassDecoratorContext<C>,
 ) => void;
 

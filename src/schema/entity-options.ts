@@ -13,9 +13,6 @@ export interface ColumnOptions {
   jsonClass?: (new () => object) | undefined;
 }
 
-/** Field names of `T` where the entity type is known (`@Entity<T>`), any name where it is not. */
-type FieldName<T> = unknown extends T ? string : keyof T & string;
-
 /** Options of one secondary index (see the indexes issue); validated at definition time. */
 export interface IndexOptions<T = unknown> {
   /** Another table for the copies (default: the entity's table). */
@@ -25,7 +22,7 @@ export interface IndexOptions<T = unknown> {
   /** Key template of the copies' RowKey. */
   rowKey: string;
   /** Fields the copy carries (default: all). Key fields of the entity are always carried. */
-  project?: readonly FieldName<T>[] | undefined;
+  project?: readonly (unknown extends T ? string : keyof T & string)[] | undefined;
   /**
    * A sparse index: only entities for which this returns true get a copy. Typed by `@Entity<T>`;
    * otherwise annotate the parameter (`when: (e: Employee) => …`), checked against the class.
