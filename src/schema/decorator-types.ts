@@ -96,7 +96,9 @@ export type WhenParameters<O> = [O] extends [never]
   : O extends { indexes?: infer I }
     ? I extends object
       ? {
-          [N in keyof I]: I[N] extends { when?: (entity: infer E) => boolean }
+          [N in keyof I]: (I[N] extends { when?: infer W } ? W : never) extends
+            | ((entity: infer E) => boolean)
+            | undefined
             ? [E] extends [never] // an unannotated parameter: nothing to check
               ? never
               : (x: E) => void
@@ -104,7 +106,7 @@ export type WhenParameters<O> = [O] extends [never]
         }[keyof I] extends infer F
         ? [F] extends [never]
           ? unknown
-          : F extends (x: infer E) => void // a union of functions: infers the intersection
+          : [F] extends [(x: infer E) => void] // from a union of functions: the intersection
             ? E
             : unknown
         : unknown

@@ -1,4 +1,3 @@
-import "./symbol-metadata.js";
 import { SchemaError } from "../errors.js";
 import { buildEntityModel } from "./build-entity-model.js";
 import type { ColumnRecord, DecoratorDialect } from "./column-record.js";
@@ -10,6 +9,13 @@ import type {
 } from "./decorator-types.js";
 import { type EntityClass, hasEntityModel, registerEntityModel } from "./entity-model.js";
 import type { ColumnOptions, EntityOptions } from "./entity-options.js";
+
+// Standard decorators get a `context.metadata` object (shared by a class's member and class decorators,
+// and inherited by subclasses) only where `Symbol.metadata` exists: TypeScript's emit checks for it at
+// class definition, and Node 20 lacks it. Defining it here, when tablekit is imported and so before
+// any entity class is evaluated, is the polyfill TypeScript's 5.2 release notes suggest; `Symbol.for`
+// matches esbuild's own fallback. (In this module, not a side-effect-only import a bundler could drop.)
+(Symbol as { metadata?: symbol }).metadata ??= Symbol.for("Symbol.metadata");
 
 /**
  * Columns recorded per owner: a class prototype (`experimentalDecorators`) or a class's decorator

@@ -86,6 +86,37 @@ export class WhenMismatch {
   @Column({ type: "String" }) id!: string;
 }
 
+// Two annotated `when`s: the class must fit both.
+@Entity({
+  table: "Whens",
+  partitionKey: "{id}",
+  rowKey: "r",
+  indexes: {
+    a: { rowKey: "a_{id}", when: (e: { age: number }) => e.age > 1 },
+    b: { rowKey: "b_{id}", when: (e: { flag: boolean }) => e.flag },
+  },
+})
+export class FitsBothWhens {
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) age!: number;
+  @Column({ type: "Boolean" }) flag!: boolean;
+}
+
+// @ts-expect-error the class fits the first `when` but not the second
+@Entity({
+  table: "Whens",
+  partitionKey: "{id}",
+  rowKey: "r",
+  indexes: {
+    a: { rowKey: "a_{id}", when: (e: { age: number }) => e.age > 1 },
+    b: { rowKey: "b_{id}", when: (e: { flag: boolean }) => e.flag },
+  },
+})
+export class FitsOneWhen {
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) age!: number;
+}
+
 // Options held in a variable typed `EntityOptions` (dynamic): nothing to check at compile time,
 // the run-time SchemaError covers it.
 const dynamic: EntityOptions = { table: "Dynamic", partitionKey: "{id}", rowKey: "r" };
