@@ -1,5 +1,7 @@
 // Compiled under both decorator dialects (tsconfig.standard.json and tsconfig.legacy.json):
 // `@Column({ type })` accepts exactly the fields whose declared type fits the column type.
+
+import { expectTypeOf } from "vitest";
 import {
   Column,
   type ColumnDecorator,
@@ -7,8 +9,7 @@ import {
   type ColumnValueOf,
   Entity,
   type TypedEntityDecorator,
-} from "tablekit";
-import { expectTypeOf } from "vitest";
+} from "../../src/index.js";
 
 expectTypeOf<ColumnTypeValue<"String">>().toEqualTypeOf<string>();
 expectTypeOf<ColumnTypeValue<"Guid">>().toEqualTypeOf<string>();

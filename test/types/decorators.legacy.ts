@@ -1,5 +1,5 @@
 // TypeScript's experimentalDecorators only (tsconfig.legacy.json): the decorators' legacy call shape.
-import { Column, Entity } from "tablekit";
+import { Column, Entity } from "../../src/index.js";
 
 const marker = Symbol("marker");
 

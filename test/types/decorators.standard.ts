@@ -1,7 +1,8 @@
 // Standard ECMAScript decorators only (tsconfig.standard.json): members only this dialect can
 // decorate, and the decorators' call shape as TypeScript checks it.
-import { Column, Entity } from "tablekit";
+
 import { expectTypeOf } from "vitest";
+import { Column, Entity } from "../../src/index.js";
 
 const marker = Symbol("marker");
 

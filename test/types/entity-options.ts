@@ -1,6 +1,13 @@
 // Compiled under both decorator dialects: `@Entity(options)` checks the class against its options.
-import { Column, Entity, type EntityOptions, type KeyTemplateFields, type MissingFields } from "tablekit";
+
 import { expectTypeOf } from "vitest";
+import {
+  Column,
+  Entity,
+  type EntityOptions,
+  type KeyTemplateFields,
+  type MissingFields,
+} from "../../src/index.js";
 
 expectTypeOf<KeyTemplateFields<"empid_{employeeId:6}">>().toEqualTypeOf<"employeeId">();
 expectTypeOf<KeyTemplateFields<"{department}_{employeeId:6:desc}">>().toEqualTypeOf<
