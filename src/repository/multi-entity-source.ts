@@ -7,7 +7,7 @@ import type { ColumnModel, EntityClass, EntityModel } from "../schema/entity-mod
 import type { EntityMapper } from "../serialization/entity-mapper.js";
 import type { StoredEntity } from "../store/table-store.js";
 import { parseEntityType } from "./entity-rows.js";
-import { keyOrderedRead } from "./key-ordered-read.js";
+import { queryExecutor } from "./query-executor.js";
 import type { Repository } from "./repository.js";
 import type { StoreRunner } from "./store-runner.js";
 
@@ -64,31 +64,7 @@ export class MultiEntitySource<U extends object> {
       // readRow also skips index copies (they carry their entity's EntityType) and upcasts old versions.
       return repository?.readRow(stored) as U | undefined;
     };
-    this.#executor = {
-      fetchPage: async (table, filter, select, top, continuation) => {
-        const page = await runner.run("query", table, (s) =>
-          s.queryPage(table, {
-            ...(filter ? { filter } : {}),
-            ...(select ? { select } : {}),
-            top,
-            ...(continuation ? { continuation } : {}),
-          }),
-        );
-        const items: U[] = [];
-        for (const stored of page.items) {
-          const item = resolve(stored);
-          if (item !== undefined) items.push(item);
-        }
-        return page.continuation ? { items, continuation: page.continuation } : { items };
-      },
-      fetchPoint: async (table, partitionKey, rowKey, select) => {
-        const stored = await runner.run("get", table, (s) =>
-          s.getEntity(table, partitionKey, rowKey, select),
-        );
-        return stored ? resolve(stored) : undefined;
-      },
-      ...keyOrderedRead(runner, resolve),
-    };
+    this.#executor = queryExecutor(runner, resolve);
   }
 
   /** The physical table read. */
@@ -209,7 +185,7 @@ function shapeOf<U extends object>(
   common: ReadonlyMap<string, ColumnModel>,
 ): EntityModel<U> {
   const unmapped = (): never => {
-    throw new Error(`${label}: rows are mapped by their own class`);
+    throw new ValidationError("multi-type-mapping", `${label}: rows are mapped by their own class`);
   };
   const mapper: EntityMapper<U> = {
     toWire: unmapped,

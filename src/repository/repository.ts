@@ -8,24 +8,22 @@ import { findState } from "../query/find-state.js";
 import { assertLogTail } from "../query/log-tail.js";
 import { Query, type QueryExecutor } from "../query/query.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { etagOf, rememberEtag } from "../serialization/entity-etag.js";
-import type { StoreContinuation, StoredEntity, WriteMode } from "../store/table-store.js";
+import { etagIn, rememberEtag } from "../serialization/entity-etag.js";
+import type { StoredEntity, WriteMode } from "../store/table-store.js";
 import type { CreateValues, DataField, Selected } from "../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
-import { writeEach } from "./bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
-import { writeBulk } from "./bulk/bulk-writer.js";
 import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
+import type { EntityWriter } from "./entity-writer.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
-import { rememberCopies } from "./index/copy-state.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
-import { IntentLog } from "./index/intent-log.js";
-import { keyOrderedRead } from "./key-ordered-read.js";
+import { isOutcomeUnknown } from "./lost-answers.js";
+import { PlainWriter } from "./plain-writer.js";
+import { queryExecutor } from "./query-executor.js";
 import type { StoreRunner } from "./store-runner.js";
 import { writeMode } from "./write-mode.js";
-import { holdsWrittenState } from "./written-state.js";
 
 /** Options of `upsert`. */
 export interface UpsertOptions {
@@ -79,26 +77,19 @@ export class Repository<T extends object> {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #executor: QueryExecutor<T>;
-  /** Present when the entity has secondary indexes: every write then goes through it. */
-  readonly #indexed: IndexedWriter<T> | undefined;
+  /** Plain or indexed, chosen once: every write goes through it. */
+  readonly #writer: EntityWriter<T>;
 
   /** @internal Use `TableContext.repository(Entity)`. */
   constructor(model: EntityModel<T>, runner: StoreRunner) {
     this.#model = model;
     this.#table = runner.tableName(model.table);
     this.#runner = runner;
-    this.#indexed =
+    this.#writer =
       model.indexes.size > 0
-        ? new IndexedWriter(model, this.#table, runner, new IntentLog(runner))
-        : undefined;
-    this.#executor = {
-      fetchPage: (table, filter, select, top, continuation) =>
-        this.#fetchPage(table, filter, select, top, continuation),
-      fetchPoint: (table, partitionKey, rowKey, select) =>
-        this.#fetchPoint(table, partitionKey, rowKey, select),
-      // Unsorted stores (Cosmos DB): order-dependent reads sort the range (see key-ordered-read.ts).
-      ...keyOrderedRead(runner, (stored) => this.readRow(stored)),
-    };
+        ? new IndexedWriter(model, this.#table, runner)
+        : new PlainWriter(model, this.#table, runner);
+    this.#executor = queryExecutor(runner, (stored) => this.readRow(stored));
   }
 
   /** The resolved model (key templates, columns). */
@@ -133,38 +124,13 @@ export class Repository<T extends object> {
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
   async insert(entity: T): Promise<T> {
-    if (this.#indexed) {
-      rememberEtag(entity, await this.#indexed.insert(entity));
-      return entity;
-    }
-    const wire = this.#model.mapper.toWire(entity);
-    const table = this.#table;
-    const { etag } = await this.#runner.run("insert", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.insert(table, wire);
-      } catch (error) {
-        // A retried insert that meets our own earlier, applied attempt is a success, not a conflict.
-        if (possiblyApplied && error instanceof EntityAlreadyExistsError) {
-          const stored = await s.getEntity(table, wire.partitionKey, wire.rowKey);
-          if (stored && holdsWrittenState(wire, stored, "replace")) return { etag: stored.etag };
-        }
-        throw error;
-      }
-    });
-    rememberEtag(entity, etag);
+    await this.#writer.insert(entity);
     return entity;
   }
 
   /** Inserts or replaces (default) or merges, without reading first. */
   async upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
-    const mode = writeMode(options.mode);
-    if (this.#indexed) {
-      rememberEtag(entity, await this.#indexed.upsert(entity, mode));
-      return entity;
-    }
-    const wire = this.#model.mapper.toWire(entity);
-    const { etag } = await this.#runner.run("upsert", this.#table, (s) => s.upsert(this.#table, wire, mode));
-    rememberEtag(entity, etag);
+    await this.#writer.upsert(entity, writeMode(options.mode));
     return entity;
   }
 
@@ -174,61 +140,22 @@ export class Repository<T extends object> {
    */
   async update(entity: T, options: UpdateOptions = {}): Promise<T> {
     const mode = writeMode(options.mode);
-    const ifMatch = options.ifMatch ?? etagOf(entity);
+    const ifMatch = options.ifMatch ?? etagIn(entity, this.#runner.scope);
     if (ifMatch === undefined) {
       throw new ValidationError(
         "etag-required",
-        `${this.#model.name}: update needs the entity's ETag (read it through a repository first) or { ifMatch: "*" } to overwrite unconditionally`,
+        `${this.#model.name}: update needs the entity's ETag (read it through a repository of this context first) or { ifMatch: "*" } to overwrite unconditionally`,
         { field: "ifMatch" },
       );
     }
-    if (this.#indexed) {
-      rememberEtag(entity, await this.#indexed.update(entity, mode, ifMatch));
-      return entity;
-    }
-    const wire = this.#model.mapper.toWire(entity);
-    const table = this.#table;
-    const { etag } = await this.#runner.run("update", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.update(table, wire, mode, ifMatch);
-      } catch (error) {
-        // Our earlier attempt may have applied and changed the ETag: success if the stored entity is ours.
-        if (possiblyApplied && error instanceof ConcurrencyError) {
-          const stored = await s.getEntity(table, wire.partitionKey, wire.rowKey);
-          if (stored && holdsWrittenState(wire, stored, mode)) return { etag: stored.etag };
-          // Our lost attempt may have been applied and then overwritten: nobody can tell.
-          throw new ConcurrencyError(
-            { table, partitionKey: wire.partitionKey, rowKey: wire.rowKey },
-            { cause: error, outcomeUnknown: true },
-          );
-        }
-        throw error;
-      }
-    });
-    rememberEtag(entity, etag);
+    await this.#writer.update(entity, mode, ifMatch);
     return entity;
   }
 
   /** Deletes by key (or entity); resolves whether it existed. Conditional when an ETag is known. */
   async delete(key: Partial<T>, options: DeleteOptions = {}): Promise<boolean> {
-    const { partitionKey, rowKey } = this.keyOf(key);
-    if (this.#indexed) {
-      const existed = await this.#indexed.delete(key, partitionKey, rowKey, options.ifMatch ?? etagOf(key));
-      rememberEtag(key, undefined);
-      return existed;
-    }
-    const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
-    const existed = await this.#runner.run("delete", this.#table, async (s, { possiblyApplied }) => {
-      try {
-        // A retry that finds nothing after an attempt that may have applied: that attempt deleted it.
-        return (await s.delete(this.#table, partitionKey, rowKey, ifMatch)) || possiblyApplied;
-      } catch (error) {
-        if (possiblyApplied && error instanceof EntityNotFoundError) return true;
-        throw error;
-      }
-    });
-    rememberEtag(key, undefined);
-    return existed;
+    this.keyOf(key);
+    return this.#writer.delete(key, options.ifMatch);
   }
 
   /**
@@ -269,12 +196,19 @@ export class Repository<T extends object> {
       }
       try {
         if (current === undefined) return await this.insert(next);
-        return await this.update(next, { ifMatch: etagOf(current) as string });
+        return await this.update(next, { ifMatch: etagIn(current, this.#runner.scope) as string });
       } catch (error) {
+        // Our own earlier attempt may have been applied: re-applying could count it twice.
+        if (isOutcomeUnknown(error)) {
+          if (error instanceof ConcurrencyError) throw error;
+          throw new ConcurrencyError(
+            { table: this.#table, ...after },
+            { cause: error, outcomeUnknown: true },
+          );
+        }
         // Lost a race (changed, deleted or created meanwhile): read again and re-apply.
-        // ...unless our own earlier attempt may have been applied: re-applying could count it twice.
         const conflict =
-          (error instanceof ConcurrencyError && !error.outcomeUnknown) ||
+          error instanceof ConcurrencyError ||
           error instanceof EntityNotFoundError ||
           error instanceof EntityAlreadyExistsError;
         if (!conflict) throw error;
@@ -292,15 +226,7 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
-    if (!this.#indexed)
-      return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
-    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
-    return writeEach(
-      items,
-      (item) => this.insert(item),
-      (item) => this.keyOf(item).partitionKey,
-      options,
-    );
+    return this.#writer.bulkInsert(items, options);
   }
 
   /** Upserts many entities (replace by default, or merge) in batches; see `bulkInsert`. */
@@ -308,16 +234,7 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
-    const mode = writeMode(options.mode);
-    if (!this.#indexed)
-      return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "upsert", mode }, options);
-    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
-    return writeEach(
-      items,
-      (item) => this.upsert(item, { mode }),
-      (item) => this.keyOf(item).partitionKey,
-      options,
-    );
+    return this.#writer.bulkUpsert(items, writeMode(options.mode), options);
   }
 
   /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
@@ -325,22 +242,7 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
-    if (!this.#indexed) {
-      const model = this.#model as unknown as EntityModel<Partial<T>>;
-      return writeBulk(this.#runner, model, this.#table, keys, { kind: "delete" }, options);
-    }
-    this.#checkAll(keys, (key) => this.keyOf(key));
-    return writeEach(
-      keys,
-      (key) => this.delete(key),
-      (key) => this.keyOf(key).partitionKey,
-      options,
-    );
-  }
-
-  /** Arrays are in memory already: every item is checked before the first request, so bad input sends nothing. */
-  #checkAll<I>(items: Iterable<I> | AsyncIterable<I>, check: (item: I) => unknown): void {
-    if (Array.isArray(items)) for (const item of items) check(item);
+    return this.#writer.bulkDelete(keys, options);
   }
 
   /** Point query; `undefined` when absent. With `select`, the result has the selected fields (and keys). */
@@ -354,7 +256,7 @@ export class Repository<T extends object> {
     const select = options.select
       ? withSystemProperties(this.#model.mapper.propertiesOf(options.select))
       : undefined;
-    return this.#fetchPoint(this.#table, partitionKey, rowKey, select);
+    return this.#executor.fetchPoint(this.#table, partitionKey, rowKey, select);
   }
 
   /** Point query; `EntityNotFoundError` when absent. With `select`, the result has the selected fields (and keys). */
@@ -435,7 +337,7 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
-    return new IndexLookup(this.#model, index, this.#runner);
+    return new IndexLookup(this.#model, index, this.#runner, (stored) => this.readRow(stored));
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
@@ -444,51 +346,15 @@ export class Repository<T extends object> {
     return new Query(this.#model, this.#executor, { table: this.#table, rowFields: {}, rowKey, filters: [] });
   }
 
-  async #fetchPoint(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    select: readonly string[] | undefined,
-  ): Promise<T | undefined> {
-    const stored = await this.#runner.run("get", table, (s) =>
-      s.getEntity(table, partitionKey, rowKey, select),
-    );
-    return stored && this.#isOwnRow(stored) ? this.#hydrate(stored) : undefined;
-  }
-
-  async #fetchPage(
-    table: string,
-    filter: string,
-    select: readonly string[] | undefined,
-    top: number,
-    continuation: StoreContinuation | undefined,
-  ): Promise<{ items: T[]; continuation?: StoreContinuation }> {
-    const page = await this.#runner.run("query", table, (s) =>
-      s.queryPage(table, {
-        ...(filter ? { filter } : {}),
-        ...(select ? { select } : {}),
-        top,
-        ...(continuation ? { continuation } : {}),
-      }),
-    );
-    const items: T[] = [];
-    if (this.#indexed || this.#model.upcast) {
-      for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(this.#hydrate(stored));
-    } else {
-      const { fromWire } = this.#model.mapper;
-      for (const stored of page.items) if (this.#isOwnRow(stored)) items.push(fromWire(stored));
-    }
-    return page.continuation ? { items, continuation: page.continuation } : { items };
-  }
-
   /**
    * An instance from a stored row (rows of an older version go through the class's upcaster
-   * first); with indexes it also remembers which copies the row has.
+   * first), its ETag (and, with indexes, its copies) tracked in this context's scope.
    */
   #hydrate(stored: StoredEntity): T {
     const upcast = upcasterOf(this.#model);
     const entity = this.#model.mapper.fromWire(upcast ? upcast(stored) : stored);
-    if (this.#indexed) rememberCopies(entity, this.#indexed.refsOfStored(stored));
+    rememberEtag(entity, stored.etag, this.#runner.scope);
+    this.#writer.track(entity, stored);
     return entity;
   }
 

@@ -103,6 +103,14 @@ export class RetryPolicy {
     return Math.round(this.minDelayMs + (ceiling - this.minDelayMs) * this.#random());
   }
 
+  /**
+   * A short random pause before going again after losing a race to another writer (not a fault):
+   * contending writers spread out. Same injectable clock and jitter as the fault retries.
+   */
+  contend(round: number, signal?: AbortSignal): Promise<void> {
+    return this.#sleep(this.#random() * Math.min(50, 2 * round), signal);
+  }
+
   /** Runs `operation`, retrying transient faults; `onRetry` hears each scheduled retry. */
   async run<T>(
     operation: (context: AttemptContext) => Promise<T>,

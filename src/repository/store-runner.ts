@@ -1,10 +1,22 @@
 import { ValidationError } from "../errors.js";
 import type { TableStore } from "../store/table-store.js";
+import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
 import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js";
+
+/** One scope token per (store, prefix): contexts on the same tables share what they know of an instance. */
+const scopes = new WeakMap<TableStore, Map<string, StateScope>>();
+
+function scopeOf(store: TableStore, prefix: string): StateScope {
+  const byPrefix = scopes.get(store) ?? new Map<string, StateScope>();
+  scopes.set(store, byPrefix);
+  const scope = byPrefix.get(prefix) ?? Object.freeze({ prefix });
+  byPrefix.set(prefix, scope);
+  return scope;
+}
 
 /** Sends store requests through the retry policy and reports them to the context's listener. */
 export class StoreRunner {
@@ -16,6 +28,8 @@ export class StoreRunner {
   readonly #target: TableStore;
   readonly #listener: TableKitEventListener | undefined;
   readonly #tablePrefix: string;
+  /** Where tracked ETags and copies of instances read or written through this runner are valid. */
+  readonly scope: StateScope;
 
   constructor(
     store: TableStore,
@@ -29,6 +43,7 @@ export class StoreRunner {
     this.#target = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
+    this.scope = scopeOf(store, tablePrefix);
   }
 
   /** The physical name of an entity's table. */

@@ -1,5 +1,6 @@
 import { TransactionError } from "../errors.js";
 import type { TableStore, TransactionAction, WriteResult } from "../store/table-store.js";
+import { settleLostAnswer } from "./lost-answers.js";
 import type { RetryPolicy } from "./retry-policy.js";
 import type { StoreRunner } from "./store-runner.js";
 import { holdsWrittenState } from "./written-state.js";
@@ -12,8 +13,9 @@ export interface SubmittedTransaction {
 
 /**
  * Submits one entity group transaction with retries. When a retry fails after an earlier attempt
- * that may have been applied (its response lost), the stored entities decide: if every action's
- * outcome is already in the table, the earlier attempt committed and this is a success.
+ * that may have been applied (its response lost), the stored entities decide (lost-answers rules):
+ * every action's outcome already in the table is a success; otherwise the `TransactionError` is
+ * thrown marked as of unknown outcome (`isOutcomeUnknown`).
  */
 export async function submitTransaction(
   runner: StoreRunner,
@@ -27,11 +29,11 @@ export async function submitTransaction(
     try {
       return await store.submitTransaction(table, partitionKey, actions);
     } catch (error) {
-      if (possiblyApplied && error instanceof TransactionError) {
-        const applied = await readAppliedResults(store, runner.retry, table, partitionKey, actions);
-        if (applied) return applied;
-      }
-      throw error;
+      return settleLostAnswer(error, possiblyApplied, {
+        ownEffect: (e) => e instanceof TransactionError,
+        readBack: () => readAppliedResults(store, runner.retry, table, partitionKey, actions),
+        otherwise: "mark",
+      });
     }
   });
   return { results, retries: attempts - 1 };

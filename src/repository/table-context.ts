@@ -6,6 +6,7 @@ import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Repository } from "./repository.js";
 import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
@@ -158,7 +159,7 @@ export class TableContext {
    * await db.transaction((tx) => { tx.insert(employee); tx.delete(Employee, { department: "Sales", employeeId: 7 }); });
    */
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
-    const tx = new Transaction();
+    const tx = new Transaction(this.#runner.scope);
     await build(tx);
     // The caller's operations first (no request), then again with index copies added.
     assertValidTransaction(tx.operations, this.#runner.limits);
@@ -173,9 +174,10 @@ export class TableContext {
       tx.operations.forEach((operation, index) => {
         if (!operation.entity) return;
         const deleted = operation.action.kind === "delete";
-        rememberEtag(operation.entity, deleted ? undefined : results[firstOf[index] as number]?.etag);
+        const scope = this.#runner.scope;
+        rememberEtag(operation.entity, deleted ? undefined : results[firstOf[index] as number]?.etag, scope);
         if (expanded.copies[index] !== undefined)
-          rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index]);
+          rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], scope);
       });
       this.#runner.emit({
         type: "batch-committed",
@@ -192,7 +194,10 @@ export class TableContext {
         operations: actions.length,
         error,
       });
-      throw error instanceof TransactionError ? toCallerIndex(error, expanded.owners, firstOf) : error;
+      if (!(error instanceof TransactionError)) throw error;
+      const reported = toCallerIndex(error, expanded.owners, firstOf);
+      // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
+      throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
     }
   }
 }

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors.js";
-import { etagOf } from "../serialization/entity-etag.js";
+import { etagIn } from "../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity } from "../store/table-store.js";
 import {
   COPY_REFS_PROPERTY,
@@ -157,8 +157,8 @@ async function priorState(
     operation.action.mode === "merge";
   if (operation.action.kind === "insert") return undefined;
   if (source && !mergeNeedsRow) {
-    const etag = etagOf(source);
-    const refs = trackedCopies(source);
+    const etag = etagIn(source, runner.scope);
+    const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
   const stored = await runner.run("get", table, (s) =>

@@ -5,8 +5,9 @@ import {
   getEntityModel,
   modelOfInstance,
 } from "../schema/entity-model.js";
-import { etagOf } from "../serialization/entity-etag.js";
+import { etagIn, etagOf } from "../serialization/entity-etag.js";
 import type { TransactionAction, WireEntity, WriteMode } from "../store/table-store.js";
+import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
 import { estimateActionBytes } from "./payload-size.js";
@@ -31,6 +32,13 @@ export interface PlannedOperation {
  */
 export class Transaction {
   readonly #operations: PlannedOperation[] = [];
+  /** The context's store and prefix: ETags tracked elsewhere are no condition here. */
+  readonly #scope: StateScope | undefined;
+
+  /** @internal Created by `db.transaction(...)`. */
+  constructor(scope?: StateScope) {
+    this.#scope = scope;
+  }
 
   /** Inserts an entity; the whole transaction fails if its key exists. */
   insert<T extends object>(entity: T): this {
@@ -53,7 +61,7 @@ export class Transaction {
   update<T extends object>(entity: T, options: UpdateOptions = {}): this {
     const { wire, model } = toWire(entity);
     const name = model.name;
-    const ifMatch = options.ifMatch ?? etagOf(entity);
+    const ifMatch = options.ifMatch ?? this.#etagOf(entity);
     if (ifMatch === undefined) {
       throw new ValidationError(
         "etag-required",
@@ -74,7 +82,7 @@ export class Transaction {
     const model = getEntityModel(entityClass);
     const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
-    const ifMatch = options.ifMatch ?? etagOf(key) ?? "*";
+    const ifMatch = options.ifMatch ?? this.#etagOf(key) ?? "*";
     return this.#add(
       model as EntityModel<object>,
       { kind: "delete", partitionKey, rowKey, ifMatch },
@@ -86,6 +94,10 @@ export class Transaction {
   /** The operations added so far, in order. */
   get operations(): readonly PlannedOperation[] {
     return this.#operations;
+  }
+
+  #etagOf(entity: object): string | undefined {
+    return this.#scope === undefined ? etagOf(entity) : etagIn(entity, this.#scope);
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {

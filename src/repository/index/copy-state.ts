@@ -1,14 +1,19 @@
+import type { StateScope } from "../../util/scoped-state.js";
+import { ScopedState } from "../../util/scoped-state.js";
 import type { CopyRef } from "./copy-ref.js";
 
-const tracked = new WeakMap<object, readonly CopyRef[]>();
+const tracked = new ScopedState<readonly CopyRef[]>();
 
-/** The index copies an entity instance had when tablekit last read or wrote it. */
-export function trackedCopies(entity: object): readonly CopyRef[] | undefined {
-  return tracked.get(entity);
+/** The index copies an entity instance had when tablekit last read or wrote it in `scope`. */
+export function trackedCopies(entity: object, scope: StateScope): readonly CopyRef[] | undefined {
+  return tracked.get(entity, scope);
 }
 
-/** Records the copies an instance has (after a read or a write). */
-export function rememberCopies(entity: object, refs: readonly CopyRef[] | undefined): void {
-  if (refs) tracked.set(entity, refs);
-  else tracked.delete(entity);
+/** Records the copies an instance has in `scope` (after a read or a write). */
+export function rememberCopies(
+  entity: object,
+  refs: readonly CopyRef[] | undefined,
+  scope: StateScope,
+): void {
+  tracked.set(entity, scope, refs);
 }

@@ -5,7 +5,7 @@ import type { QueryExplanation } from "../../query/query-plan.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
-import { keyOrderedRead } from "../key-ordered-read.js";
+import { queryExecutor } from "../query-executor.js";
 import type { StoreRunner } from "../store-runner.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
@@ -21,9 +21,17 @@ export class IndexLookup<T extends object> {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #keySpace: EntityModel<T>;
+  /** The repository's own row reader (upcast, ETag and copies tracked), for the entities a list names. */
+  readonly #readRow: (stored: StoredEntity) => T | undefined;
 
   /** @internal Use `repository.index(name)`. */
-  constructor(model: EntityModel<T>, index: IndexModel, runner: StoreRunner) {
+  constructor(
+    model: EntityModel<T>,
+    index: IndexModel,
+    runner: StoreRunner,
+    readRow: (stored: StoredEntity) => T | undefined,
+  ) {
+    this.#readRow = readRow;
     this.#model = model;
     this.#index = index;
     this.#runner = runner;
@@ -108,7 +116,10 @@ export class IndexLookup<T extends object> {
         );
         const items: T[] = [];
         for (const stored of found) {
-          if (stored && stored[COPY_INDEX_PROPERTY] === undefined) items.push(model.mapper.fromWire(stored));
+          if (stored && stored[COPY_INDEX_PROPERTY] === undefined) {
+            const entity = this.#readRow(stored);
+            if (entity) items.push(entity);
+          }
         }
         const end = offset + slice.length;
         return end < members.length
@@ -125,39 +136,15 @@ export class IndexLookup<T extends object> {
     });
   }
 
+  /** Copies carry no ETag of their entity: the instances built from them track none. */
   #executor(): QueryExecutor<T> {
     const name = this.#index.name;
-    const toEntity = (stored: StoredEntity): T | undefined => {
+    return queryExecutor(this.#runner, (stored) => {
       if (stored[COPY_INDEX_PROPERTY] !== name) return undefined;
       const entity = this.#model.mapper.fromWire(stored);
       rememberEtag(entity, undefined);
       return entity;
-    };
-    return {
-      fetchPoint: async (table, partitionKey, rowKey, select) => {
-        const stored = await this.#runner.run("get", table, (s) =>
-          s.getEntity(table, partitionKey, rowKey, select),
-        );
-        return stored ? toEntity(stored) : undefined;
-      },
-      fetchPage: async (table, filter, select, top, continuation) => {
-        const page = await this.#runner.run("query", table, (s) =>
-          s.queryPage(table, {
-            filter,
-            ...(select ? { select } : {}),
-            top,
-            ...(continuation ? { continuation } : {}),
-          }),
-        );
-        const items: T[] = [];
-        for (const stored of page.items) {
-          const entity = toEntity(stored);
-          if (entity) items.push(entity);
-        }
-        return page.continuation ? { items, continuation: page.continuation } : { items };
-      },
-      ...keyOrderedRead(this.#runner, toEntity),
-    };
+    });
   }
 }
 

@@ -1,0 +1,201 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { TransactionAction, WireEntity } from "../../store/table-store.js";
+import type { StoreRunner } from "../store-runner.js";
+import { reconcileEntity } from "./copy-reconciler.js";
+import {
+  COPY_REFS_PROPERTY,
+  type CopyRef,
+  deriveCopyRefs,
+  encodeCopyRefs,
+  indexOf,
+  isLocal,
+  refKey,
+} from "./copy-ref.js";
+import { submitEntityTransaction } from "./entity-transaction.js";
+import type { Intent, IntentLog } from "./intent-log.js";
+import { memberOf } from "./list-index.js";
+import { membershipChanges, syncList } from "./list-membership.js";
+import { planLocalActions } from "./local-plan.js";
+import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
+import { isDefinitive } from "./write-errors.js";
+
+/** What is stored now for an entity, as far as its copies are concerned. */
+export type Existing = { exists: true; etag: string; refs: readonly CopyRef[] };
+/** The entity as stored before a write: absent, or its version and copies. */
+export type Prior = { exists: false } | Existing;
+
+/** Where an indexed write goes: the entity's model and table, the runner, and the intent log. */
+export interface IndexedTarget {
+  model: EntityModel<object>;
+  table: string;
+  runner: StoreRunner;
+  intents: IntentLog;
+}
+
+/**
+ * Writes an entity and its copies. Copies in the entity's own table and partition ride in the
+ * entity's entity group transaction (atomic: the design guide's intra-partition index). Copies
+ * elsewhere follow the eventually-consistent-transactions pattern: an intent is recorded first,
+ * unique values are claimed, the entity is written, copies are brought in line, the intent is
+ * removed; `repairIndexes` replays intents left by a crash (or by a write whose outcome is unknown).
+ * Resolves the entity's new ETag and the copies it now has.
+ */
+export async function commitEntity(
+  target: IndexedTarget,
+  wire: WireEntity,
+  prior: Prior,
+  ifMatch: string | undefined,
+): Promise<{ etag: string; refs: CopyRef[] }> {
+  const { model, table, runner, intents } = target;
+  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
+    runner.tableName(t),
+  );
+  const before = prior.exists ? prior.refs : [];
+  const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const remoteBefore = before.filter((r) => !local(r));
+  const remoteNext = next.filter((r) => !local(r));
+  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const listChanges = membershipChanges(
+    before.filter(isList),
+    next.filter(isList),
+    memberOf(wire.partitionKey, wire.rowKey),
+  );
+
+  let intent: Intent | undefined;
+  const claimed: CopyRef[] = [];
+  if (remoteBefore.length > 0 || remoteNext.length > 0) {
+    intent = await intents.record(
+      model.type,
+      table,
+      wire.partitionKey,
+      wire.rowKey,
+      union(remoteBefore, remoteNext),
+    );
+    try {
+      await claimUnique(
+        model,
+        runner,
+        row,
+        remoteNext.filter((r) => !isList(r)),
+        remoteBefore,
+        claimed,
+      );
+    } catch (error) {
+      // A claim whose answer was lost may have been written: leave it and the intent to repair.
+      if (isDefinitive(error)) await abandon(target, claimed, intent);
+      throw error;
+    }
+  }
+
+  const actions = planLocalActions(
+    model,
+    row,
+    ifMatch,
+    before.filter((r) => !isList(r)),
+    next.filter((r) => !isList(r)),
+    local,
+  );
+  let etag: string;
+  try {
+    etag = await submitEntityTransaction(
+      model,
+      runner,
+      table,
+      wire.partitionKey,
+      actions,
+      listChanges.filter((c) => local(c.ref)),
+      next,
+    );
+  } catch (error) {
+    // Only when the service definitely refused the write: otherwise it may have applied, and the intent must stay for repair.
+    if (intent && isDefinitive(error)) await abandon(target, claimed, intent);
+    throw error;
+  }
+  if (intent) {
+    await syncRemoteCopies(
+      model,
+      runner,
+      row,
+      remoteNext.filter((r) => !isList(r)),
+      remoteBefore.filter((r) => !isList(r)),
+      claimed,
+    );
+    for (const change of listChanges) if (!local(change.ref)) await syncList(model, runner, change);
+    await settleRace(target, wire.partitionKey, wire.rowKey, etag, intent);
+    await intents.complete(intent);
+  }
+  return { etag, refs: next };
+}
+
+/** Deletes an entity and its copies (the same protocol as `commitEntity`, with no claims). */
+export async function commitDelete(
+  target: IndexedTarget,
+  partitionKey: string,
+  rowKey: string,
+  prior: Existing,
+): Promise<void> {
+  const { model, table, runner, intents } = target;
+  const local = (ref: CopyRef) => isLocal(ref, table, partitionKey);
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const remote = prior.refs.filter((r) => !local(r));
+  const intent =
+    remote.length > 0 ? await intents.record(model.type, table, partitionKey, rowKey, remote) : undefined;
+  const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
+  const actions: TransactionAction[] = [{ kind: "delete", partitionKey, rowKey, ifMatch: prior.etag }];
+  for (const ref of prior.refs)
+    if (local(ref) && !isList(ref))
+      actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
+  try {
+    await submitEntityTransaction(
+      model,
+      runner,
+      table,
+      partitionKey,
+      actions,
+      listChanges.filter((c) => local(c.ref)),
+      prior.refs,
+    );
+  } catch (error) {
+    if (intent && isDefinitive(error)) await intents.complete(intent);
+    throw error;
+  }
+  if (intent) {
+    await releaseCopies(
+      runner,
+      remote.filter((r) => !isList(r)),
+    );
+    for (const change of listChanges) if (!local(change.ref)) await syncList(model, runner, change);
+    await intents.complete(intent);
+  }
+}
+
+/** The write was refused: release its claims and drop its intent (nothing of it stands). */
+async function abandon(target: IndexedTarget, claimed: readonly CopyRef[], intent: Intent): Promise<void> {
+  await releaseCopies(target.runner, claimed);
+  await target.intents.complete(intent);
+}
+
+/**
+ * Another writer may have changed the entity while this one was writing its remote copies, and
+ * the two writers' copy writes may have landed out of order. If the entity is no longer the
+ * version this write produced, its copies are brought in line with what it is now.
+ */
+async function settleRace(
+  target: IndexedTarget,
+  partitionKey: string,
+  rowKey: string,
+  etag: string,
+  intent: Intent,
+): Promise<void> {
+  const { model, table, runner } = target;
+  const now = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  if (now?.etag === etag) return;
+  await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
+}
+
+function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {
+  const seen = new Map<string, CopyRef>();
+  for (const ref of [...a, ...b]) seen.set(refKey(ref), ref);
+  return [...seen.values()];
+}

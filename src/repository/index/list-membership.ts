@@ -1,0 +1,66 @@
+import { TransactionError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { TransactionAction } from "../../store/table-store.js";
+import type { StoreRunner } from "../store-runner.js";
+import { submitTransaction } from "../submit-transaction.js";
+import { type CopyRef, refKey } from "./copy-ref.js";
+import { planListChange, readList } from "./list-index.js";
+
+/** How many times a write re-reads index entities after losing a race on them (concurrent writers). */
+export const MAX_LIST_ROUNDS = 60;
+
+/** One membership change to the index entity of one value. */
+export interface ListChange {
+  ref: CopyRef;
+  add?: string;
+  remove?: string;
+}
+
+/** The member additions and removals going from one set of list refs to another. */
+export function membershipChanges(
+  before: readonly CopyRef[],
+  next: readonly CopyRef[],
+  member: string,
+): ListChange[] {
+  const nextKeys = new Set(next.map(refKey));
+  const beforeKeys = new Set(before.map(refKey));
+  return [
+    ...before.filter((r) => !nextKeys.has(refKey(r))).map((ref) => ({ ref, remove: member })),
+    ...next.filter((r) => !beforeKeys.has(refKey(r))).map((ref) => ({ ref, add: member })),
+  ];
+}
+
+/** The writes that apply one change to the index entity as stored now (each conditional on its shard's ETag). */
+export async function planList(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  change: ListChange,
+): Promise<TransactionAction[]> {
+  const state = await readList(runner, change.ref);
+  return planListChange(state, `${model.type}@${model.version}`, change);
+}
+
+/**
+ * Applies one membership change to an index entity in another partition (its own transaction,
+ * ETag-checked). Another writer's change in between fails it: read again, re-plan, resend. A
+ * membership is a set, so a re-plan after an attempt that may have applied is safe.
+ */
+export async function syncList(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  change: ListChange,
+): Promise<void> {
+  for (let round = 1; ; round++) {
+    const actions = await planList(model, runner, change);
+    if (actions.length === 0) return;
+    try {
+      await submitTransaction(runner, change.ref.table, change.ref.partitionKey, actions);
+      return;
+    } catch (error) {
+      const conflict =
+        error instanceof TransactionError && (error.statusCode === 412 || error.statusCode === 409);
+      if (!conflict || round >= MAX_LIST_ROUNDS) throw error;
+      await runner.retry.contend(round);
+    }
+  }
+}

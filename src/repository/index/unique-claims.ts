@@ -1,0 +1,80 @@
+import { EntityAlreadyExistsError, UniqueConstraintError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { WireEntity } from "../../store/table-store.js";
+import type { StoreRunner } from "../store-runner.js";
+import { buildCopy } from "./copy-builder.js";
+import {
+  COPY_SOURCE_PK_PROPERTY,
+  COPY_SOURCE_RK_PROPERTY,
+  type CopyRef,
+  indexOf,
+  refKey,
+} from "./copy-ref.js";
+
+/**
+ * Claims new values of unique remote indexes before the entity is written, by inserting their
+ * copies (an insert is the service's only atomic "take this key"); each claim made is pushed to
+ * `claimed`, so the caller can release them when the write is refused.
+ */
+export async function claimUnique(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  row: WireEntity,
+  next: readonly CopyRef[],
+  before: readonly CopyRef[],
+  claimed: CopyRef[],
+): Promise<void> {
+  const held = new Set(before.map(refKey));
+  for (const ref of next) {
+    if (held.has(refKey(ref)) || !indexOf(model, ref).unique) continue;
+    const copy = buildCopy(model, row, ref);
+    try {
+      await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
+      claimed.push(ref);
+    } catch (error) {
+      if (!(error instanceof EntityAlreadyExistsError)) throw error;
+      // Held already: by this very entity (an earlier, interrupted or lost attempt) is fine; by another is a conflict.
+      const holder = await runner.run("get", ref.table, (s) =>
+        s.getEntity(ref.table, ref.partitionKey, ref.rowKey),
+      );
+      const ours =
+        holder &&
+        holder[COPY_SOURCE_PK_PROPERTY] === row.partitionKey &&
+        holder[COPY_SOURCE_RK_PROPERTY] === row.rowKey;
+      if (!ours)
+        throw new UniqueConstraintError(
+          { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
+          { cause: error },
+        );
+    }
+  }
+}
+
+/** Deletes copies (unconditionally: each is this entity's own, and a delete of a missing one is a no-op). */
+export async function releaseCopies(runner: StoreRunner, refs: readonly CopyRef[]): Promise<void> {
+  for (const ref of refs) {
+    await runner.run("uncopy", ref.table, (s) => s.delete(ref.table, ref.partitionKey, ref.rowKey, "*"));
+  }
+}
+
+/** Writes the remote copies the entity derives now (claims are written already) and removes those it no longer does. */
+export async function syncRemoteCopies(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  row: WireEntity,
+  next: readonly CopyRef[],
+  before: readonly CopyRef[],
+  claimed: readonly CopyRef[],
+): Promise<void> {
+  const fresh = new Set(claimed.map(refKey));
+  for (const ref of next) {
+    if (fresh.has(refKey(ref))) continue;
+    const copy = buildCopy(model, row, ref);
+    await runner.run("copy", ref.table, (s) => s.upsert(ref.table, copy, "replace"));
+  }
+  const keep = new Set(next.map(refKey));
+  await releaseCopies(
+    runner,
+    before.filter((r) => !keep.has(refKey(r))),
+  );
+}

@@ -1,0 +1,39 @@
+import type { QueryExecutor } from "../query/query.js";
+import type { StoredEntity } from "../store/table-store.js";
+import { keyOrderedRead } from "./key-ordered-read.js";
+import type { StoreRunner } from "./store-runner.js";
+
+/**
+ * The one way queries reach a table: pages and point reads through the runner (retries, events),
+ * each stored row turned into a result by `toEntity` (`undefined` skips it: another type's row,
+ * an index copy). Repositories, multi-type queries and index lookups differ only in `toEntity`.
+ * On unsorted stores (Cosmos DB) it also answers order-dependent reads (see key-ordered-read.ts).
+ */
+export function queryExecutor<T>(
+  runner: StoreRunner,
+  toEntity: (stored: StoredEntity) => T | undefined,
+): QueryExecutor<T> {
+  return {
+    async fetchPage(table, filter, select, top, continuation) {
+      const page = await runner.run("query", table, (s) =>
+        s.queryPage(table, {
+          ...(filter ? { filter } : {}),
+          ...(select ? { select } : {}),
+          top,
+          ...(continuation ? { continuation } : {}),
+        }),
+      );
+      const items: T[] = [];
+      for (const stored of page.items) {
+        const item = toEntity(stored);
+        if (item !== undefined) items.push(item);
+      }
+      return page.continuation ? { items, continuation: page.continuation } : { items };
+    },
+    async fetchPoint(table, partitionKey, rowKey, select) {
+      const stored = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey, select));
+      return stored ? toEntity(stored) : undefined;
+    },
+    ...keyOrderedRead(runner, toEntity),
+  };
+}
