@@ -1,3 +1,4 @@
+import { ValidationError } from "../errors.js";
 /** .NET `DateTime.MaxValue.Ticks`: the top of the tick range (9999-12-31T23:59:59.9999999). */
 export const MAX_TICKS = 3155378975999999999n;
 
@@ -28,7 +29,7 @@ export function invertTicks(t: bigint): bigint {
 /** Formats ticks as exactly 19 zero-padded digits, like .NET's `ticks.ToString("d19")`. */
 export function formatTicks(t: bigint): string {
   if (t < 0n || t > MAX_TICKS) {
-    throw new RangeError(`Ticks ${t} are outside 0..${MAX_TICKS}`);
+    throw new ValidationError("ticks", `Ticks ${t} are outside 0..${MAX_TICKS}`);
   }
   return t.toString().padStart(TICKS_DIGITS, "0");
 }

@@ -127,7 +127,10 @@ export function createValueWriter(
           const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
           text = JSON.stringify(plain, (_key, v) => {
             if (typeof v === "bigint")
-              throw new TypeError("a bigint has no JSON form (use an Int64 column or a string)");
+              throw new ValidationError(
+                "unsupported-value",
+                "a bigint has no JSON form (use an Int64 column or a string)",
+              );
             return v;
           });
         } catch (error) {

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ValidationError } from "../../src/errors.js";
 import {
   dateToTicks,
   formatTicks,
@@ -41,8 +42,8 @@ describe("ticks", () => {
     expect(formatTicks(0n)).toBe("0000000000000000000");
     expect(formatTicks(MAX_TICKS)).toBe("3155378975999999999");
     expect(formatTicks(dateToTicks(MIN_DATE))).toBe("0504911232000000000");
-    expect(() => formatTicks(-1n)).toThrow(RangeError);
-    expect(() => formatTicks(MAX_TICKS + 1n)).toThrow(RangeError);
+    expect(() => formatTicks(-1n)).toThrow(ValidationError);
+    expect(() => formatTicks(MAX_TICKS + 1n)).toThrow(ValidationError);
   });
 
   it("ticksToDate truncates sub-millisecond ticks", () => {

@@ -1,4 +1,9 @@
-import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  TableKitError,
+} from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import type { StoreRunner } from "../store-runner.js";
@@ -43,12 +48,12 @@ export interface ReconcileOutcome {
 const MAX_ROUNDS = 8;
 
 /** Thrown when an entity keeps changing while its copies are reconciled (a replay counts it as a failed attempt). */
-export class ReconcileRaceError extends Error {
+export class ReconcileRaceError extends TableKitError {
   constructor(table: string, partitionKey: string, rowKey: string) {
     super(
+      "INDEX_RACE",
       `index copies of ${table} '${partitionKey}'/'${rowKey}' could not be reconciled: the entity kept changing (${MAX_ROUNDS} rounds)`,
     );
-    this.name = "ReconcileRaceError";
   }
 }
 

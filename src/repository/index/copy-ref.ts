@@ -1,3 +1,4 @@
+import { SchemaError } from "../../errors.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 
 export { COPY_INDEX_PROPERTY } from "../../wire/system-properties.js";
@@ -85,6 +86,9 @@ export function isLocal(ref: CopyRef, entityTable: string, entityPartitionKey: s
 /** The index model a ref belongs to. */
 export function indexOf<T extends object>(model: EntityModel<T>, ref: CopyRef): IndexModel {
   const index = model.indexes.get(ref.index);
-  if (!index) throw new Error(`unknown index ${ref.index} on ${model.name}`);
+  if (!index)
+    throw new SchemaError(
+      `${model.name} has no index '${ref.index}' (a copy or intent written by another version of the class)`,
+    );
   return index;
 }

@@ -114,7 +114,8 @@ async function replay<T extends object>(
     if (outcome.deferred) return;
     if (outcome.conflicts.length > 0) {
       const [first] = outcome.conflicts;
-      throw new Error(
+      // Replaying cannot fix this: the intent counts a failed attempt and is set aside after five.
+      throw new StoreError(
         `index ${first?.index} key '${first?.partitionKey}'/'${first?.rowKey}' in ${first?.table} is held by another entity`,
       );
     }

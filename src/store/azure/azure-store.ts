@@ -4,7 +4,7 @@ import {
   TableClient,
   type TableServiceClientOptions,
 } from "@azure/data-tables";
-import { EntityNotFoundError, TransactionError, ValidationError } from "../../errors.js";
+import { EntityNotFoundError, StoreError, TransactionError, ValidationError } from "../../errors.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits.js";
 import type {
   StoreCapabilities,
@@ -279,7 +279,7 @@ export class AzureStore implements TableStore {
       const result = await client.submitTransaction(sdkActions, { abortSignal });
       if (deleteEtags !== undefined && deleteEtagsPending(abortSignal)) {
         // Cannot happen unless the SDK changed how it sends batches; never let it pass silently.
-        throw new Error(
+        throw new StoreError(
           "Internal error: the conditional deletes of a transaction were sent without their ETags",
         );
       }

@@ -1,4 +1,5 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import { StoreError, ValidationError } from "../../errors.js";
 
 /**
  * `TableClient.submitTransaction` drops the options of a "delete" action (TableClient.js passes only
@@ -27,7 +28,8 @@ export function expectDeleteEtags(
 ): void {
   for (const etag of etags.values()) {
     // The ETag is pasted into a raw multipart body: a line break would inject headers.
-    if (/[\r\n]/.test(etag)) throw new Error("An ETag must not contain line breaks");
+    if (/[\r\n]/.test(etag))
+      throw new ValidationError("etag", "An ETag must not contain line breaks", { field: "ifMatch" });
   }
   pending.set(signal, { operations, etags });
 }
@@ -62,18 +64,20 @@ export const transactionDeleteEtagPolicy: PipelinePolicy = {
 /** Writes each expected ETag into the `If-Match: *` header of its delete sub-request. */
 export function applyDeleteEtags(body: string, expected: PendingDeletes): string {
   const boundary = /boundary=(changeset_[^\r\n;]+)/.exec(body)?.[1];
-  if (boundary === undefined) throw new Error("Transaction body has no changeset boundary");
+  if (boundary === undefined) throw new StoreError("Transaction body has no changeset boundary");
   // parts[0] is the batch preamble; parts[i + 1] is the sub-request of operation i.
   const parts = body.split(`--${boundary}\r\n`);
   if (parts.length - 1 !== expected.operations) {
-    throw new Error(`Transaction body has ${parts.length - 1} sub-requests, expected ${expected.operations}`);
+    throw new StoreError(
+      `Transaction body has ${parts.length - 1} sub-requests, expected ${expected.operations}`,
+    );
   }
   for (const [index, etag] of expected.etags) {
     const part = parts[index + 1] ?? "";
     const header = "\r\nIf-Match: *\r\n";
     const at = part.indexOf(header);
     if (!/\r\nDELETE /.test(part) || at < 0 || part.indexOf(header, at + 1) >= 0) {
-      throw new Error(`Transaction operation ${index} is not the expected delete sub-request`);
+      throw new StoreError(`Transaction operation ${index} is not the expected delete sub-request`);
     }
     parts[index + 1] = `${part.slice(0, at)}\r\nIf-Match: ${etag}\r\n${part.slice(at + header.length)}`;
   }

@@ -120,8 +120,10 @@ export class MemoryStore implements TableStore {
     };
     const pageBreaks = options.pageBreaks ?? "partition";
     if (pageBreaks !== "partition" && pageBreaks !== "size-only") {
-      throw new TypeError(
+      throw new ValidationError(
+        "memory-page-breaks",
         `MemoryStore: pageBreaks must be "partition" or "size-only", got ${String(pageBreaks)}`,
+        { field: "pageBreaks" },
       );
     }
     this.#pageBreaks = pageBreaks;

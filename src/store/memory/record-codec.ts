@@ -1,3 +1,4 @@
+import { StoreError } from "../../errors.js";
 import type { EdmValue } from "./edm-value.js";
 import { etagFromTicks } from "./etag-clock.js";
 import type { Mutation } from "./mutation.js";
@@ -49,7 +50,9 @@ export function decodeMutation(e: EncodedMutation): Mutation {
       return { op: "put", table: str(e.t), record };
     }
     default:
-      throw new Error(`unknown journal operation ${JSON.stringify((e as { op: unknown }).op)}`);
+      throw new StoreError(
+        `MemoryStore journal: unknown operation ${JSON.stringify((e as { op: unknown }).op)}`,
+      );
   }
 }
 
@@ -90,10 +93,11 @@ function decodeValue(type: string, raw: unknown): EdmValue {
     case "Binary":
       return { type, value: new Uint8Array(Buffer.from(str(raw), "base64")) };
   }
-  throw new Error(`malformed ${type} value ${JSON.stringify(raw)}`);
+  throw new StoreError(`MemoryStore journal: malformed ${type} value ${JSON.stringify(raw)}`);
 }
 
 function str(v: unknown): string {
-  if (typeof v !== "string") throw new Error(`expected a string, got ${JSON.stringify(v)}`);
+  if (typeof v !== "string")
+    throw new StoreError(`MemoryStore journal: expected a string, got ${JSON.stringify(v)}`);
   return v;
 }
