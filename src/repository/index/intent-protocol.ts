@@ -83,7 +83,7 @@ export async function commitEntity(
       );
     } catch (error) {
       // A claim whose answer was lost may have been written: leave it and the intent to repair.
-      if (isDefinitive(error)) await abandon(target, claimed, intent);
+      if (isDefinitive(error)) await abandon(target, wire, intent);
       throw error;
     }
   }
@@ -109,7 +109,7 @@ export async function commitEntity(
     );
   } catch (error) {
     // Only when the service definitely refused the write: otherwise it may have applied, and the intent must stay for repair.
-    if (intent && isDefinitive(error)) await abandon(target, claimed, intent);
+    if (intent && isDefinitive(error)) await abandon(target, wire, intent);
     throw error;
   }
   if (intent) {
@@ -170,10 +170,21 @@ export async function commitDelete(
   }
 }
 
-/** The write was refused: release its claims and drop its intent (nothing of it stands). */
-async function abandon(target: IndexedTarget, claimed: readonly CopyRef[], intent: Intent): Promise<void> {
-  await releaseCopies(target.runner, claimed);
-  await target.intents.complete(intent);
+/**
+ * The write was refused: nothing of it stands but the copies it claimed. Those cannot simply be
+ * deleted: a concurrent write of the same entity may hold the same values (a claim that found the
+ * entity's own copy), and a claim whose answer was lost is in no list. The copies the intent names
+ * are brought in line with the entity as stored now instead, then the intent is dropped; if that
+ * fails, the intent stays for `repairIndexes`.
+ */
+async function abandon(target: IndexedTarget, wire: WireEntity, intent: Intent): Promise<void> {
+  const { model, table, runner, intents } = target;
+  try {
+    await reconcileEntity(model, runner, table, wire.partitionKey, wire.rowKey, intent.refs, "remote");
+  } catch {
+    return;
+  }
+  await intents.complete(intent);
 }
 
 /**

@@ -27,25 +27,42 @@ export async function claimUnique(
   const held = new Set(before.map(refKey));
   for (const ref of next) {
     if (held.has(refKey(ref)) || !indexOf(model, ref).unique) continue;
-    const copy = buildCopy(model, row, ref);
+    if (await claim(model, runner, row, ref)) claimed.push(ref);
+  }
+}
+
+/** How often a claim is retried when the value's holder vanished between the 409 and the read. */
+const MAX_CLAIM_ROUNDS = 10;
+
+/** Inserts the copy; resolves whether this call wrote it (false: this very entity held it already). */
+async function claim(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  row: WireEntity,
+  ref: CopyRef,
+): Promise<boolean> {
+  const copy = buildCopy(model, row, ref);
+  for (let round = 1; ; round++) {
     try {
       await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
-      claimed.push(ref);
+      return true;
     } catch (error) {
       if (!(error instanceof EntityAlreadyExistsError)) throw error;
-      // Held already: by this very entity (an earlier, interrupted or lost attempt) is fine; by another is a conflict.
+      // Held already: by this very entity (an earlier, interrupted or lost attempt, or a concurrent
+      // write of it) is fine; by another is a conflict; by nobody any more (released meanwhile): claim again.
       const holder = await runner.run("get", ref.table, (s) =>
         s.getEntity(ref.table, ref.partitionKey, ref.rowKey),
       );
+      if (!holder && round < MAX_CLAIM_ROUNDS) continue;
       const ours =
         holder &&
         holder[COPY_SOURCE_PK_PROPERTY] === row.partitionKey &&
         holder[COPY_SOURCE_RK_PROPERTY] === row.rowKey;
-      if (!ours)
-        throw new UniqueConstraintError(
-          { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
-          { cause: error },
-        );
+      if (ours) return false;
+      throw new UniqueConstraintError(
+        { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
+        { cause: error },
+      );
     }
   }
 }
