@@ -180,7 +180,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
-  refsOfStored(stored: StoredEntity): CopyRef[] {
+  #refsOfStored(stored: StoredEntity): CopyRef[] {
     return (
       decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
       deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), (t) => this.#runner.tableName(t), true)
@@ -204,7 +204,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const stored = await this.#runner.run("get", this.#table, (s) =>
       s.getEntity(this.#table, partitionKey, rowKey),
     );
-    return stored ? { exists: true, etag: stored.etag, refs: this.refsOfStored(stored) } : { exists: false };
+    return stored ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored) } : { exists: false };
   }
 
   /** The instance's version and copies as tracked in this runner's scope (no read needed), if known. */
@@ -224,7 +224,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     return {
       // Properties the class does not know are kept as stored, as a service-side merge would.
       wire: { ...foreignProperties(this.#model, stored), ...current, ...wire },
-      prior: { exists: true, etag: stored.etag, refs: this.refsOfStored(stored) },
+      prior: { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored) },
     };
   }
 
