@@ -1,9 +1,4 @@
-import {
-  ConcurrencyError,
-  EntityAlreadyExistsError,
-  EntityNotFoundError,
-  TableKitError,
-} from "../../errors.js";
+import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import type { StoreRunner } from "../store-runner.js";
@@ -48,10 +43,9 @@ export interface ReconcileOutcome {
 const MAX_ROUNDS = 8;
 
 /** Thrown when an entity keeps changing while its copies are reconciled (a replay counts it as a failed attempt). */
-export class ReconcileRaceError extends TableKitError {
+export class ReconcileRaceError extends StoreError {
   constructor(table: string, partitionKey: string, rowKey: string) {
     super(
-      "INDEX_RACE",
       `index copies of ${table} '${partitionKey}'/'${rowKey}' could not be reconciled: the entity kept changing (${MAX_ROUNDS} rounds)`,
     );
   }
