@@ -6,7 +6,7 @@ import {
   modelOfInstance,
 } from "../schema/entity-model.js";
 import { etagIn, etagOf } from "../serialization/entity-etag.js";
-import type { TransactionAction, WireEntity, WriteMode } from "../store/table-store.js";
+import type { TransactionAction, WireEntity } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
