@@ -58,8 +58,14 @@ export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
-export { AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
-export { MemoryStore, type MemoryStoreFlavor, type MemoryStoreOptions } from "./store/memory/memory-store.js";
+export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
+export {
+  MemoryStore,
+  type MemoryStoreFlavor,
+  type MemoryStoreOptions,
+  type MemoryStoreStats,
+} from "./store/memory/memory-store.js";
+export type { PageBreaks } from "./store/memory/query-pager.js";
 export type {
   EdmType,
   StoreCapabilities,

@@ -41,6 +41,7 @@ export interface StoreQuery {
   continuation?: StoreContinuation | undefined;
 }
 
+/** One page of a store query: the entities and, when more may follow, where to continue. */
 export interface StorePage {
   items: StoredEntity[];
   /** Present when the service may have more results; a page may be empty and still have one. */

@@ -42,6 +42,7 @@ export interface StoreContinuation {
   nextRowKey?: string;
 }
 
+/** How an update or upsert treats properties absent from the entity: remove them (replace) or keep them (merge). */
 export type WriteMode = "replace" | "merge";
 
 /** The outcome of a successful write. */
