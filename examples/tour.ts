@@ -4,7 +4,14 @@
  */
 import "reflect-metadata";
 import { pathToFileURL } from "node:url";
-import { AzureStore, type BulkProgress, MemoryStore, TableContext, type TableStore } from "../src/index.js";
+import {
+  AzureStore,
+  type BulkProgress,
+  MemoryStore,
+  type Repository,
+  TableContext,
+  type TableStore,
+} from "../src/index.js";
 import { Employee, Expense } from "./models.js";
 
 const DEPARTMENTS = ["Engineering", "Marketing", "Sales"];
@@ -21,12 +28,12 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
 
   say(`tablekit tour on the ${store.name} store\n`);
   say("1. Entities map to compound keys, exactly as the Azure table design guide writes them:");
-  const jane = makeEmployee("Sales", 223, {
+  const jane = makeEmployee(employees, "Sales", 223, {
     firstName: "Jane",
     lastName: "Jones",
     email: "jonesj@contoso.com",
   });
-  const sample = makeExpense(223, new Date("2024-05-01T12:30:00.000Z"), "e1", 42.5, "Taxi");
+  const sample = makeExpense(expenses, 223, new Date("2024-05-01T12:30:00.000Z"), "e1", 42.5, "Taxi");
   const keyRows = [
     ["Employee", "{department} / empid_{employeeId:6}", employees.keyOf(jane)],
     ["Expense", "emp_{employeeId:6} / {at:desc}_{expenseId}", expenses.keyOf(sample)],
@@ -41,7 +48,7 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   say("\n2. Employees with two secondary indexes (e-mail: same partition, atomic; last name: another table)");
   // Employee ids are unique across departments (1000-1299), as expenses are partitioned by employee.
   const staff = DEPARTMENTS.flatMap((department, d) =>
-    Array.from({ length: 100 }, (_, i) => makeEmployee(department, 1000 + d * 100 + i)),
+    Array.from({ length: 100 }, (_, i) => makeEmployee(employees, department, 1000 + d * 100 + i)),
   );
   const hired = await employees.bulkInsert([jane, ...staff], { concurrency: 8 });
   say(`   ${hired.written} employees written with their index copies (${hired.failed.length} failed)`);
@@ -75,7 +82,7 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
     `\n3. Bulk import: ${(staff.length * EXPENSES_PER_EMPLOYEE).toLocaleString("en")} expenses, batched per partition, 8 batches in flight`,
   );
   const start = Date.now();
-  const imported = await expenses.bulkUpsert(generateExpenses(staff), {
+  const imported = await expenses.bulkUpsert(generateExpenses(expenses, staff), {
     concurrency: 8,
     onProgress: progressBar(staff.length * EXPENSES_PER_EMPLOYEE, say),
   });
@@ -87,7 +94,9 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   say("\n4. A transaction: one partition, all or nothing");
   await db.transaction((tx) => {
     for (let i = 0; i < 6; i++)
-      tx.insert(makeExpense(223, new Date(Date.UTC(2024, 4, 1 + i, 12)), `e${i}`, 10 + i, `day ${i + 1}`));
+      tx.insert(
+        makeExpense(expenses, 223, new Date(Date.UTC(2024, 4, 1 + i, 12)), `e${i}`, 10 + i, `day ${i + 1}`),
+      );
   });
   say("   6 expenses of employee 223 inserted in one entity group transaction");
 
@@ -158,8 +167,14 @@ export async function runTour(store: TableStore, say: (line: string) => void = c
   say("\nDone.");
 }
 
-function makeEmployee(department: string, employeeId: number, values: Partial<Employee> = {}): Employee {
-  return Object.assign(new Employee(), {
+/** `create` builds the instance from exactly the class's columns: a misspelt field does not compile. */
+function makeEmployee(
+  employees: Repository<Employee>,
+  department: string,
+  employeeId: number,
+  values: Partial<Employee> = {},
+): Employee {
+  return employees.create({
     department,
     employeeId,
     firstName: `Emp${employeeId}`,
@@ -171,16 +186,24 @@ function makeEmployee(department: string, employeeId: number, values: Partial<Em
   });
 }
 
-function makeExpense(employeeId: number, at: Date, expenseId: string, amount: number, note: string): Expense {
-  return Object.assign(new Expense(), { employeeId, at, expenseId, amount, note });
+function makeExpense(
+  expenses: Repository<Expense>,
+  employeeId: number,
+  at: Date,
+  expenseId: string,
+  amount: number,
+  note: string,
+): Expense {
+  return expenses.create({ employeeId, at, expenseId, amount, note });
 }
 
 /** Expenses streamed from a generator: the bulk writer never needs them all in memory. */
-function* generateExpenses(staff: readonly Employee[]): Generator<Expense> {
+function* generateExpenses(expenses: Repository<Expense>, staff: readonly Employee[]): Generator<Expense> {
   const base = Date.UTC(2023, 0, 1);
   for (let n = 0; n < EXPENSES_PER_EMPLOYEE; n++) {
     for (const e of staff) {
       yield makeExpense(
+        expenses,
         e.employeeId,
         new Date(base + n * 86_400_000 + e.employeeId),
         `x${n}`,

@@ -44,6 +44,7 @@ const compilerNames = Object.keys(compilers) as CompilerName[];
 /** What the usage file must print: its inputs read back, and the codes API.md fixes. */
 const expectedUsage = {
   total: 12.5,
+  selected: 12.5,
   placedAt: "2026-01-02T03:04:05.678Z",
   isDate: true,
   pageSize: 1,
