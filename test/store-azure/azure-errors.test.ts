@@ -12,7 +12,7 @@ import { translateAzureError } from "../../src/store/azure/azure-errors.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { createAzuriteStore } from "../support/azurite.js";
 import { startFaultServer } from "../support/fault-server.js";
-import { freePort } from "../support/free-port.js";
+import { freePort } from "../../scripts/azurite-process.js";
 import { uniqueTableName } from "../support/table-names.js";
 
 const store = createAzuriteStore();

@@ -25,7 +25,7 @@ describe("FaultPlan", () => {
   it("is reproducible from its seed and follows rate and mix", () => {
     const decisions = (seed: number) => {
       const plan = new FaultPlan({ seed, rate: 0.2 });
-      return Array.from({ length: 10_000 }, () => plan.decide("submitTransaction")?.kind ?? "-");
+      return Array.from({ length: 10_000 }, (_, i) => plan.decide("submitTransaction", `r${i}`)?.kind ?? "-");
     };
     const first = decisions(7);
     expect(decisions(7)).toEqual(first);
@@ -39,7 +39,7 @@ describe("FaultPlan", () => {
 
   it("counts requests per method and faults per kind, and rate 0 injects nothing", () => {
     const plan = new FaultPlan({ seed: 3, rate: 1, mix: ["busy"] });
-    for (let i = 0; i < 5; i++) expect(plan.decide("upsert")?.kind).toBe("busy");
+    for (let i = 0; i < 5; i++) expect(plan.decide("upsert", `r${i}`)?.kind).toBe("busy");
     plan.setRate(0);
     for (let i = 0; i < 50; i++) expect(plan.decide("getEntity")).toBeUndefined();
     expect(plan.requests).toBe(55);
@@ -50,6 +50,34 @@ describe("FaultPlan", () => {
     plan.resetCounts();
     expect(plan.requests).toBe(0);
     expect(plan.totalFaults).toBe(0);
+  });
+
+  it("decides per request, not per arrival order: the same requests in any order meet the same faults", () => {
+    const identities = Array.from({ length: 2_000 }, (_, i) => `p${i % 7}\u0001r${i}`);
+    const decisions = (order: readonly string[]) => {
+      const plan = new FaultPlan({ seed: 11, rate: 0.3 });
+      return new Map(order.map((identity) => [identity, plan.decide("insert", identity)?.kind ?? "-"]));
+    };
+    const forward = decisions(identities);
+    const backward = decisions([...identities].reverse());
+    expect([...backward].sort()).toEqual([...forward].sort());
+  });
+
+  it("faults one request identity at most maxFaultsPerRequest times, so retries cannot run out", () => {
+    const plan = new FaultPlan({ seed: 1, rate: 1, mix: ["busy"], maxFaultsPerRequest: 2 });
+    const attempts = Array.from({ length: 6 }, () => plan.decide("update", "p\u0001r")?.kind ?? "-");
+    expect(attempts).toEqual(["busy", "busy", "-", "-", "-", "-"]);
+    // Another identity has its own budget.
+    expect(plan.decide("update", "p\u0001other")?.kind).toBe("busy");
+    // The default budget is 3.
+    const defaults = new FaultPlan({ rate: 1, mix: ["internal"] });
+    expect(Array.from({ length: 5 }, () => defaults.decide("getEntity", "x")?.kind ?? "-")).toEqual([
+      "internal",
+      "internal",
+      "internal",
+      "-",
+      "-",
+    ]);
   });
 
   it("faults exactly the next N requests of a method, whatever the rate", () => {
