@@ -71,8 +71,9 @@ export async function startAzurite(
 function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<AzuriteProcess> {
   // Run the bin's script with this Node directly: one process, no shell wrapper to outlive.
   const script = realpathSync(join(root, "node_modules", ".bin", "azurite-table"));
-  // Azurite keeps idle sockets 5 s; --tableKeepAliveTimeout is ignored by Azurite 3.35 (its
-  // TableEnvironment reads a misspelled flag), so tests that count requests must not idle on a socket.
+  // Azurite closes idle sockets after 5 s and announces it (Keep-Alive: timeout=5); Node >= 20's agent
+  // drops a pooled socket 1 s before that, so a reused socket is never reset under a request. (The
+  // --tableKeepAliveTimeout flag is ignored by Azurite 3.35: TableEnvironment reads a misspelled name.)
   const args = [
     script,
     "--inMemoryPersistence",
