@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { runTour } from "../../examples/tour.js";
 import { AzureStore, MemoryStore, type TableStore } from "../../src/index.js";
+import { selectedStoreNames, type StoreName } from "../support/store-selection.js";
 
 async function narrate(store: TableStore): Promise<string> {
   const lines: string[] = [];
@@ -9,10 +10,12 @@ async function narrate(store: TableStore): Promise<string> {
 }
 
 describe("the tour (npm start)", () => {
-  it.each([
+  const runs: Array<[string, () => TableStore]> = [
     ["memory", () => new MemoryStore()],
     ["azurite", () => AzureStore.fromConnectionString(inject("azuriteConnectionString"))],
-  ])("runs end to end on %s", async (_name, create) => {
+  ];
+  // TABLEKIT_STORES picks the stores of a run (default both).
+  it.each(runs.filter(([name]) => selectedStoreNames().includes(name as StoreName)))("runs end to end on %s", async (_name, create) => {
     const output = await narrate(create());
     // Keys as the design guide writes them: empid_000223, and 19 inverted-tick digits.
     expect(output).toMatch(/Employee\s+\{department\} \/ empid_\{employeeId:6\}\s+Sales\s+empid_000223/);

@@ -75,7 +75,7 @@ describe.skipIf(!azuriteSelected)("startAzurite (needs Azurite: TABLEKIT_STORES 
 
 describe("selectedStoreNames", () => {
   it("defaults to every store and reads a comma-separated list", () => {
-    expect(selectedStoreNames(undefined)).toEqual(["memory", "azurite"]);
+    expect(selectedStoreNames(" ")).toEqual(["memory", "azurite"]);
     expect(selectedStoreNames("")).toEqual(["memory", "azurite"]);
     expect(selectedStoreNames("memory")).toEqual(["memory"]);
     expect(selectedStoreNames(" Azurite , memory ")).toEqual(["memory", "azurite"]);

@@ -10,6 +10,7 @@ import { StoreError, TransactionError } from "../../src/index.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { azuriteConnectionString } from "../support/azurite.js";
+import { azuriteSelected } from "../support/stores.js";
 import { classifyRequest, startFaultProxy } from "../support/fault-proxy.js";
 import {
   ALL_FAULT_KINDS,
@@ -147,7 +148,7 @@ describe("FaultyStore", () => {
   });
 });
 
-describe("FaultyStore over AzureStore", () => {
+describe.skipIf(!azuriteSelected)("FaultyStore over AzureStore (needs Azurite: TABLEKIT_STORES leaves it out)", () => {
   it("wraps any store: a lost insert reaches Azurite, a reset one does not", async () => {
     const azure = AzureStore.fromConnectionString(azuriteConnectionString());
     const store = new FaultyStore(azure, { seed: 1 });
@@ -325,7 +326,7 @@ describe("fault proxy", () => {
     });
   });
 
-  it("is in front of the test Azurite", async () => {
+  it.skipIf(!azuriteSelected)("is in front of the test Azurite (needs Azurite)", async () => {
     const proxy = await startFaultProxy(azuriteConnectionString());
     try {
       const store = AzureStore.fromConnectionString(proxy.connectionString);
