@@ -5,7 +5,9 @@ import { selectedStoreNames } from "./test/support/store-selection.js";
 // global setup starts nothing, and the AzureStore suites (all of test/store-azure/) are left out.
 const withAzurite = selectedStoreNames().includes("azurite");
 if (!withAzurite) {
-  console.log(`TABLEKIT_STORES=${process.env.TABLEKIT_STORES}: Azurite not started, test/store-azure/** excluded`);
+  console.log(
+    `TABLEKIT_STORES=${process.env.TABLEKIT_STORES}: Azurite not started, test/store-azure/** excluded`,
+  );
 }
 
 export default defineConfig({

@@ -86,7 +86,11 @@ function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<Az
     String(port),
   ];
   // detached: own process group, so stopping signals Azurite and anything it spawned.
-  const child = spawn(process.execPath, args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const stopOnExit = () => killGroup(child, "SIGKILL");
   process.once("exit", stopOnExit);
 

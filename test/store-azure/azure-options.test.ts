@@ -8,16 +8,8 @@ import { parseConnectionString } from "../../src/store/azure/connection-string.j
 import type { TableStore } from "../../src/store/table-store.js";
 import { azuriteConnectionString } from "../support/azurite.js";
 import { type FaultServer, startFaultServer } from "../support/fault-server.js";
+import { failureOf as failure } from "../support/rejection.js";
 import { uniqueTableName } from "../support/table-names.js";
-
-async function failure(action: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a failure");
-}
 
 /** One call of every request-making method of the port. */
 const everyMethod: Array<[string, (store: TableStore) => Promise<unknown>]> = [

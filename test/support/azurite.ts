@@ -5,7 +5,9 @@ import { AzureStore, type AzureStoreOptions } from "../../src/store/azure/azure-
 export function azuriteConnectionString(): string {
   const connectionString = inject("azuriteConnectionString");
   if (!connectionString) {
-    throw new Error("Azurite is not part of this run (TABLEKIT_STORES leaves it out); guard the test with azuriteSelected");
+    throw new Error(
+      "Azurite is not part of this run (TABLEKIT_STORES leaves it out); guard the test with azuriteSelected",
+    );
   }
   return connectionString;
 }

@@ -206,7 +206,9 @@ export function identifyRequest(method: StoreMethod, url: string, body: Buffer):
   const partitionKeys = new Set<string>();
   const rowKeys = new Set<string>();
   for (const source of [text, decoded]) {
-    for (const match of source.matchAll(/PartitionKey='((?:[^']|'')*)'|"PartitionKey"\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
+    for (const match of source.matchAll(
+      /PartitionKey='((?:[^']|'')*)'|"PartitionKey"\s*:\s*"((?:[^"\\]|\\.)*)"/g,
+    )) {
       partitionKeys.add(match[1] ?? match[2] ?? "");
     }
     for (const match of source.matchAll(/RowKey='((?:[^']|'')*)'|"RowKey"\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {

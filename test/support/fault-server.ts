@@ -18,7 +18,6 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 
-
 /** Starts a fault server on a free loopback port. */
 export async function startFaultServer(mode: FaultMode): Promise<FaultServer> {
   let requests = 0;

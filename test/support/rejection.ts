@@ -12,6 +12,11 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/** Resolves to the error `action` throws or rejects with (synchronously or not); fails when it succeeds. */
+export async function failureOf(action: () => unknown): Promise<Error> {
+  return (await rejectionOf(Promise.resolve().then(action))) as Error;
+}
+
 /**
  * Expects `promise` to reject with an instance of `type` whose properties include `properties`
  * (e.g. `{ code: "etag-mismatch" }` or `{ statusCode: 409 }`), and returns that error for further checks.

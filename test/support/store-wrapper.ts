@@ -87,19 +87,27 @@ export abstract class StoreWrapper implements TableStore {
   }
 
   queryPage(table: string, query: StoreQuery): Promise<StorePage> {
-    return this.around({ method: "queryPage", table, identity: queryIdentity(query) }, () => this.inner.queryPage(table, query));
+    return this.around({ method: "queryPage", table, identity: queryIdentity(query) }, () =>
+      this.inner.queryPage(table, query),
+    );
   }
 
   insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.around({ method: "insert", table, ...entityIdentity(entity) }, () => this.inner.insert(table, entity));
+    return this.around({ method: "insert", table, ...entityIdentity(entity) }, () =>
+      this.inner.insert(table, entity),
+    );
   }
 
   upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.around({ method: "upsert", table, ...entityIdentity(entity) }, () => this.inner.upsert(table, entity, mode));
+    return this.around({ method: "upsert", table, ...entityIdentity(entity) }, () =>
+      this.inner.upsert(table, entity, mode),
+    );
   }
 
   update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.around({ method: "update", table, ...entityIdentity(entity) }, () => this.inner.update(table, entity, mode, ifMatch));
+    return this.around({ method: "update", table, ...entityIdentity(entity) }, () =>
+      this.inner.update(table, entity, mode, ifMatch),
+    );
   }
 
   delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
@@ -114,7 +122,9 @@ export abstract class StoreWrapper implements TableStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
-    const rowKeys = actions.map((action) => (action.kind === "delete" ? action.rowKey : action.entity.rowKey));
+    const rowKeys = actions.map((action) =>
+      action.kind === "delete" ? action.rowKey : action.entity.rowKey,
+    );
     const identity = requestIdentity(partitionKey, ...rowKeys.sort());
     return this.around({ method: "submitTransaction", table, partitionKey, identity }, () =>
       this.inner.submitTransaction(table, partitionKey, actions),

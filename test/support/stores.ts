@@ -1,7 +1,7 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { createAzuriteStore } from "./azurite.js";
-import { selectedStoreNames, type StoreName } from "./store-selection.js";
+import { type StoreName, selectedStoreNames } from "./store-selection.js";
 
 export { type StoreName, selectedStoreNames } from "./store-selection.js";
 export { uniqueTableName } from "./table-names.js";
@@ -19,7 +19,9 @@ export const allStoreKinds: readonly StoreKind[] = [
 ];
 
 /** The store implementations this run covers (`TABLEKIT_STORES`, default all): tests that must hold on every store. */
-export const storeKinds: StoreKind[] = allStoreKinds.filter((kind) => selectedStoreNames().includes(kind.name));
+export const storeKinds: StoreKind[] = allStoreKinds.filter((kind) =>
+  selectedStoreNames().includes(kind.name),
+);
 
 /**
  * Whether Azurite is part of this run. Azurite-only suites use `describe.skipIf(!azuriteSelected)`,

@@ -1,12 +1,12 @@
 import { connect } from "node:net";
 import { TableClient } from "@azure/data-tables";
 import { describe, expect, it } from "vitest";
-import { TABLE_NAME } from "../../src/util/service-limits.js";
 import { startAzurite } from "../../scripts/azurite-process.js";
+import { TABLE_NAME } from "../../src/util/service-limits.js";
 import { CountingStore } from "./counting-store.js";
+import { hashToUnit, seededRandom, shuffled, testSeed } from "./seeded-random.js";
 import { selectedStoreNames } from "./store-selection.js";
 import { azuriteSelected, storeKinds } from "./stores.js";
-import { hashToUnit, seededRandom, shuffled, testSeed } from "./seeded-random.js";
 import { uniqueTableName } from "./table-names.js";
 
 describe("uniqueTableName", () => {
@@ -100,7 +100,9 @@ describe("seeded randomness", () => {
     expect(value).toBe(hashToUnit(1, "a", 2));
     expect(value).toBeGreaterThanOrEqual(0);
     expect(value).toBeLessThan(1);
-    expect(new Set([hashToUnit(2, "a", 2), hashToUnit(1, "b", 2), hashToUnit(1, "a", 3), value]).size).toBe(4);
+    expect(new Set([hashToUnit(2, "a", 2), hashToUnit(1, "b", 2), hashToUnit(1, "a", 3), value]).size).toBe(
+      4,
+    );
     // Parts are delimited: ("ab", "") is not ("a", "b").
     expect(hashToUnit(1, "ab", "")).not.toBe(hashToUnit(1, "a", "b"));
   });

@@ -10,7 +10,6 @@ import { StoreError, TransactionError } from "../../src/index.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { azuriteConnectionString } from "../support/azurite.js";
-import { azuriteSelected } from "../support/stores.js";
 import { classifyRequest, startFaultProxy } from "../support/fault-proxy.js";
 import {
   ALL_FAULT_KINDS,
@@ -19,6 +18,7 @@ import {
   FaultyStore,
   TRANSIENT_FAULTS,
 } from "../support/faulty-store.js";
+import { azuriteSelected } from "../support/stores.js";
 import { uniqueTableName } from "../support/table-names.js";
 import { type FaultyStores, faultyStores, readTable, rejectionOf, storeNames } from "./harness.js";
 
@@ -148,23 +148,26 @@ describe("FaultyStore", () => {
   });
 });
 
-describe.skipIf(!azuriteSelected)("FaultyStore over AzureStore (needs Azurite: TABLEKIT_STORES leaves it out)", () => {
-  it("wraps any store: a lost insert reaches Azurite, a reset one does not", async () => {
-    const azure = AzureStore.fromConnectionString(azuriteConnectionString());
-    const store = new FaultyStore(azure, { seed: 1 });
-    const table = uniqueTableName("wrap");
-    await store.createTable(table);
-    store.plan.faultNext({ method: "insert", kind: "lost" });
-    store.plan.faultNext({ method: "insert", kind: "reset" });
-    for (const rowKey of ["lost", "reset"]) {
-      expect(await rejectionOf(store.insert(table, { partitionKey: "p", rowKey }))).toMatchObject({
-        serviceCode: "ECONNRESET",
-      });
-    }
-    expect((await readTable(azure, table)).map((row) => row.rowKey)).toEqual(["lost"]);
-    expect(store.plan.requestsByMethod).toMatchObject({ createTable: 1, insert: 2 });
-  });
-});
+describe.skipIf(!azuriteSelected)(
+  "FaultyStore over AzureStore (needs Azurite: TABLEKIT_STORES leaves it out)",
+  () => {
+    it("wraps any store: a lost insert reaches Azurite, a reset one does not", async () => {
+      const azure = AzureStore.fromConnectionString(azuriteConnectionString());
+      const store = new FaultyStore(azure, { seed: 1 });
+      const table = uniqueTableName("wrap");
+      await store.createTable(table);
+      store.plan.faultNext({ method: "insert", kind: "lost" });
+      store.plan.faultNext({ method: "insert", kind: "reset" });
+      for (const rowKey of ["lost", "reset"]) {
+        expect(await rejectionOf(store.insert(table, { partitionKey: "p", rowKey }))).toMatchObject({
+          serviceCode: "ECONNRESET",
+        });
+      }
+      expect((await readTable(azure, table)).map((row) => row.rowKey)).toEqual(["lost"]);
+      expect(store.plan.requestsByMethod).toMatchObject({ createTable: 1, insert: 2 });
+    });
+  },
+);
 
 describe.each(storeNames)("fault layer on %s", (name) => {
   let stores: FaultyStores | undefined;

@@ -11,7 +11,8 @@ import type { TableStore } from "../../src/store/table-store.js";
 import { CountingStore } from "../support/counting-store.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { FaultPlan, type FaultPlanOptions, FaultyStore } from "../support/faulty-store.js";
-import { selectedStoreNames, type StoreName } from "../support/store-selection.js";
+import { type StoreName, selectedStoreNames } from "../support/store-selection.js";
+import { uniquePrefix } from "../support/table-names.js";
 
 export { readAll as readTable } from "../support/read-all.js";
 export { rejectionOf } from "../support/rejection.js";
@@ -57,12 +58,9 @@ export async function faultyStores(name: StoreName, options: FaultPlanOptions = 
   return { name, store, direct, plan, proxy, close: () => proxy.close() };
 }
 
-let counter = 0;
-
 /** A table prefix no other test (or process) uses. */
 export function freshPrefix(): string {
-  counter += 1;
-  return `w${process.pid.toString(36)}${Date.now().toString(36).slice(-5)}${counter}`;
+  return uniquePrefix("w");
 }
 
 /**
