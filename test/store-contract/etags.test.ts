@@ -20,7 +20,7 @@ describe.each(storeKinds)("store contract (etags) on $name", (kind) => {
       expect(e.timestamp!.toISOString()).toBe(`${iso.slice(0, 23)}Z`);
     });
 
-    test("1,000 writes in a tight loop all get distinct, increasing ETags", async () => {
+    test("1,000 writes in a tight loop all get distinct ETags (increasing on MemoryStore)", async () => {
       const store = await storeWithTable(kind);
       const etags: string[] = [];
       for (let i = 0; i < 1000; i++) {
@@ -28,8 +28,12 @@ describe.each(storeKinds)("store contract (etags) on $name", (kind) => {
         etags.push(etag);
       }
       expect(new Set(etags).size).toBe(1000);
-      const stamps = etags.map((t) => decodeURIComponent(ETAG.exec(t)![1]!));
-      expect([...stamps].sort()).toEqual(stamps);
+      // Increasing on MemoryStore (its ETag clock is monotonic). Azurite's are distinct but not always in
+      // order: its sub-millisecond digits can step back within a millisecond (seen in a full run).
+      if (kind.name === "memory") {
+        const stamps = etags.map((t) => decodeURIComponent(ETAG.exec(t)![1]!));
+        expect([...stamps].sort()).toEqual(stamps);
+      }
     });
 
     test("ETags are distinct across entities written in the same millisecond", async () => {
