@@ -1,8 +1,19 @@
 import { defineConfig } from "vitest/config";
+import { selectedStoreNames } from "./test/support/store-selection.js";
+
+// TABLEKIT_STORES (e.g. `memory`) picks the stores a run covers; unset means all. Without Azurite the
+// global setup starts nothing, and the AzureStore suites (all of test/store-azure/) are left out.
+const withAzurite = selectedStoreNames().includes("azurite");
+if (!withAzurite) {
+  console.log(
+    `TABLEKIT_STORES=${process.env.TABLEKIT_STORES}: Azurite not started, test/store-azure/** excluded`,
+  );
+}
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", ...(withAzurite ? [] : ["test/store-azure/**"])],
     globalSetup: ["test/support/azurite-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,5 +1,6 @@
 import type { WriteUnit } from "../../src/repository/bulk/bulk-types.js";
 import type { TransactionAction } from "../../src/store/table-store.js";
+import { shuffled } from "../support/seeded-random.js";
 
 /** A test item: one entity of a partition, with a sequence number to check write order. */
 export interface Item {
@@ -41,22 +42,9 @@ export function grid(partitions: number, count: number): Item[] {
   return items;
 }
 
-/** A deterministic shuffle (mulberry32), so failures reproduce. */
+/** A deterministic shuffle (the kit's seeded PRNG), so failures reproduce. */
 export function shuffle<T>(values: readonly T[], seed = 42): T[] {
-  const out = [...values];
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
+  return shuffled(values, seed);
 }
 
 /** A promise with its resolve and reject exposed, for the test to settle. */

@@ -4,6 +4,7 @@ import { runBulk } from "../../src/repository/bulk/bulk-runner.js";
 import type { BulkProgress, SubmitBatch, WriteUnit } from "../../src/repository/bulk/bulk-types.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { StoredEntity, TableStore } from "../../src/store/table-store.js";
+import { readAll as readTable } from "../support/read-all.js";
 import { grid, type Item, shuffle, toUnit } from "./bulk-helpers.js";
 
 const TABLE = "BulkTest";
@@ -20,15 +21,8 @@ async function freshStore(): Promise<{ store: MemoryStore; submit: SubmitBatch; 
   return { store, submit, requests: () => requests };
 }
 
-async function readAll(store: TableStore): Promise<StoredEntity[]> {
-  const all: StoredEntity[] = [];
-  let page = await store.queryPage(TABLE, { top: 1000 });
-  all.push(...page.items);
-  while (page.continuation) {
-    page = await store.queryPage(TABLE, { top: 1000, continuation: page.continuation });
-    all.push(...page.items);
-  }
-  return all;
+function readAll(store: TableStore): Promise<StoredEntity[]> {
+  return readTable(store, TABLE);
 }
 
 async function* streamOf<T>(items: readonly T[]): AsyncGenerator<T> {

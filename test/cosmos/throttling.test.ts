@@ -6,10 +6,10 @@
 import type { HttpClient, PipelineRequest } from "@azure/core-rest-pipeline";
 import { createHttpHeaders } from "@azure/core-rest-pipeline";
 import { describe, expect, it } from "vitest";
+import { azuriteConnectionStringFor } from "../../scripts/azurite-process.js";
 import { StoreError, TableContext } from "../../src/index.js";
 import { type AttemptContext, classifyFault, RetryPolicy } from "../../src/repository/retry-policy.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
-import { azuriteConnectionString } from "../support/azurite.js";
 import { Reading } from "../writes/models.js";
 
 const tooMany = (retryAfterMs?: number) =>
@@ -70,6 +70,9 @@ function scripted(responses: Array<{ status: number; headers?: Record<string, st
   return { httpClient, seen };
 }
 
+// The httpClient answers every request, so no emulator is needed: a well-formed endpoint nobody listens on.
+const NO_SERVER = azuriteConnectionStringFor("127.0.0.1", 9);
+
 describe("429 from an Azure endpoint, end to end through a TableContext", () => {
   it.each([
     ["x-ms-retry-after-ms (milliseconds)", { "x-ms-retry-after-ms": "250" }, 250],
@@ -80,7 +83,7 @@ describe("429 from an Azure endpoint, end to end through a TableContext", () => 
       { status: 429, headers },
       { status: 429, headers },
     ]);
-    const store = AzureStore.fromConnectionString(azuriteConnectionString(), { httpClient });
+    const store = AzureStore.fromConnectionString(NO_SERVER, { httpClient });
     const sleeps: number[] = [];
     const db = new TableContext({
       store,
@@ -96,7 +99,7 @@ describe("429 from an Azure endpoint, end to end through a TableContext", () => 
   it("surfaces the 429 with its hint once retries run out", async () => {
     const throttled = { status: 429, headers: { "x-ms-retry-after-ms": "40" } };
     const { httpClient, seen } = scripted([throttled, throttled, throttled]);
-    const store = AzureStore.fromConnectionString(azuriteConnectionString(), { httpClient });
+    const store = AzureStore.fromConnectionString(NO_SERVER, { httpClient });
     const sleeps: number[] = [];
     const db = new TableContext({
       store,

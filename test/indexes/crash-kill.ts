@@ -12,14 +12,15 @@ import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { uniquePrefix } from "../fixtures/context.js";
 import { azuriteConnectionString, createAzuriteStore } from "../support/azurite.js";
-import { CRASH_KEYS, random } from "./crash-protocol.js";
+import { seededRandom } from "../support/seeded-random.js";
+import { CRASH_KEYS } from "./crash-protocol.js";
 import { expectNoDrift, rowsOf, tablesOf } from "./helpers.js";
 import { RxEmployee, rxEmployee, valuesOf } from "./models.js";
 
 /**
  * The issue's crash test: a child process (crash-writer.ts) doing indexed writes in a loop is
- * killed with SIGKILL at random moments (after a random number of its progress lines: no
- * timers); after each kill, `repairIndexes` (no scan) must leave no intent and no drift, and
+ * killed with SIGKILL at seeded points (after a chosen number of its progress lines, where the child
+ * freezes until the kill: no timers, no race with the machine's load); after each kill, `repairIndexes` (no scan) must leave no intent and no drift, and
  * every key must hold exactly what the child last reported committed, or exactly what its
  * interrupted write was writing (never a mix).
  */
@@ -69,8 +70,23 @@ export function memoryFileTarget(kills: number): CrashTarget {
   };
 }
 
-/** Runs the kill loop against one target; returns a one-line summary. */
-export async function runCrashTest(target: CrashTarget): Promise<string> {
+/** What a crash test run saw. */
+export interface CrashSummary {
+  kills: number;
+  /** Progress lines the children printed, in all: exactly the sum of the chosen kill points. */
+  linesSeen: number;
+  /** The sum of the chosen kill points. */
+  linesChosen: number;
+  requestsSeen: number;
+  /** Kills after which repair found an unfinished intent (the kill landed inside index work). */
+  killsWithWork: number;
+  totals: RepairResult;
+  /** A one-line report for the log. */
+  text: string;
+}
+
+/** Runs the kill loop against one target (kill points drawn from `seed`); returns what it saw. */
+export async function runCrashTest(target: CrashTarget, seed: number): Promise<CrashSummary> {
   try {
     const prefix = uniquePrefix();
     const tables = tablesOf(prefix);
@@ -78,18 +94,22 @@ export async function runCrashTest(target: CrashTarget): Promise<string> {
     await setup.ensureTables(RxEmployee);
 
     const started = Date.now();
-    const chooser = random(0xc0ffee ^ target.kills);
+    const chooser = seededRandom(seed);
     let known = new Map<string, KeyState>(CRASH_KEYS.map(([d, id]) => [`${d}/${id}`, { exists: false }]));
     const totals: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
     let killsWithWork = 0;
     let linesSeen = 0;
+    let linesChosen = 0;
     let requestsSeen = 0;
 
     for (let run = 1; run <= target.kills; run++) {
       // Up to ~10 writes' worth of lines: the kill lands at any request of any write.
       const killAfter = 1 + Math.floor(chooser() * 80);
       const lines = await runAndKill(target.argument, run, prefix, killAfter);
+      // The child froze after exactly that line: the kill landed where it was meant to.
+      expect(lines, `run ${run}`).toHaveLength(killAfter);
       linesSeen += lines.length;
+      linesChosen += killAfter;
       requestsSeen += lines.filter((line) => line.startsWith("request ")).length;
 
       // After the kill: what the child said it committed, and what it was in the middle of.
@@ -146,22 +166,21 @@ export async function runCrashTest(target: CrashTarget): Promise<string> {
       copiesDeleted: 0,
       poisoned: 0,
     });
-    // The kills do land in the middle of index work, not only between writes.
-    expect(killsWithWork).toBeGreaterThan(0);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    return (
-      `[crash test] ${target.name}: ${target.kills} kills in ${seconds}s, ${linesSeen} progress lines ` +
-      `(${requestsSeen} requests); ${killsWithWork} kills left unfinished intents; repair totals ${JSON.stringify(totals)}`
-    );
+    const text =
+      `[crash test] ${target.name} (seed ${seed}): ${target.kills} kills in ${seconds}s, ${linesSeen} progress lines ` +
+      `(${requestsSeen} requests); ${killsWithWork} kills left unfinished intents; repair totals ${JSON.stringify(totals)}`;
+    return { kills: target.kills, linesSeen, linesChosen, requestsSeen, killsWithWork, totals, text };
   } finally {
     target.cleanup();
   }
 }
 
-/** Starts the writer, kills it with SIGKILL once it has printed `killAfter` lines, returns its lines. */
+/** Starts the writer, kills it with SIGKILL once it has printed `killAfter` lines (then it is frozen), returns its lines. */
 function runAndKill(argument: string, seed: number, prefix: string, killAfter: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", WRITER, argument, String(seed), prefix], {
+    const args = ["--import", "tsx", WRITER, argument, String(seed), prefix, String(killAfter)];
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });

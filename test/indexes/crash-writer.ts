@@ -2,7 +2,7 @@
  * The crash test's victim: indexed writes in an endless loop on a fixed set of keys, until the
  * parent kills it (SIGKILL). Usage:
  *
- *   node --import tsx test/indexes/crash-writer.ts <connection string | memory file> <seed> <table prefix>
+ *   node --import tsx test/indexes/crash-writer.ts <connection string | memory file> <seed> <table prefix> <stop at>
  *
  * Progress goes to stdout, one line per step, written synchronously (so every line printed before
  * the kill reaches the parent, in order):
@@ -13,19 +13,32 @@
  *   deleted <key>
  * Keys are `<department>/<employeeId>`; an employee's values follow from its version (`rxEmployee`).
  * The request lines let the parent's kill land at any step of a write, not only between writes.
+ * After printing line number <stop at>, the writer freezes (its event loop blocked, so nothing more is
+ * sent or read) until the parent's SIGKILL: the kill lands at exactly that step, whatever the machine load.
  */
 import { writeSync } from "node:fs";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { CRASH_KEYS, firstVersion, random } from "./crash-protocol.js";
+import { seededRandom } from "../support/seeded-random.js";
+import { CRASH_KEYS, firstVersion } from "./crash-protocol.js";
 import { RxEmployee, rxEmployee } from "./models.js";
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+let linesSaid = 0;
+let stopAt = Number.POSITIVE_INFINITY;
+
+/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
+function say(line: string): void {
+  writeLine(line);
+  linesSaid += 1;
+  // Blocks this thread for good: no timer, no I/O callback, no further request runs before the kill.
+  if (linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+}
 
 /** Writes one line to stdout synchronously; a full pipe (EAGAIN) is waited out, never skipped. */
-function say(line: string): void {
+function writeLine(line: string): void {
   const bytes = Buffer.from(`${line}\n`);
   let written = 0;
   while (written < bytes.length) {
@@ -53,18 +66,21 @@ function traced(store: TableStore): TableStore {
 }
 
 async function main(): Promise<void> {
-  const [target, seedText, prefix] = process.argv.slice(2);
-  if (!target || !seedText || !prefix) {
-    process.stderr.write("usage: crash-writer.ts <connection string | memory file> <seed> <table prefix>\n");
+  const [target, seedText, prefix, stopText] = process.argv.slice(2);
+  if (!target || !seedText || !prefix || !stopText) {
+    process.stderr.write(
+      "usage: crash-writer.ts <connection string | memory file> <seed> <table prefix> <stop at>\n",
+    );
     process.exit(2);
   }
   const seed = Number(seedText);
+  stopAt = Number(stopText);
   const store = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
     ? (await import("../../src/store/azure/azure-store.js")).AzureStore.fromConnectionString(target)
     : new MemoryStore({ file: target });
   const db = new TableContext({ store: traced(store), tablePrefix: prefix });
   const employees = db.repository(RxEmployee);
-  const next = random(seed);
+  const next = seededRandom(seed);
   let version = firstVersion(seed);
 
   for (;;) {

@@ -1,5 +1,6 @@
 import { RestError } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/azurite-process.js";
 import {
   ConcurrencyError,
   EntityAlreadyExistsError,
@@ -12,7 +13,7 @@ import { translateAzureError } from "../../src/store/azure/azure-errors.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { createAzuriteStore } from "../support/azurite.js";
 import { startFaultServer } from "../support/fault-server.js";
-import { freePort } from "../support/free-port.js";
+import { failureOf as failure } from "../support/rejection.js";
 import { uniqueTableName } from "../support/table-names.js";
 
 const store = createAzuriteStore();
@@ -23,14 +24,6 @@ beforeAll(() => store.createTable(table));
 afterAll(() => store.deleteTable(table));
 
 /** Runs `action` and returns what it threw (failing the test when it does not throw). */
-async function failure(action: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a failure");
-}
 
 const STALE_ETAG = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`;
 

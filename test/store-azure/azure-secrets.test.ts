@@ -8,15 +8,7 @@ import { parseConnectionString } from "../../src/store/azure/connection-string.j
 import { redactSecrets } from "../../src/store/azure/redact-secrets.js";
 import { azuriteConnectionString } from "../support/azurite.js";
 import { type FaultServer, startFaultServer } from "../support/fault-server.js";
-
-async function failure(action: () => Promise<unknown>): Promise<Error> {
-  try {
-    await action();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a failure");
-}
+import { failureOf as failure } from "../support/rejection.js";
 
 /** Everything a log line could show of an error: message, string form, inspected form with causes. */
 function everythingShown(error: Error): string {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TransactionError, ValidationError } from "../../src/errors.js";
 import type { TransactionAction } from "../../src/store/table-store.js";
 import { createAzuriteStore } from "../support/azurite.js";
+import { failureOf as failure } from "../support/rejection.js";
 import { uniqueTableName } from "../support/table-names.js";
 
 const store = createAzuriteStore();
@@ -10,15 +11,6 @@ const table = uniqueTableName("tx");
 
 beforeAll(() => store.createTable(table));
 afterAll(() => store.deleteTable(table));
-
-async function failure(action: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a failure");
-}
 
 async function rowKeys(partitionKey: string): Promise<string[]> {
   const page = await store.queryPage(table, { filter: `PartitionKey eq '${partitionKey}'` });

@@ -1,3 +1,8 @@
+/**
+ * The service's entity limits, on MemoryStore only: Azurite 3.35 enforces few of them (property names,
+ * count and value ranges are not checked; keys and sizes answer with other codes: see
+ * test/store-azure/AZURITE-NOTES.md), so MemoryStore is the reference that follows Azure's documented rules.
+ */
 import { describe, expect, test } from "vitest";
 import type { WireEntity, WireValue } from "../../src/store/table-store.js";
 import { expectStoreError, storeWithTable } from "./helpers.js";

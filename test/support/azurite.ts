@@ -3,7 +3,13 @@ import { AzureStore, type AzureStoreOptions } from "../../src/store/azure/azure-
 
 /** The connection string of the Azurite instance started by the global setup. */
 export function azuriteConnectionString(): string {
-  return inject("azuriteConnectionString");
+  const connectionString = inject("azuriteConnectionString");
+  if (!connectionString) {
+    throw new Error(
+      "Azurite is not part of this run (TABLEKIT_STORES leaves it out); guard the test with azuriteSelected",
+    );
+  }
+  return connectionString;
 }
 
 /** An `AzureStore` connected to the test Azurite. */

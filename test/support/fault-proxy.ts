@@ -94,7 +94,8 @@ export async function startFaultProxy(
 
   const handle = async (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
     const method = classifyRequest(request.method ?? "GET", request.url ?? "/", request.headers);
-    const decision: FaultDecision | undefined = plan.decide(method);
+    const identity = identifyRequest(method, request.url ?? "/", body);
+    const decision: FaultDecision | undefined = plan.decide(method, identity);
     if (decision === undefined) {
       const answer = await forward(request, body);
       // Content-Length is recomputed from the body; everything else is Azurite's.
@@ -130,7 +131,9 @@ export async function startFaultProxy(
       });
     });
   });
-  server.keepAliveTimeout = 30_000;
+  // Never close an idle client socket while a test runs: a client reusing a socket the server closes at
+  // that moment sees a reset that never reached the plan, and request counts would drift by luck.
+  server.keepAliveTimeout = 0;
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
@@ -187,6 +190,39 @@ export function classifyRequest(method: string, url: string, headers: IncomingHt
     default:
       // PUT (replace) or PATCH/MERGE (merge): conditional when If-Match is sent.
       return headers["if-match"] === undefined ? "upsert" : "update";
+  }
+}
+
+/**
+ * The identity of a request for the fault plan: its keys (or its query), never the table name (random
+ * per run) nor anything else that varies between runs (batch boundaries, dates), so a seed replays.
+ */
+export function identifyRequest(method: StoreMethod, url: string, body: Buffer): string {
+  const parsed = new URL(url, "http://proxy");
+  if (method === "createTable" || method === "deleteTable") return "";
+  if (method === "queryPage") return parsed.search;
+  const text = `${safeDecode(parsed.pathname)}\n${body.toString("utf8")}`;
+  const decoded = safeDecode(text);
+  const partitionKeys = new Set<string>();
+  const rowKeys = new Set<string>();
+  for (const source of [text, decoded]) {
+    for (const match of source.matchAll(
+      /PartitionKey='((?:[^']|'')*)'|"PartitionKey"\s*:\s*"((?:[^"\\]|\\.)*)"/g,
+    )) {
+      partitionKeys.add(match[1] ?? match[2] ?? "");
+    }
+    for (const match of source.matchAll(/RowKey='((?:[^']|'')*)'|"RowKey"\s*:\s*"((?:[^"\\]|\\.)*)"/g)) {
+      rowKeys.add(match[1] ?? match[2] ?? "");
+    }
+  }
+  return [...[...partitionKeys].sort(), "|", ...[...rowKeys].sort()].join("\u0001");
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { azuriteConnectionStringFor } from "../../scripts/azurite-process.js";
 
 /** How the fault server answers every request. */
 export type FaultMode = "503" | "500" | "hang" | "reset";
@@ -17,8 +18,6 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 
-const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
 /** Starts a fault server on a free loopback port. */
 export async function startFaultServer(mode: FaultMode): Promise<FaultServer> {
   let requests = 0;
@@ -27,6 +26,9 @@ export async function startFaultServer(mode: FaultMode): Promise<FaultServer> {
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     requests += 1;
     request.resume();
+    // One connection per request: a pooled socket the server closes while idle would be reset on reuse,
+    // and the request would never be counted.
+    response.shouldKeepAlive = false;
     switch (state.mode) {
       case "503":
         // Retry-After 0 invites an immediate retry: any retry would show in the count.
@@ -54,7 +56,7 @@ export async function startFaultServer(mode: FaultMode): Promise<FaultServer> {
   const endpoint = `http://127.0.0.1:${port}/devstoreaccount1`;
   return {
     endpoint,
-    connectionString: `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${DEV_KEY};TableEndpoint=${endpoint};`,
+    connectionString: azuriteConnectionStringFor("127.0.0.1", port),
     get requests() {
       return requests;
     },

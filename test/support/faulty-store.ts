@@ -1,12 +1,16 @@
 /**
  * Fault injection at the store port: `FaultyStore` wraps any `TableStore` and fails chosen calls the
  * way the Table service and the network do. `FaultPlan` (also used by the HTTP fault proxy) decides
- * which call fails and how: at random with a seeded PRNG, a rate and a mix of kinds, or
+ * which call fails and how: per request, from a hash of (seed, method, request identity, attempt number),
+ * so the same requests meet the same faults whatever order concurrency delivers them in; or
  * deterministically ("fault the next N calls of method X with kind K").
  */
 import { StoreError, TransactionError } from "../../src/errors.js";
 import type { TableStore } from "../../src/store/table-store.js";
+import { hashToUnit } from "./seeded-random.js";
 import { STORE_METHODS, type StoreMethod, type StoreRequest, StoreWrapper } from "./store-wrapper.js";
+
+export { seededRandom } from "./seeded-random.js";
 
 export { STORE_METHODS } from "./store-wrapper.js";
 
@@ -69,10 +73,15 @@ export interface FaultRule {
 }
 
 export interface FaultPlanOptions {
-  /** PRNG seed (default 1). */
+  /** Seed of the per-request decisions (default 1). */
   seed?: number;
   /** Probability of faulting a request at random (default 0). */
   rate?: number;
+  /**
+   * Random faults one request identity meets at most (default 3): its later attempts always pass.
+   * With a retry budget of at least this many retries, exhausting the retries is impossible.
+   */
+  maxFaultsPerRequest?: number;
   /** Kinds to pick from at random, uniformly, or weighted (default: every transient kind, equally). */
   mix?: readonly FaultKind[] | Partial<Record<FaultKind, number>>;
   /** Methods random faults apply to (default: all). Deterministic rules ignore this. */
@@ -85,22 +94,13 @@ export interface FaultDecision {
   onFault?: FaultHook;
 }
 
-/** mulberry32: a small, fast, seeded PRNG with values in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Decides which requests fail and how, and counts requests (per method) and faults (per kind). */
 export class FaultPlan {
-  #random: () => number;
+  #seed: number;
   #rate: number;
+  readonly #maxFaultsPerRequest: number;
+  /** Attempts seen per (method, identity): the attempt number is part of each decision. */
+  readonly #attempts = new Map<string, number>();
   #mix: Array<[FaultKind, number]> = [];
   #mixTotal = 0;
   #methods: ReadonlySet<StoreMethod> | undefined;
@@ -113,7 +113,8 @@ export class FaultPlan {
   ) as Record<StoreMethod, Record<FaultKind, number>>;
 
   constructor(options: FaultPlanOptions = {}) {
-    this.#random = seededRandom(options.seed ?? 1);
+    this.#seed = options.seed ?? 1;
+    this.#maxFaultsPerRequest = options.maxFaultsPerRequest ?? 3;
     this.#rate = 0;
     this.setRate(options.rate ?? 0);
     this.setMix(options.mix ?? TRANSIENT_FAULTS);
@@ -135,6 +136,10 @@ export class FaultPlan {
     return this.#rules.reduce((sum, rule) => sum + rule.count, 0);
   }
 
+  get seed(): number {
+    return this.#seed;
+  }
+
   get rate(): number {
     return this.#rate;
   }
@@ -154,7 +159,8 @@ export class FaultPlan {
   }
 
   setSeed(seed: number): void {
-    this.#random = seededRandom(seed);
+    this.#seed = seed;
+    this.#attempts.clear();
   }
 
   /** Faults the next `count` requests of `method` (any method when absent) with `kind`. */
@@ -176,10 +182,14 @@ export class FaultPlan {
     for (const kind of ALL_FAULT_KINDS) this.faults[kind] = 0;
   }
 
-  /** Counts a request of `method` and decides whether (and how) it fails. */
-  decide(method: StoreMethod): FaultDecision | undefined {
+  /**
+   * Counts a request of `method` and decides whether (and how) it fails. `identity` names the request
+   * apart from its table (whose name is random per run), e.g. its keys: the decision depends only on the
+   * seed, the method, the identity and how many times that identity was seen before.
+   */
+  decide(method: StoreMethod, identity = ""): FaultDecision | undefined {
     this.requestsByMethod[method] += 1;
-    const decision = this.#pick(method);
+    const decision = this.#pick(method, identity);
     if (decision) {
       this.faults[decision.kind] += 1;
       this.faultsByMethod[method][decision.kind] += 1;
@@ -187,7 +197,7 @@ export class FaultPlan {
     return decision;
   }
 
-  #pick(method: StoreMethod): FaultDecision | undefined {
+  #pick(method: StoreMethod, identity: string): FaultDecision | undefined {
     const index = this.#rules.findIndex((rule) => matches(rule.method, method));
     if (index >= 0) {
       const rule = this.#rules[index]!;
@@ -196,8 +206,12 @@ export class FaultPlan {
       return rule.onFault ? { kind: rule.kind, onFault: rule.onFault } : { kind: rule.kind };
     }
     if (this.#rate === 0 || (this.#methods && !this.#methods.has(method))) return undefined;
-    if (this.#random() >= this.#rate) return undefined;
-    let point = this.#random() * this.#mixTotal;
+    const request = `${method}\u0001${identity}`;
+    const attempt = (this.#attempts.get(request) ?? 0) + 1;
+    this.#attempts.set(request, attempt);
+    if (attempt > this.#maxFaultsPerRequest) return undefined;
+    if (hashToUnit(this.#seed, request, attempt, "fault?") >= this.#rate) return undefined;
+    let point = hashToUnit(this.#seed, request, attempt, "kind") * this.#mixTotal;
     for (const [kind, weight] of this.#mix) {
       point -= weight;
       if (point < 0) return { kind };
@@ -263,18 +277,20 @@ export class FaultyStore extends StoreWrapper {
   }
 
   protected override around<T>(
-    { method, table, partitionKey }: StoreRequest,
+    { method, table, partitionKey, identity }: StoreRequest,
     send: () => Promise<T>,
   ): Promise<T> {
-    return this.#call(method, send, partitionKey === undefined ? undefined : { table, partitionKey });
+    const transaction = method === "submitTransaction" && partitionKey !== undefined;
+    return this.#call(method, identity, send, transaction ? { table, partitionKey } : undefined);
   }
 
   async #call<T>(
     method: StoreMethod,
+    identity: string,
     send: () => Promise<T>,
     transaction?: { table: string; partitionKey: string },
   ): Promise<T> {
-    const decision = this.plan.decide(method);
+    const decision = this.plan.decide(method, identity);
     if (decision === undefined) return send();
     const { kind, onFault } = decision;
     if (kind === "lost") {

@@ -30,8 +30,18 @@ export const STORE_METHODS: readonly StoreMethod[] = [
 export interface StoreRequest {
   method: StoreMethod;
   table: string;
-  /** Set for transactions. */
+  /** Set for entity requests and transactions. */
   partitionKey?: string;
+  /**
+   * The request apart from its table (whose name is random per run): its keys, or its query. Two
+   * attempts of one request share it; fault plans decide per identity, not per arrival order.
+   */
+  identity: string;
+}
+
+/** Joins the parts of a request identity unambiguously. */
+export function requestIdentity(...parts: ReadonlyArray<string | number | undefined>): string {
+  return parts.map((part) => (part === undefined ? "" : String(part))).join("\u0001");
 }
 
 /**
@@ -57,11 +67,11 @@ export abstract class StoreWrapper implements TableStore {
   protected abstract around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T>;
 
   createTable(table: string): Promise<void> {
-    return this.around({ method: "createTable", table }, () => this.inner.createTable(table));
+    return this.around({ method: "createTable", table, identity: "" }, () => this.inner.createTable(table));
   }
 
   deleteTable(table: string): Promise<void> {
-    return this.around({ method: "deleteTable", table }, () => this.inner.deleteTable(table));
+    return this.around({ method: "deleteTable", table, identity: "" }, () => this.inner.deleteTable(table));
   }
 
   getEntity(
@@ -70,29 +80,39 @@ export abstract class StoreWrapper implements TableStore {
     rowKey: string,
     select?: readonly string[],
   ): Promise<StoredEntity | undefined> {
-    return this.around({ method: "getEntity", table }, () =>
+    const identity = requestIdentity(partitionKey, rowKey, select?.join(","));
+    return this.around({ method: "getEntity", table, partitionKey, identity }, () =>
       this.inner.getEntity(table, partitionKey, rowKey, select),
     );
   }
 
   queryPage(table: string, query: StoreQuery): Promise<StorePage> {
-    return this.around({ method: "queryPage", table }, () => this.inner.queryPage(table, query));
+    return this.around({ method: "queryPage", table, identity: queryIdentity(query) }, () =>
+      this.inner.queryPage(table, query),
+    );
   }
 
   insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.around({ method: "insert", table }, () => this.inner.insert(table, entity));
+    return this.around({ method: "insert", table, ...entityIdentity(entity) }, () =>
+      this.inner.insert(table, entity),
+    );
   }
 
   upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.around({ method: "upsert", table }, () => this.inner.upsert(table, entity, mode));
+    return this.around({ method: "upsert", table, ...entityIdentity(entity) }, () =>
+      this.inner.upsert(table, entity, mode),
+    );
   }
 
   update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.around({ method: "update", table }, () => this.inner.update(table, entity, mode, ifMatch));
+    return this.around({ method: "update", table, ...entityIdentity(entity) }, () =>
+      this.inner.update(table, entity, mode, ifMatch),
+    );
   }
 
   delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    return this.around({ method: "delete", table }, () =>
+    const identity = requestIdentity(partitionKey, rowKey);
+    return this.around({ method: "delete", table, partitionKey, identity }, () =>
       this.inner.delete(table, partitionKey, rowKey, ifMatch),
     );
   }
@@ -102,8 +122,20 @@ export abstract class StoreWrapper implements TableStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
-    return this.around({ method: "submitTransaction", table, partitionKey }, () =>
+    const rowKeys = actions.map((action) =>
+      action.kind === "delete" ? action.rowKey : action.entity.rowKey,
+    );
+    const identity = requestIdentity(partitionKey, ...rowKeys.sort());
+    return this.around({ method: "submitTransaction", table, partitionKey, identity }, () =>
       this.inner.submitTransaction(table, partitionKey, actions),
     );
   }
+}
+
+function entityIdentity(entity: WireEntity): { partitionKey: string; identity: string } {
+  return { partitionKey: entity.partitionKey, identity: requestIdentity(entity.partitionKey, entity.rowKey) };
+}
+
+function queryIdentity(query: StoreQuery): string {
+  return JSON.stringify([query.filter, query.select, query.top, query.continuation]);
 }

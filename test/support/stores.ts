@@ -1,17 +1,30 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { createAzuriteStore } from "./azurite.js";
+import { type StoreName, selectedStoreNames } from "./store-selection.js";
 
+export { type StoreName, selectedStoreNames } from "./store-selection.js";
 export { uniqueTableName } from "./table-names.js";
 
 /** A way to create a store under test; contract tests run once per entry. */
 export interface StoreKind {
-  name: "memory" | "azurite";
+  name: StoreName;
   create(): TableStore;
 }
 
-/** Every store implementation, for tests that must hold on all of them. */
-export const storeKinds: StoreKind[] = [
+/** Every store implementation, whether selected or not. */
+export const allStoreKinds: readonly StoreKind[] = [
   { name: "memory", create: () => new MemoryStore() },
   { name: "azurite", create: () => createAzuriteStore() },
 ];
+
+/** The store implementations this run covers (`TABLEKIT_STORES`, default all): tests that must hold on every store. */
+export const storeKinds: StoreKind[] = allStoreKinds.filter((kind) =>
+  selectedStoreNames().includes(kind.name),
+);
+
+/**
+ * Whether Azurite is part of this run. Azurite-only suites use `describe.skipIf(!azuriteSelected)`,
+ * so `TABLEKIT_STORES=memory` reports them as skipped instead of failing to connect.
+ */
+export const azuriteSelected: boolean = selectedStoreNames().includes("azurite");

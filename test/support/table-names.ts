@@ -16,3 +16,11 @@ export function uniqueTableName(prefix = "t"): string {
   // Keep the unique tail when a long prefix would exceed the 63-character limit.
   return name.length <= 63 ? name : name.slice(0, 1) + name.slice(name.length - 62);
 }
+
+let prefixes = 0;
+
+/** A table prefix no other test (or process) uses, so each test has its own tables (`prefix` + tail). */
+export function uniquePrefix(prefix = "t"): string {
+  prefixes += 1;
+  return `${prefix}${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}${prefixes}`;
+}

@@ -18,6 +18,7 @@ import {
   FaultyStore,
   TRANSIENT_FAULTS,
 } from "../support/faulty-store.js";
+import { azuriteSelected } from "../support/stores.js";
 import { uniqueTableName } from "../support/table-names.js";
 import { type FaultyStores, faultyStores, readTable, rejectionOf, storeNames } from "./harness.js";
 
@@ -25,7 +26,7 @@ describe("FaultPlan", () => {
   it("is reproducible from its seed and follows rate and mix", () => {
     const decisions = (seed: number) => {
       const plan = new FaultPlan({ seed, rate: 0.2 });
-      return Array.from({ length: 10_000 }, () => plan.decide("submitTransaction")?.kind ?? "-");
+      return Array.from({ length: 10_000 }, (_, i) => plan.decide("submitTransaction", `r${i}`)?.kind ?? "-");
     };
     const first = decisions(7);
     expect(decisions(7)).toEqual(first);
@@ -39,7 +40,7 @@ describe("FaultPlan", () => {
 
   it("counts requests per method and faults per kind, and rate 0 injects nothing", () => {
     const plan = new FaultPlan({ seed: 3, rate: 1, mix: ["busy"] });
-    for (let i = 0; i < 5; i++) expect(plan.decide("upsert")?.kind).toBe("busy");
+    for (let i = 0; i < 5; i++) expect(plan.decide("upsert", `r${i}`)?.kind).toBe("busy");
     plan.setRate(0);
     for (let i = 0; i < 50; i++) expect(plan.decide("getEntity")).toBeUndefined();
     expect(plan.requests).toBe(55);
@@ -50,6 +51,34 @@ describe("FaultPlan", () => {
     plan.resetCounts();
     expect(plan.requests).toBe(0);
     expect(plan.totalFaults).toBe(0);
+  });
+
+  it("decides per request, not per arrival order: the same requests in any order meet the same faults", () => {
+    const identities = Array.from({ length: 2_000 }, (_, i) => `p${i % 7}\u0001r${i}`);
+    const decisions = (order: readonly string[]) => {
+      const plan = new FaultPlan({ seed: 11, rate: 0.3 });
+      return new Map(order.map((identity) => [identity, plan.decide("insert", identity)?.kind ?? "-"]));
+    };
+    const forward = decisions(identities);
+    const backward = decisions([...identities].reverse());
+    expect([...backward].sort()).toEqual([...forward].sort());
+  });
+
+  it("faults one request identity at most maxFaultsPerRequest times, so retries cannot run out", () => {
+    const plan = new FaultPlan({ seed: 1, rate: 1, mix: ["busy"], maxFaultsPerRequest: 2 });
+    const attempts = Array.from({ length: 6 }, () => plan.decide("update", "p\u0001r")?.kind ?? "-");
+    expect(attempts).toEqual(["busy", "busy", "-", "-", "-", "-"]);
+    // Another identity has its own budget.
+    expect(plan.decide("update", "p\u0001other")?.kind).toBe("busy");
+    // The default budget is 3.
+    const defaults = new FaultPlan({ rate: 1, mix: ["internal"] });
+    expect(Array.from({ length: 5 }, () => defaults.decide("getEntity", "x")?.kind ?? "-")).toEqual([
+      "internal",
+      "internal",
+      "internal",
+      "-",
+      "-",
+    ]);
   });
 
   it("faults exactly the next N requests of a method, whatever the rate", () => {
@@ -119,23 +148,26 @@ describe("FaultyStore", () => {
   });
 });
 
-describe("FaultyStore over AzureStore", () => {
-  it("wraps any store: a lost insert reaches Azurite, a reset one does not", async () => {
-    const azure = AzureStore.fromConnectionString(azuriteConnectionString());
-    const store = new FaultyStore(azure, { seed: 1 });
-    const table = uniqueTableName("wrap");
-    await store.createTable(table);
-    store.plan.faultNext({ method: "insert", kind: "lost" });
-    store.plan.faultNext({ method: "insert", kind: "reset" });
-    for (const rowKey of ["lost", "reset"]) {
-      expect(await rejectionOf(store.insert(table, { partitionKey: "p", rowKey }))).toMatchObject({
-        serviceCode: "ECONNRESET",
-      });
-    }
-    expect((await readTable(azure, table)).map((row) => row.rowKey)).toEqual(["lost"]);
-    expect(store.plan.requestsByMethod).toMatchObject({ createTable: 1, insert: 2 });
-  });
-});
+describe.skipIf(!azuriteSelected)(
+  "FaultyStore over AzureStore (needs Azurite: TABLEKIT_STORES leaves it out)",
+  () => {
+    it("wraps any store: a lost insert reaches Azurite, a reset one does not", async () => {
+      const azure = AzureStore.fromConnectionString(azuriteConnectionString());
+      const store = new FaultyStore(azure, { seed: 1 });
+      const table = uniqueTableName("wrap");
+      await store.createTable(table);
+      store.plan.faultNext({ method: "insert", kind: "lost" });
+      store.plan.faultNext({ method: "insert", kind: "reset" });
+      for (const rowKey of ["lost", "reset"]) {
+        expect(await rejectionOf(store.insert(table, { partitionKey: "p", rowKey }))).toMatchObject({
+          serviceCode: "ECONNRESET",
+        });
+      }
+      expect((await readTable(azure, table)).map((row) => row.rowKey)).toEqual(["lost"]);
+      expect(store.plan.requestsByMethod).toMatchObject({ createTable: 1, insert: 2 });
+    });
+  },
+);
 
 describe.each(storeNames)("fault layer on %s", (name) => {
   let stores: FaultyStores | undefined;
@@ -297,7 +329,7 @@ describe("fault proxy", () => {
     });
   });
 
-  it("is in front of the test Azurite", async () => {
+  it.skipIf(!azuriteSelected)("is in front of the test Azurite (needs Azurite)", async () => {
     const proxy = await startFaultProxy(azuriteConnectionString());
     try {
       const store = AzureStore.fromConnectionString(proxy.connectionString);

@@ -7,18 +7,25 @@ import { inject } from "vitest";
 import { TableContext, type TableContextOptions } from "../../src/index.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import type { StoreContinuation, StoredEntity, TableStore } from "../../src/store/table-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
 import { CountingStore } from "../support/counting-store.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { FaultPlan, type FaultPlanOptions, FaultyStore } from "../support/faulty-store.js";
+import { type StoreName, selectedStoreNames } from "../support/store-selection.js";
+import { uniquePrefix } from "../support/table-names.js";
 
-/** Short backoff for tests: real but tiny delays, never used to wait for something. */
+export { readAll as readTable } from "../support/read-all.js";
+export { rejectionOf } from "../support/rejection.js";
+export type { StoreName } from "../support/store-selection.js";
+
+/**
+ * Short backoff for tests: real but tiny delays, never used to wait for something. 8 retries is more
+ * than a `FaultPlan` faults any one request (`maxFaultsPerRequest`, default 3), so retries never run out.
+ */
 export const FAST_RETRY = { retries: 8, minDelayMs: 1, maxDelayMs: 20 } as const;
 
 /** Per-request timeout of the Azure store behind the proxy. */
 export const REQUEST_TIMEOUT_MS = 15_000;
-
-export type StoreName = "memory" | "azurite";
 
 export interface FaultyStores {
   name: StoreName;
@@ -32,7 +39,8 @@ export interface FaultyStores {
   close(): Promise<void>;
 }
 
-export const storeNames: StoreName[] = ["memory", "azurite"];
+/** The stores this run covers (`TABLEKIT_STORES`, default both). */
+export const storeNames: StoreName[] = selectedStoreNames();
 
 /** Creates the fault-injected store of `name` with a fresh plan. */
 export async function faultyStores(name: StoreName, options: FaultPlanOptions = {}): Promise<FaultyStores> {
@@ -50,12 +58,9 @@ export async function faultyStores(name: StoreName, options: FaultPlanOptions = 
   return { name, store, direct, plan, proxy, close: () => proxy.close() };
 }
 
-let counter = 0;
-
 /** A table prefix no other test (or process) uses. */
 export function freshPrefix(): string {
-  counter += 1;
-  return `w${process.pid.toString(36)}${Date.now().toString(36).slice(-5)}${counter}`;
+  return uniquePrefix("w");
 }
 
 /**
@@ -77,28 +82,4 @@ export async function faultyContext(
   counter.reset();
   stores.plan.resetCounts();
   return { db, counter, prefix };
-}
-
-/** Every entity of a table, read page by page without faults. */
-export async function readTable(store: TableStore, table: string): Promise<StoredEntity[]> {
-  const all: StoredEntity[] = [];
-  let continuation: StoreContinuation | undefined;
-  do {
-    const page = await store.queryPage(table, { top: 1000, ...(continuation ? { continuation } : {}) });
-    all.push(...page.items);
-    continuation = page.continuation;
-  } while (continuation);
-  return all;
-}
-
-/** Resolves to the error `promise` rejects with; fails when it resolves. */
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(
-        `expected a rejection, got ${JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`,
-      );
-    },
-    (error: unknown) => error,
-  );
 }

@@ -1,5 +1,4 @@
 import { Column, Entity } from "../../src/index.js";
-import { seededRandom } from "../support/faulty-store.js";
 
 /** A sensor reading: 100 sensors (partitions) × many readings, for bulk writes. */
 @Entity({ table: "Readings", partitionKey: "{sensor}", rowKey: "r_{seq:6}" })
@@ -40,13 +39,4 @@ export class Note {
   @Column({ type: "String" }) body?: string;
 }
 
-/** A seeded Fisher–Yates shuffle (a copy). */
-export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  const random = seededRandom(seed);
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-  }
-  return copy;
-}
+export { shuffled } from "../support/seeded-random.js";
