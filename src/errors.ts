@@ -10,9 +10,10 @@ export type TableKitErrorCode =
   | "UNIQUE"
   | "ENCRYPTION";
 
-/** Options every error takes: the error that caused it. */
+/** Options every error takes: the error that caused it, and whether the failed write may have been applied. */
 export interface TableKitErrorOptions {
   cause?: unknown;
+  outcomeUnknown?: boolean | undefined;
 }
 
 /**
@@ -21,11 +22,18 @@ export interface TableKitErrorOptions {
  */
 export class TableKitError extends Error {
   readonly code: TableKitErrorCode;
+  /**
+   * True when the failed write may nevertheless have been applied: an earlier attempt's answer was
+   * lost and the stored state cannot tell (it was changed since, or the write is not recognisable).
+   * Do not blindly re-apply a non-idempotent change; read the entity and decide. False otherwise.
+   */
+  readonly outcomeUnknown: boolean;
 
   constructor(code: TableKitErrorCode, message: string, options?: TableKitErrorOptions) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 
@@ -101,14 +109,8 @@ export class ConcurrencyError extends TableKitError {
   readonly table: string;
   readonly partitionKey: string;
   readonly rowKey: string;
-  /**
-   * True when an earlier attempt of this write may have been applied (its response was lost) and
-   * the entity has changed since: whether this write took effect cannot be known. Do not blindly
-   * re-apply a non-idempotent change; read the entity and decide.
-   */
-  readonly outcomeUnknown: boolean;
 
-  constructor(keys: EntityKeys, options?: TableKitErrorOptions & { outcomeUnknown?: boolean | undefined }) {
+  constructor(keys: EntityKeys, options?: TableKitErrorOptions) {
     super(
       "CONCURRENCY",
       `Entity changed since it was read (ETag mismatch): table ${keys.table}, PartitionKey '${keys.partitionKey}', RowKey '${keys.rowKey}'`,
@@ -117,7 +119,6 @@ export class ConcurrencyError extends TableKitError {
     this.table = keys.table;
     this.partitionKey = keys.partitionKey;
     this.rowKey = keys.rowKey;
-    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 

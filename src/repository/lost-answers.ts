@@ -1,4 +1,4 @@
-import { ConcurrencyError, type EntityKeys } from "../errors.js";
+import { ConcurrencyError, type EntityKeys, TableKitError } from "../errors.js";
 import type { StoredEntity, TableStore, WireEntity, WriteMode } from "../store/table-store.js";
 import { holdsWrittenState } from "./written-state.js";
 
@@ -26,18 +26,22 @@ export interface LostAnswerRule<R> {
   otherwise: "mark" | EntityKeys;
 }
 
-const unknownOutcomes = new WeakSet<object>();
-
-/** Marks an error after which the write may or may not have taken effect. */
+/**
+ * Marks an error after which the write may or may not have taken effect. The error keeps its class
+ * and fields (they are the documented answer, e.g. an insert's `EntityAlreadyExistsError`); only
+ * its public `outcomeUnknown` flag and message say that the write may have been applied after all.
+ */
 export function markOutcomeUnknown<E>(error: E): E {
-  if (typeof error === "object" && error !== null) unknownOutcomes.add(error);
+  if (error instanceof TableKitError && !error.outcomeUnknown) {
+    Object.defineProperty(error, "outcomeUnknown", { value: true, enumerable: true });
+    error.message = `${error.message.replace(/ Nothing was written\.$/, "")} An earlier attempt's answer was lost: it may have been applied.`;
+  }
   return error;
 }
 
 /** Whether the write that failed with `error` may nevertheless have been applied: never re-apply it blindly. */
 export function isOutcomeUnknown(error: unknown): boolean {
-  if (error instanceof ConcurrencyError && error.outcomeUnknown) return true;
-  return typeof error === "object" && error !== null && unknownOutcomes.has(error);
+  return error instanceof TableKitError && error.outcomeUnknown;
 }
 
 /** Settles a failed attempt by the rules above: resolves the write's result, or throws. */

@@ -44,6 +44,7 @@ describe.each(stores)("transactions on %s", (_name, kind) => {
     expect(error).toBeInstanceOf(TransactionError);
     expect(error).toMatchObject({
       code: "TRANSACTION",
+      outcomeUnknown: false,
       index: 2,
       partitionKey: "Sales",
       rowKey: "empid_000003",

@@ -236,6 +236,7 @@ describe.each(storeNames)("ambiguous outcomes of indexed writes on %s", (name) =
       }),
     );
     expect(error).toBeInstanceOf(TransactionError);
+    expect(error).toMatchObject({ outcomeUnknown: true });
     expect(await locals.get({ group: "g", name: "e" })).toMatchObject({ count: 9 });
   });
 

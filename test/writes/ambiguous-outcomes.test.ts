@@ -238,6 +238,7 @@ describe.each(storeNames)("ambiguous outcomes on %s", (name) => {
       });
       const error = await rejectionOf(run());
       expect(error).toBeInstanceOf(TransactionError);
+      expect(error).toMatchObject({ outcomeUnknown: true });
       expect((error as TransactionError).statusCode).toBe(409);
       expect((await employees.getOrThrow({ department: "Sales", employeeId: 4 })).age).toBe(99);
     });

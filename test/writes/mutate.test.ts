@@ -86,13 +86,9 @@ describe.each(storeKinds.map((kind) => [kind.name, kind] as const))("mutate on %
 });
 
 describe.each(storeNames)("mutate with a lost answer on %s", (name) => {
-  // BUG (reported, design): an update whose answer was lost is retried; its 412 is checked against the
-  // stored entity, and when another writer changed the entity in between (as the issue demands) it is
-  // reported as ConcurrencyError. mutate takes that for a lost race and applies the change again, on top
-  // of the other writer's version, which already includes the first application: the increment counts
-  // twice. Here two increments leave the counter at 3. mutate cannot tell "my write lost a race" from
-  // "my write was applied, then overwritten"; it would need to surface the ambiguity (or mark its writes,
-  // e.g. with a per-call token, to recognise them) instead of re-applying a non-idempotent change.
+  // An update whose answer was lost is retried; its 412 is checked against the stored entity. When
+  // another writer changed the entity in between, nobody can tell whether our change was applied, so
+  // mutate reports ConcurrencyError.outcomeUnknown instead of applying a non-idempotent change again.
   it("never applies one change twice: an unknowable outcome is reported, not retried", async () => {
     const stores = await faultyStores(name);
     try {
