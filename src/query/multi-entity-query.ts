@@ -26,7 +26,15 @@ export class MultiEntityQuery<U extends object, R = U> implements AsyncIterable<
   readonly #common: ReadonlyMap<string, ColumnModel>;
 
   /** @internal Created by `db.query(...classes).find()` / `.scan()`. */
-  constructor(query: Query<U, R>, label: string, common: ReadonlyMap<string, ColumnModel>) {
+  static build<U extends object, R = U>(
+    query: Query<U, R>,
+    label: string,
+    common: ReadonlyMap<string, ColumnModel>,
+  ): MultiEntityQuery<U, R> {
+    return new MultiEntityQuery(query, label, common);
+  }
+
+  private constructor(query: Query<U, R>, label: string, common: ReadonlyMap<string, ColumnModel>) {
     this.#query = query;
     this.#label = label;
     this.#common = common;
@@ -116,6 +124,6 @@ export class MultiEntityQuery<U extends object, R = U> implements AsyncIterable<
   }
 
   #wrap<S>(query: Query<U, S>): MultiEntityQuery<U, S> {
-    return new MultiEntityQuery(query, this.#label, this.#common);
+    return MultiEntityQuery.build(query, this.#label, this.#common);
   }
 }

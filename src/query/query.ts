@@ -82,7 +82,15 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   readonly #state: QueryState;
 
   /** @internal Created by `Repository.find` / `Repository.scan`. */
-  constructor(model: EntityModel<T>, executor: QueryExecutor<T>, state: QueryState) {
+  static build<T extends object, R = T>(
+    model: EntityModel<T>,
+    executor: QueryExecutor<T>,
+    state: QueryState,
+  ): Query<T, R> {
+    return new Query(model, executor, state);
+  }
+
+  private constructor(model: EntityModel<T>, executor: QueryExecutor<T>, state: QueryState) {
     this.#model = model;
     this.#executor = executor;
     this.#state = state;

@@ -32,7 +32,14 @@ export class MultiEntitySource<U extends object> {
   readonly #executor: QueryExecutor<U>;
 
   /** @internal Use `TableContext.query(...classes)`. */
-  constructor(repositories: ReadonlyArray<Repository<object>>, runner: StoreRunner) {
+  static build<U extends object>(
+    repositories: ReadonlyArray<Repository<object>>,
+    runner: StoreRunner,
+  ): MultiEntitySource<U> {
+    return new MultiEntitySource(repositories, runner);
+  }
+
+  private constructor(repositories: ReadonlyArray<Repository<object>>, runner: StoreRunner) {
     const unique = [...new Map(repositories.map((r) => [r.model.ctor, r] as const)).values()];
     if (unique.length === 0) {
       throw new ValidationError("query-classes", "db.query() needs at least one entity class");
@@ -111,14 +118,14 @@ export class MultiEntitySource<U extends object> {
 
   #query(partitionKey: string | undefined): MultiEntityQuery<U> {
     const rowKey: RowKeyBounds = {};
-    const query = new Query<U>(this.#shape, this.#executor, {
+    const query = Query.build<U>(this.#shape, this.#executor, {
       table: this.#table,
       ...(partitionKey === undefined ? {} : { partitionKey }),
       rowFields: {},
       rowKey,
       filters: [],
     });
-    return new MultiEntityQuery(query, this.#label, this.#common);
+    return MultiEntityQuery.build(query, this.#label, this.#common);
   }
 }
 

@@ -81,7 +81,11 @@ export class Repository<T extends object> {
   readonly #writer: EntityWriter<T>;
 
   /** @internal Use `TableContext.repository(Entity)`. */
-  constructor(model: EntityModel<T>, runner: StoreRunner) {
+  static build<T extends object>(model: EntityModel<T>, runner: StoreRunner): Repository<T> {
+    return new Repository(model, runner);
+  }
+
+  private constructor(model: EntityModel<T>, runner: StoreRunner) {
     this.#model = model;
     this.#table = runner.tableName(model.table);
     this.#runner = runner;
@@ -277,7 +281,7 @@ export class Repository<T extends object> {
    * (index copies, other types) never appear: the query covers only this entity's RowKey space.
    */
   find(partial: Partial<T>): Query<T> {
-    return new Query(this.#model, this.#executor, {
+    return Query.build(this.#model, this.#executor, {
       table: this.#table,
       ...findState(
         this.#model.name,
@@ -337,13 +341,18 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
-    return new IndexLookup(this.#model, index, this.#runner, (stored) => this.readRow(stored));
+    return IndexLookup.build(this.#model, index, this.#runner, (stored) => this.readRow(stored));
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
   scan(): Query<T> {
     const rowKey = this.#model.rowKey.prefixRange({});
-    return new Query(this.#model, this.#executor, { table: this.#table, rowFields: {}, rowKey, filters: [] });
+    return Query.build(this.#model, this.#executor, {
+      table: this.#table,
+      rowFields: {},
+      rowKey,
+      filters: [],
+    });
   }
 
   /**

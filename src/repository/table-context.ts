@@ -79,7 +79,7 @@ export class TableContext {
     if (!repository) {
       const model = getEntityModel(entityClass);
       this.#claimType(model);
-      repository = new Repository(model, this.#runner) as unknown as Repository<object>;
+      repository = Repository.build(model, this.#runner) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
@@ -96,7 +96,7 @@ export class TableContext {
     ...entityClasses: C
   ): MultiEntitySource<EntityOf<C[number]>> {
     const repositories = entityClasses.map((entityClass) => this.repository(entityClass));
-    return new MultiEntitySource(repositories, this.#runner);
+    return MultiEntitySource.build(repositories, this.#runner);
   }
 
   /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
@@ -159,7 +159,7 @@ export class TableContext {
    * await db.transaction((tx) => { tx.insert(employee); tx.delete(Employee, { department: "Sales", employeeId: 7 }); });
    */
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
-    const tx = new Transaction(this.#runner.scope);
+    const tx = Transaction.build(this.#runner.scope);
     await build(tx);
     // The caller's operations first (no request), then again with index copies added.
     assertValidTransaction(tx.operations, this.#runner.limits);

@@ -36,7 +36,11 @@ export class Transaction {
   readonly #scope: StateScope | undefined;
 
   /** @internal Created by `db.transaction(...)`. */
-  constructor(scope?: StateScope) {
+  static build(scope?: StateScope): Transaction {
+    return new Transaction(scope);
+  }
+
+  private constructor(scope?: StateScope) {
     this.#scope = scope;
   }
 

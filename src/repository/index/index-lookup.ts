@@ -25,7 +25,16 @@ export class IndexLookup<T extends object> {
   readonly #readRow: (stored: StoredEntity) => T | undefined;
 
   /** @internal Use `repository.index(name)`. */
-  constructor(
+  static build<T extends object>(
+    model: EntityModel<T>,
+    index: IndexModel,
+    runner: StoreRunner,
+    readRow: (stored: StoredEntity) => T | undefined,
+  ): IndexLookup<T> {
+    return new IndexLookup(model, index, runner, readRow);
+  }
+
+  private constructor(
     model: EntityModel<T>,
     index: IndexModel,
     runner: StoreRunner,
@@ -64,7 +73,7 @@ export class IndexLookup<T extends object> {
       this.#index.rowKey,
       values as Record<string, unknown>,
     );
-    return new Query(this.#keySpace, this.#executor(), { table: this.#table, ...state, filters: [] });
+    return Query.build(this.#keySpace, this.#executor(), { table: this.#table, ...state, filters: [] });
   }
 
   /** How `get(values)` runs, without sending anything. */
@@ -127,7 +136,7 @@ export class IndexLookup<T extends object> {
           : { items };
       },
     };
-    return new Query(this.#keySpace, executor, {
+    return Query.build(this.#keySpace, executor, {
       table: this.#table,
       partitionKey: ref.partitionKey,
       rowFields: {},
