@@ -1,4 +1,4 @@
-import { IsoDateCodec, TicksCodec } from "./date-codec.js";
+import { IsoDateCodec, isPeriodUnit, PeriodCodec, type PeriodUnit, TicksCodec } from "./date-codec.js";
 import { INT32_DIGITS, INT64_DIGITS, Int32Codec, Int64Codec } from "./integer-codec.js";
 import type { KeyCodec, KeyFieldType, PlaceholderSite } from "./key-codec.js";
 import { GuidCodec, StringCodec } from "./string-codec.js";
@@ -11,6 +11,7 @@ type FormatSpec =
   | { kind: "ticks" }
   | { kind: "desc" }
   | { kind: "width"; width: number; desc: boolean }
+  | { kind: "period"; unit: PeriodUnit }
   | { kind: "unknown" };
 
 const WIDTH_FORMAT = /^([0-9]+)(:desc)?$/;
@@ -20,7 +21,7 @@ const HINTS: Record<KeyFieldType, string> = {
   Guid: "strings take no format",
   Int32: "integers take a width and/or desc ({n:6}, {n:6:desc}, {n:desc})",
   Int64: "integers take a width and/or desc ({n:6}, {n:6:desc}, {n:desc})",
-  DateTime: "dates take no format (ISO 8601), ticks or desc",
+  DateTime: "dates take no format (ISO 8601), ticks, desc or a period (year, month, day, hour)",
 };
 
 /** Chooses the codec for a placeholder from its field type and format (the text after the first `:`). */
@@ -34,7 +35,7 @@ export function createCodec(
     return {
       problem:
         `unknown format ':${format}'; formats are a width ({n:6}), a width and desc ({n:6:desc}), ` +
-        "desc ({n:desc}, {at:desc}) and ticks ({at:ticks})",
+        "desc ({n:desc}, {at:desc}), ticks ({at:ticks}) and a period ({at:year}, {at:month}, {at:day}, {at:hour})",
     };
   }
   const misfit = { problem: `format ':${format}' does not fit a ${type} field; ${HINTS[type]}` };
@@ -47,10 +48,11 @@ export function createCodec(
       if (spec.kind === "none") return { codec: new IsoDateCodec(site) };
       if (spec.kind === "ticks") return { codec: new TicksCodec(site, false) };
       if (spec.kind === "desc") return { codec: new TicksCodec(site, true) };
+      if (spec.kind === "period") return { codec: new PeriodCodec(site, spec.unit) };
       return misfit;
     case "Int32":
     case "Int64": {
-      if (spec.kind === "ticks") return misfit;
+      if (spec.kind === "ticks" || spec.kind === "period") return misfit;
       const maxWidth = type === "Int32" ? INT32_DIGITS : INT64_DIGITS;
       const width = spec.kind === "width" ? spec.width : maxWidth;
       if (width < 1 || width > maxWidth) {
@@ -68,6 +70,7 @@ function parseFormat(format: string | undefined): FormatSpec {
   if (format === undefined) return { kind: "none" };
   if (format === "ticks") return { kind: "ticks" };
   if (format === "desc") return { kind: "desc" };
+  if (isPeriodUnit(format)) return { kind: "period", unit: format };
   const match = WIDTH_FORMAT.exec(format);
   if (!match) return { kind: "unknown" };
   return { kind: "width", width: Number(match[1]), desc: match[2] !== undefined };

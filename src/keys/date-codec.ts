@@ -87,3 +87,65 @@ export class TicksCodec implements KeyCodec {
     return splitTicksToDate(high, low);
   }
 }
+
+/** The period a `{field:year|month|day|hour}` placeholder keeps of a Date. */
+export type PeriodUnit = "year" | "month" | "day" | "hour";
+
+/** Digits each period unit writes: `2026`, `202611`, `20261125`, `2026112513`. */
+const PERIOD_WIDTHS: Readonly<Record<PeriodUnit, number>> = { year: 4, month: 6, day: 8, hour: 10 };
+
+/** Answers whether a placeholder format names a period unit. */
+export function isPeriodUnit(format: string | undefined): format is PeriodUnit {
+  return format === "year" || format === "month" || format === "day" || format === "hour";
+}
+
+/**
+ * Puts the UTC period of a Date into a key (`{at:month}` → `202611`): fixed-width digits, so keys sort
+ * chronologically. The rest of the instant is dropped, so a key decodes to the start of its period only;
+ * it is `lossy`, and readers keep the stored column value instead of the decoded one.
+ */
+export class PeriodCodec implements KeyCodec {
+  readonly width: number;
+  readonly lossy = true;
+  readonly unit: PeriodUnit;
+  readonly #site: PlaceholderSite;
+
+  constructor(site: PlaceholderSite, unit: PeriodUnit) {
+    this.#site = site;
+    this.unit = unit;
+    this.width = PERIOD_WIDTHS[unit];
+  }
+
+  encode(value: unknown): string {
+    return formatPeriod(checkDate(this.#site, value), this.unit);
+  }
+
+  /** The start instant of the period in `key[start, end)`, or `undefined` for text that names no period. */
+  decode(key: string, start: number, end: number): Date | undefined {
+    if (end - start !== this.width) return undefined;
+    const year = parseDigits(key, start, start + 4);
+    const month = this.width > 4 ? parseDigits(key, start + 4, start + 6) : 1;
+    const day = this.width > 6 ? parseDigits(key, start + 6, start + 8) : 1;
+    const hour = this.width > 8 ? parseDigits(key, start + 8, start + 10) : 0;
+    if (year < 1601 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return undefined;
+    const date = new Date(Date.UTC(year, month - 1, day, hour));
+    // Date.UTC rolls 31 February over into March; such text is no period key.
+    if (date.getUTCDate() !== day) return undefined;
+    return date;
+  }
+}
+
+/** The sortable UTC text of the period holding `date`. */
+export function formatPeriod(date: Date, unit: PeriodUnit): string {
+  const year = String(date.getUTCFullYear()).padStart(4, "0");
+  if (unit === "year") return year;
+  const month = `${year}${pad2(date.getUTCMonth() + 1)}`;
+  if (unit === "month") return month;
+  const day = `${month}${pad2(date.getUTCDate())}`;
+  if (unit === "day") return day;
+  return `${day}${pad2(date.getUTCHours())}`;
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}

@@ -16,6 +16,8 @@ export interface PlaceholderSite {
 export interface KeyCodec {
   /** Characters every encoding takes, or `undefined` when the width varies (strings). */
   readonly width: number | undefined;
+  /** True when the key keeps only part of the value (a period), so `decode` gives a representative. */
+  readonly lossy?: boolean;
   /** The key text of a present value; throws `ValidationError` when the value cannot be encoded. */
   encode(value: unknown): string;
   /** The value encoded in `key[start, end)`, or `undefined` when that text is no valid encoding. */

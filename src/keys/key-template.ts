@@ -26,6 +26,11 @@ export class KeyTemplate {
   readonly source: string;
   /** The placeholder fields, in template order. */
   readonly fields: readonly string[];
+  /**
+   * The fields whose placeholder keeps only part of the value (`{at:month}`): `decode` gives the start
+   * of the period for them, so readers that have the stored column keep that instead.
+   */
+  readonly lossyFields: readonly string[];
   /** The constant text before the first placeholder (`empid_`), or the whole key when there is none. */
   readonly literalPrefix: string;
   readonly #what: string;
@@ -38,6 +43,7 @@ export class KeyTemplate {
     this.literalPrefix = prefix;
     this.#parts = parts;
     this.fields = Object.freeze(parts.map((part) => part.field));
+    this.lossyFields = Object.freeze(parts.filter((part) => part.codec.lossy === true).map((p) => p.field));
     this.#fieldSet = new Set(this.fields);
   }
 
@@ -52,7 +58,10 @@ export class KeyTemplate {
     return this.#build(values, this.#parts.length, which);
   }
 
-  /** The field values a key holds, or `undefined` when the key does not match the template. */
+  /**
+   * The field values a key holds, or `undefined` when the key does not match the template.
+   * A period placeholder (`{at:month}`) decodes to the start instant of its period (see `lossyFields`).
+   */
   decode(key: string): Record<string, unknown> | undefined {
     if (!key.startsWith(this.literalPrefix)) return undefined;
     let pos = this.literalPrefix.length;

@@ -82,9 +82,12 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
       `${source.name}: expected an entity object, got ${value === null ? "null" : typeof value}`,
     );
   };
+  // A period placeholder keeps only the period, not the instant: never restore a field from it.
+  const pkLossy = source.partitionKey.lossyFields;
+  const rkLossy = source.rowKey.lossyFields;
   const fillKeys = (o: Record<string, unknown>, s: StoredEntity): void => {
-    fill(o, source.partitionKey.decode(s.partitionKey));
-    fill(o, source.rowKey.decode(s.rowKey));
+    fill(o, source.partitionKey.decode(s.partitionKey), pkLossy);
+    fill(o, source.rowKey.decode(s.rowKey), rkLossy);
   };
 
   const toWire = new Function(
@@ -169,9 +172,13 @@ function readExpression(column: MappedColumn, i: number): string {
   }
 }
 
-function fill(target: Record<string, unknown>, values: Record<string, unknown> | undefined): void {
+function fill(
+  target: Record<string, unknown>,
+  values: Record<string, unknown> | undefined,
+  skip: readonly string[],
+): void {
   if (!values) return;
   for (const key in values) {
-    if (target[key] === undefined) target[key] = values[key];
+    if (target[key] === undefined && !skip.includes(key)) target[key] = values[key];
   }
 }
