@@ -43,6 +43,10 @@ export class LimitCheckedStore implements TableStore {
     return this.#inner.deleteTable(table);
   }
 
+  listTables(prefix?: string): Promise<string[]> {
+    return this.#inner.listTables(prefix);
+  }
+
   getEntity(
     table: string,
     partitionKey: string,

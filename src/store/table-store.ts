@@ -74,6 +74,11 @@ export interface TableStore {
   createTable(table: string): Promise<void>;
   /** Deletes the table; succeeds if it does not exist. */
   deleteTable(table: string): Promise<void>;
+  /**
+   * The names of the existing tables that start with `prefix` (compared case-sensitively, as written
+   * at creation), in ascending order. One request per page of 1,000 names.
+   */
+  listTables(prefix?: string): Promise<string[]>;
 
   /** Point read; `undefined` when absent. */
   getEntity(

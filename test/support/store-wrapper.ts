@@ -17,6 +17,7 @@ export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities">;
 export const STORE_METHODS: readonly StoreMethod[] = [
   "createTable",
   "deleteTable",
+  "listTables",
   "getEntity",
   "queryPage",
   "insert",
@@ -72,6 +73,12 @@ export abstract class StoreWrapper implements TableStore {
 
   deleteTable(table: string): Promise<void> {
     return this.around({ method: "deleteTable", table, identity: "" }, () => this.inner.deleteTable(table));
+  }
+
+  listTables(prefix?: string): Promise<string[]> {
+    return this.around({ method: "listTables", table: "", identity: prefix ?? "" }, () =>
+      this.inner.listTables(prefix),
+    );
   }
 
   getEntity(

@@ -28,6 +28,7 @@ import { redactSecrets } from "./redact-secrets.js";
 export type AzureOperation =
   | "createTable"
   | "deleteTable"
+  | "listTables"
   | "getEntity"
   | "queryPage"
   | "insert"

@@ -2,6 +2,7 @@ import type { NamedKeyCredential, SASCredential, TokenCredential } from "@azure/
 import {
   type TransactionAction as SdkTransactionAction,
   TableClient,
+  TableServiceClient,
   type TableServiceClientOptions,
 } from "@azure/data-tables";
 import { EntityNotFoundError, StoreError, TransactionError, ValidationError } from "../../errors.js";
@@ -53,6 +54,7 @@ export class AzureStore implements TableStore {
   readonly #pointOptions: PointOptions;
   readonly #secrets: readonly string[];
   readonly #clients = new Map<string, TableClient>();
+  #service: TableServiceClient | undefined;
 
   /** Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`. */
   static fromConnectionString(connectionString: string, options: AzureStoreOptions = {}): AzureStore {
@@ -106,6 +108,28 @@ export class AzureStore implements TableStore {
     const client = this.#client(table);
     // The SDK already treats 404 as success.
     await this.#runPoint({ operation: "deleteTable", table }, (options) => client.deleteTable(options));
+  }
+
+  async listTables(prefix = ""): Promise<string[]> {
+    // TableServiceClient's overloads take one credential kind each; at runtime it accepts all of them.
+    this.#service ??= new TableServiceClient(
+      this.#url,
+      this.#credential as NamedKeyCredential,
+      this.#clientOptions,
+    );
+    const service = this.#service;
+    const filter = tableNamePrefixFilter(prefix);
+    return this.#runWhole({ operation: "listTables", table: prefix }, async (abortSignal) => {
+      const names: string[] = [];
+      const tables = service.listTables({
+        abortSignal,
+        ...(filter === undefined ? {} : { queryOptions: { filter } }),
+      });
+      for await (const table of tables) {
+        if (table.name?.startsWith(prefix)) names.push(table.name);
+      }
+      return names.sort();
+    });
   }
 
   async getEntity(
@@ -338,6 +362,18 @@ export class AzureStore implements TableStore {
   #translate(error: unknown, context: AzureErrorContext): Error {
     return translateAzureError(error, { ...context, timeoutMs: this.#timeoutMs, secrets: this.#secrets });
   }
+}
+
+/**
+ * The service filter of table names starting with `prefix`: `TableName ge 'p' and TableName lt 'q'`
+ * (the only comparison the Tables API offers on names), or none for the empty prefix.
+ */
+function tableNamePrefixFilter(prefix: string): string | undefined {
+  if (prefix === "") return undefined;
+  const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+  const last = prefix.charCodeAt(prefix.length - 1);
+  const upper = prefix.slice(0, -1) + String.fromCharCode(last + 1);
+  return `TableName ge ${quote(prefix)} and TableName lt ${quote(upper)}`;
 }
 
 function sdkMode(mode: WriteMode): "Replace" | "Merge" {

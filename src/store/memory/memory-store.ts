@@ -159,6 +159,12 @@ export class MemoryStore implements TableStore {
     this.#commit([{ op: "deleteTable", table: existing.name }]);
   }
 
+  async listTables(prefix = ""): Promise<string[]> {
+    const names: string[] = [];
+    for (const t of this.#tables.values()) if (t.name.startsWith(prefix)) names.push(t.name);
+    return names.sort();
+  }
+
   async getEntity(
     table: string,
     partitionKey: string,
