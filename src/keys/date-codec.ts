@@ -108,16 +108,17 @@ export class PeriodCodec implements KeyCodec {
   readonly width: number;
   readonly lossy = true;
   readonly unit: PeriodUnit;
-  readonly #site: PlaceholderSite;
+  /** Where the placeholder sits, for error messages. */
+  readonly site: PlaceholderSite;
 
   constructor(site: PlaceholderSite, unit: PeriodUnit) {
-    this.#site = site;
+    this.site = site;
     this.unit = unit;
     this.width = PERIOD_WIDTHS[unit];
   }
 
   encode(value: unknown): string {
-    return formatPeriod(checkDate(this.#site, value), this.unit);
+    return formatPeriod(checkDate(this.site, value), this.unit);
   }
 
   /** The start instant of the period in `key[start, end)`, or `undefined` for text that names no period. */

@@ -136,6 +136,12 @@ function assertSharedTableAndPartition(
   caseSensitive: boolean,
 ): void {
   const first = models[0] as EntityModel;
+  const periodic = models.find((model) => model.tableTemplate !== undefined);
+  if (periodic !== undefined) {
+    throw new SchemaError(
+      `${label}: ${periodic.name} keeps a table per period ('${periodic.table}'); multi-type queries read one fixed table`,
+    );
+  }
   for (const model of models.slice(1)) {
     if (!sameTable(model.table, first.table, caseSensitive)) {
       throw new SchemaError(

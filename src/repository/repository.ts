@@ -20,6 +20,7 @@ import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
+import { isTableNotFound, periodBulk, tolerateMissingTable } from "./period-tables.js";
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
 import type { StoreRunner } from "./store-runner.js";
@@ -79,21 +80,82 @@ export class Repository<T extends object> {
   readonly #executor: QueryExecutor<T>;
   /** Plain or indexed, chosen once: every write goes through it. */
   readonly #writer: EntityWriter<T>;
+  /** A table per period: the repositories of the period tables used so far, by physical name. */
+  readonly #periods: Map<string, Repository<T>> | undefined;
+  /** True for the repository of one period's table: it is created on first write (404 → create, retry once). */
+  readonly #periodTable: boolean;
 
   /** @internal Use `TableContext.repository(Entity)`. */
   static build<T extends object>(model: EntityModel<T>, runner: StoreRunner): Repository<T> {
-    return new Repository(model, runner);
+    return new Repository(model, runner, undefined);
   }
 
-  private constructor(model: EntityModel<T>, runner: StoreRunner) {
+  private constructor(model: EntityModel<T>, runner: StoreRunner, periodTable: string | undefined) {
     this.#model = model;
-    this.#table = runner.tableName(model.table);
+    // The router of a period entity has no table of its own: its name is the template, for messages.
+    this.#table = periodTable ?? runner.tableName(model.table);
     this.#runner = runner;
+    this.#periodTable = periodTable !== undefined;
+    this.#periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
     this.#writer =
       model.indexes.size > 0
         ? new IndexedWriter(model, this.#table, runner)
         : new PlainWriter(model, this.#table, runner);
-    this.#executor = queryExecutor(runner, (stored) => this.readRow(stored));
+    const executor = queryExecutor(runner, (stored) => this.readRow(stored));
+    // A period without a table yet holds no entities: reads answer empty instead of failing.
+    this.#executor = this.#periodTable ? tolerateMissingTable(executor) : executor;
+  }
+
+  /** The repository of the period table that `values` (an entity or key fields) belongs to. */
+  #route(values: unknown): Repository<T> | undefined {
+    const periods = this.#periods;
+    const template = this.#model.tableTemplate;
+    if (periods === undefined || template === undefined) return undefined;
+    if (values === null || typeof values !== "object") {
+      throw new ValidationError(
+        "entity",
+        `${this.#model.name}: expected an entity or its key fields, got ${values === null ? "null" : typeof values}`,
+      );
+    }
+    const table = this.#runner.tableName(template.nameOf(values as Record<string, unknown>));
+    let repository = periods.get(table);
+    if (repository === undefined) {
+      repository = new Repository(this.#model, this.#runner, table);
+      periods.set(table, repository);
+    }
+    return repository;
+  }
+
+  /** Runs a write; when the period's table does not exist yet, creates it and runs the write once more. */
+  async #creatingTable<R>(write: () => Promise<R>): Promise<R> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!this.#periodTable || !isTableNotFound(error)) throw error;
+      const table = this.#table;
+      await this.#runner.run("createTable", table, (s) => s.createTable(table));
+      return write();
+    }
+  }
+
+  /**
+   * Before a bulk write to a period's table: creates the table (one request per period per bulk call),
+   * since a batch failing on a missing table is reported, not thrown, and could not simply be retried.
+   */
+  async #ensurePeriodTable(): Promise<void> {
+    if (!this.#periodTable) return;
+    const table = this.#table;
+    await this.#runner.run("createTable", table, (s) => s.createTable(table));
+  }
+
+  /** Runs a write of an existing entity: a missing period table means a missing entity. */
+  async #inExistingTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
+    try {
+      return await write();
+    } catch (error) {
+      if (this.#periodTable && isTableNotFound(error)) return missing();
+      throw error;
+    }
   }
 
   /** The resolved model (key templates, columns). */
@@ -128,13 +190,18 @@ export class Repository<T extends object> {
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
   async insert(entity: T): Promise<T> {
-    await this.#writer.insert(entity);
+    const period = this.#route(entity);
+    if (period) return period.insert(entity);
+    await this.#creatingTable(() => this.#writer.insert(entity));
     return entity;
   }
 
   /** Inserts or replaces (default) or merges, without reading first. */
   async upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
-    await this.#writer.upsert(entity, writeMode(options.mode));
+    const period = this.#route(entity);
+    if (period) return period.upsert(entity, options);
+    const mode = writeMode(options.mode);
+    await this.#creatingTable(() => this.#writer.upsert(entity, mode));
     return entity;
   }
 
@@ -143,6 +210,8 @@ export class Repository<T extends object> {
    * (its tracked ETag); `ConcurrencyError` otherwise, `EntityNotFoundError` if it is gone.
    */
   async update(entity: T, options: UpdateOptions = {}): Promise<T> {
+    const period = this.#route(entity);
+    if (period) return period.update(entity, options);
     const mode = writeMode(options.mode);
     const ifMatch = options.ifMatch ?? etagIn(entity, this.#runner.scope);
     if (ifMatch === undefined) {
@@ -152,14 +221,24 @@ export class Repository<T extends object> {
         { field: "ifMatch" },
       );
     }
-    await this.#writer.update(entity, mode, ifMatch);
+    await this.#inExistingTable(
+      () => this.#writer.update(entity, mode, ifMatch),
+      () => {
+        throw new EntityNotFoundError({ table: this.#table, ...this.keyOf(entity) });
+      },
+    );
     return entity;
   }
 
   /** Deletes by key (or entity); resolves whether it existed. Conditional when an ETag is known. */
   async delete(key: Partial<T>, options: DeleteOptions = {}): Promise<boolean> {
     this.keyOf(key);
-    return this.#writer.delete(key, options.ifMatch);
+    const period = this.#route(key);
+    if (period) return period.delete(key, options);
+    return this.#inExistingTable(
+      () => this.#writer.delete(key, options.ifMatch),
+      () => false,
+    );
   }
 
   /**
@@ -182,6 +261,8 @@ export class Repository<T extends object> {
       });
     }
     this.keyOf(key);
+    const period = this.#route(key);
+    if (period) return period.mutate(key, change, options);
     let lastConflict: unknown;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const current = await this.get(key);
@@ -230,6 +311,13 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
+    if (this.#periods)
+      return periodBulk(
+        items,
+        (item) => this.#periodOf(item),
+        (r, group) => r.bulkInsert(group, options),
+      );
+    await this.#ensurePeriodTable();
     return this.#writer.bulkInsert(items, options);
   }
 
@@ -238,6 +326,13 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
+    if (this.#periods)
+      return periodBulk(
+        items,
+        (item) => this.#periodOf(item),
+        (r, group) => r.bulkUpsert(group, options),
+      );
+    await this.#ensurePeriodTable();
     return this.#writer.bulkUpsert(items, writeMode(options.mode), options);
   }
 
@@ -246,7 +341,16 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
-    return this.#writer.bulkDelete(keys, options);
+    if (this.#periods)
+      return periodBulk(
+        keys,
+        (key) => this.#periodOf(key),
+        (r, group) => r.bulkDelete(group, options),
+      );
+    return this.#inExistingTable(
+      () => this.#writer.bulkDelete(keys, options),
+      () => ({ written: 0, batches: 0, retries: 0, failed: [] }),
+    );
   }
 
   /** Point query; `undefined` when absent. With `select`, the result has the selected fields (and keys). */
@@ -257,6 +361,8 @@ export class Repository<T extends object> {
   get(key: Partial<T>, options?: GetOptions<T>): Promise<T | undefined>;
   async get(key: Partial<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
     const { partitionKey, rowKey } = this.keyOf(key);
+    const period = this.#route(key);
+    if (period) return period.get(key, options);
     const select = options.select
       ? withSystemProperties(this.#model.mapper.propertiesOf(options.select))
       : undefined;
@@ -270,6 +376,8 @@ export class Repository<T extends object> {
   ): Promise<Selected<T, K>>;
   getOrThrow(key: Partial<T>, options?: GetOptions<T>): Promise<T>;
   async getOrThrow(key: Partial<T>, options: GetOptions<T> = {}): Promise<T> {
+    const period = this.#route(key);
+    if (period) return period.getOrThrow(key, options);
     const found = await this.get(key, options);
     if (found === undefined) throw new EntityNotFoundError({ table: this.#table, ...this.keyOf(key) });
     return found;
@@ -281,6 +389,8 @@ export class Repository<T extends object> {
    * (index copies, other types) never appear: the query covers only this entity's RowKey space.
    */
   find(partial: Partial<T>): Query<T> {
+    const period = this.#route(partial);
+    if (period) return period.find(partial);
     return Query.build(this.#model, this.#executor, {
       table: this.#table,
       ...findState(
@@ -346,6 +456,12 @@ export class Repository<T extends object> {
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
   scan(): Query<T> {
+    if (this.#periods) {
+      throw new ValidationError(
+        "period-table-scan",
+        `${this.#model.name} keeps a table per period ('${this.#model.table}'): scan one period with find, or list the periods with db.tablesOf`,
+      );
+    }
     const rowKey = this.#model.rowKey.prefixRange({});
     return Query.build(this.#model, this.#executor, {
       table: this.#table,
@@ -353,6 +469,11 @@ export class Repository<T extends object> {
       rowKey,
       filters: [],
     });
+  }
+
+  /** The period repository of an item of a bulk write (routing checks the period field first). */
+  #periodOf(item: unknown): Repository<T> {
+    return this.#route(item) as Repository<T>;
   }
 
   /**

@@ -114,12 +114,15 @@ export class TableContext {
     );
   }
 
-  /** Creates the tables of these entity classes and of their indexes, where missing. */
+  /**
+   * Creates the tables of these entity classes and of their indexes, where missing. An entity with a
+   * table per period gets none here: each period's table is created by its first write.
+   */
   async ensureTables(...entityClasses: EntityClass[]): Promise<void> {
     const tables = new Set<string>();
     for (const entityClass of entityClasses) {
       const model = getEntityModel(entityClass);
-      tables.add(this.#runner.tableName(model.table));
+      if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
       for (const index of model.indexes.values()) {
         tables.add(this.#runner.tableName(index.table));
         // Copies outside the entity's partition are kept consistent through the intent log.
@@ -127,6 +130,60 @@ export class TableContext {
       }
     }
     for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
+  }
+
+  /**
+   * The existing tables of an entity with a table per period (`table: "Logs{at:month}"`), ascending
+   * (which is chronological), as physical names (with the context's `tablePrefix`). One listing request.
+   * @example
+   * const months = await db.tablesOf(LogEntry); // ["Logs202610", "Logs202611"]
+   */
+  async tablesOf(entityClass: EntityClass): Promise<string[]> {
+    return (await this.#periodTables(entityClass, "tablesOf")).map((table) => table.name);
+  }
+
+  /**
+   * Deletes every period table of the entity that ends at or before `before` (its whole period is
+   * earlier), one request per table whatever it holds, and resolves to the names dropped, ascending.
+   * @example
+   * await db.dropTables(LogEntry, { before: new Date("2026-01-01T00:00:00Z") }); // drops 2025's months
+   */
+  async dropTables(entityClass: EntityClass, options: { before: Date }): Promise<string[]> {
+    const before = options?.before;
+    if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
+      throw new ValidationError("drop-before", "dropTables needs { before: Date } with a valid Date", {
+        field: "before",
+      });
+    }
+    const dropped: string[] = [];
+    for (const { name, end } of await this.#periodTables(entityClass, "dropTables")) {
+      if (end.getTime() > before.getTime()) break;
+      await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
+      dropped.push(name);
+    }
+    return dropped;
+  }
+
+  /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
+  async #periodTables(entityClass: EntityClass, method: string): Promise<{ name: string; end: Date }[]> {
+    const model = getEntityModel(entityClass);
+    const template = model.tableTemplate;
+    if (template === undefined) {
+      throw new ValidationError(
+        "period-table",
+        `${method}: ${model.name} has a fixed table '${model.table}', not a table per period ('Logs{at:month}')`,
+      );
+    }
+    const contextPrefix = this.#runner.tableName("");
+    const prefix = this.#runner.tableName(template.literalPrefix);
+    const names = await this.#runner.run("listTables", prefix, (s) => s.listTables(prefix));
+    const tables: { name: string; end: Date }[] = [];
+    for (const name of names.sort()) {
+      // The listing matches by prefix; keep only names this template produces (not `Logs2026x`).
+      const start = template.periodOf(name.slice(contextPrefix.length));
+      if (start !== undefined) tables.push({ name, end: template.nextPeriod(start) });
+    }
+    return tables;
   }
 
   /**

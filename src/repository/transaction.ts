@@ -107,7 +107,10 @@ export class Transaction {
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
     const keys = "entity" in action ? action.entity : action;
     this.#operations.push({
-      table: model.table,
+      // A table per period: the operation goes to the table of its entity's period.
+      table: model.tableTemplate
+        ? model.tableTemplate.nameOf(entity as Record<string, unknown>)
+        : model.table,
       model,
       action,
       partitionKey: keys.partitionKey,

@@ -1,5 +1,6 @@
 import { SchemaError } from "../errors.js";
 import { type KeyFieldType, KeyTemplate } from "../keys/key-template.js";
+import { TableTemplate } from "../keys/table-template.js";
 import { compileEntityMapper } from "../serialization/entity-mapper.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
 import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
@@ -35,7 +36,8 @@ export function buildEntityModel<T extends object>(
 ): EntityModel<T> {
   const name = ctor.name || "(anonymous entity)";
   if (!options || typeof options !== "object") throw new SchemaError(`@Entity on ${name} needs options`);
-  assertTableName(options.table, `${name}: table`);
+  const periodTable = TableTemplate.isTemplate(options.table);
+  if (!periodTable) assertTableName(options.table, `${name}: table`);
 
   const columns = records.map((record) => resolveColumn(name, record));
   const columnsByField = new Map<string, ColumnModel>();
@@ -63,6 +65,14 @@ export function buildEntityModel<T extends object>(
   };
   const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`);
   const rowKey = parseTemplate(options.rowKey, fieldType, `${name}.rowKey`);
+  const tableTemplate = periodTable
+    ? TableTemplate.parse(options.table, fieldType, `${name}: table`)
+    : undefined;
+  if (tableTemplate && Object.keys(options.indexes ?? {}).length > 0) {
+    throw new SchemaError(
+      `${name}: indexes are not supported on a table per period ('${options.table}'); keep the entity in a fixed table to index it`,
+    );
+  }
 
   const type = options.type ?? ctor.name;
   if (!type || !TYPE_NAME.test(type)) {
@@ -89,6 +99,7 @@ export function buildEntityModel<T extends object>(
     ctor,
     name,
     table: options.table,
+    ...(tableTemplate === undefined ? {} : { tableTemplate }),
     type,
     version,
     ...(upcast === undefined ? {} : { upcast }),

@@ -1,5 +1,6 @@
 import { SchemaError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
+import type { TableTemplate } from "../keys/table-template.js";
 import type { EntityMapper } from "../serialization/entity-mapper.js";
 import type { MappedColumn } from "../serialization/mapped-column.js";
 import type { EntityClass } from "../util/entity-class.js";
@@ -29,6 +30,8 @@ export interface EntityModel<T extends object = object> {
   readonly ctor: EntityClass<T>;
   readonly name: string;
   readonly table: string;
+  /** Set when `table` names a period (`Logs{at:month}`): each entity lives in its period's table. */
+  readonly tableTemplate?: TableTemplate | undefined;
   /** The discriminator stored in every row. */
   readonly type: string;
   readonly version: number;

@@ -1,0 +1,70 @@
+import { StoreError } from "../errors.js";
+import type { QueryExecutor } from "../query/query.js";
+import type { BulkResult } from "./bulk/bulk-types.js";
+
+/** True for the service's 404 `TableNotFound`: the table of a period nobody has written to yet. */
+export function isTableNotFound(error: unknown): boolean {
+  return error instanceof StoreError && error.statusCode === 404 && error.serviceCode === "TableNotFound";
+}
+
+/** The executor of one period's table: a table that does not exist yet reads as empty. */
+export function tolerateMissingTable<T>(executor: QueryExecutor<T>): QueryExecutor<T> {
+  const tolerant: QueryExecutor<T> = {
+    async fetchPage(table, filter, select, top, continuation) {
+      try {
+        return await executor.fetchPage(table, filter, select, top, continuation);
+      } catch (error) {
+        if (isTableNotFound(error)) return { items: [] };
+        throw error;
+      }
+    },
+    async fetchPoint(table, partitionKey, rowKey, select) {
+      try {
+        return await executor.fetchPoint(table, partitionKey, rowKey, select);
+      } catch (error) {
+        if (isTableNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+  };
+  const fetchFirst = executor.fetchFirst;
+  if (fetchFirst !== undefined) {
+    tolerant.fetchFirst = async (table, filter, select, top) => {
+      try {
+        return await fetchFirst(table, filter, select, top);
+      } catch (error) {
+        if (isTableNotFound(error)) return [];
+        throw error;
+      }
+    };
+  }
+  return tolerant;
+}
+
+/**
+ * A bulk write of a table-per-period entity: reads every item first (so an item without its period
+ * field rejects the whole call before any request), groups them by period table, and runs one bulk
+ * write per table, one table after another; the results add up.
+ */
+export async function periodBulk<I, R>(
+  items: Iterable<I> | AsyncIterable<I>,
+  tableOf: (item: I) => R,
+  write: (table: R, group: I[]) => Promise<BulkResult<I>>,
+): Promise<BulkResult<I>> {
+  const groups = new Map<R, I[]>();
+  for await (const item of items) {
+    const table = tableOf(item);
+    const group = groups.get(table);
+    if (group === undefined) groups.set(table, [item]);
+    else group.push(item);
+  }
+  const total: BulkResult<I> = { written: 0, batches: 0, retries: 0, failed: [] };
+  for (const [table, group] of groups) {
+    const result = await write(table, group);
+    total.written += result.written;
+    total.batches += result.batches;
+    total.retries += result.retries;
+    total.failed.push(...result.failed);
+  }
+  return total;
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import { Column, Entity, EntityNotFoundError, SchemaError, ValidationError } from "../../src/index.js";
+import { freshContext, stores } from "../fixtures/context.js";
+import { rejectionOf } from "../support/rejection.js";
+
+/** The guide's high-volume delete pattern: one table per UTC month. */
+@Entity({ table: "Logs{at:month}", partitionKey: "{source}", rowKey: "{at:ticks}_{id}" })
+class LogEntry {
+  @Column({ type: "String" }) source!: string;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) text!: string;
+}
+
+function entry(iso: string, id: string, source = "web"): LogEntry {
+  return Object.assign(new LogEntry(), { source, at: new Date(iso), id, text: `${id}@${iso}` });
+}
+
+/** Defines an entity and returns the SchemaError that its definition raised. */
+function schemaError(define: () => unknown): SchemaError {
+  try {
+    define();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SchemaError);
+    return error as SchemaError;
+  }
+  throw new Error("expected a SchemaError");
+}
+
+describe("table templates are checked at definition time", () => {
+  it("accepts only one period placeholder of a DateTime field, with a valid table name around it", () => {
+    const bad: [string, RegExp][] = [
+      ["Logs{id}", /exactly one period placeholder/],
+      ["Logs{at:week}", /not a period/],
+      ["Logs{at}", /exactly one period placeholder/],
+      ["Logs{n:month}", /must be a DateTime column/],
+      ["Logs{missing:month}", /unknown field 'missing'/],
+      ["{at:month}Logs", /starting with a letter/],
+      ["Lo_gs{at:month}", /letters and digits/],
+      ["Logs{at:month}{at:day}", /exactly one period placeholder/],
+      [`L${"x".repeat(58)}{at:month}`, /over the service's 63/],
+    ];
+    for (const [table, message] of bad) {
+      const error = schemaError(() => {
+        @Entity({ table, partitionKey: "{id}", rowKey: "r" })
+        class Bad {
+          @Column({ type: "DateTime" }) at!: Date;
+          @Column({ type: "String" }) id!: string;
+          @Column({ type: "Int32" }) n!: number;
+        }
+        return Bad;
+      });
+      expect(error.message, table).toMatch(message);
+    }
+  });
+
+  it("refuses indexes on a table per period", () => {
+    const error = schemaError(() => {
+      @Entity({
+        table: "Logs{at:day}",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byText: { partitionKey: "{text}", rowKey: "{id}" } },
+      })
+      class Indexed {
+        @Column({ type: "DateTime" }) at!: Date;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String" }) text!: string;
+      }
+      return Indexed;
+    });
+    expect(error.message).toMatch(/indexes are not supported on a table per period/);
+  });
+});
+
+describe.each(stores)("table per period on %s", (_name, kind) => {
+  it("creates a period's table on its first write only: one request per write afterwards", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [LogEntry]);
+    expect(counter.requests).toBe(0);
+    expect(await db.tablesOf(LogEntry)).toEqual([]);
+    const logs = db.repository(LogEntry);
+
+    counter.reset();
+    await logs.insert(entry("2026-11-25T13:00:00.000Z", "a"));
+    // The insert meets TableNotFound, creates the table and retries once.
+    expect(counter.log.map((call) => call.method)).toEqual(["insert", "createTable", "insert"]);
+    expect(counter.log[1]?.table).toBe(`${prefix}Logs202611`);
+
+    counter.reset();
+    await logs.insert(entry("2026-11-30T23:59:59.999Z", "b"));
+    await logs.upsert(entry("2026-11-01T00:00:00.000Z", "c"));
+    expect(counter.log.map((call) => call.method)).toEqual(["insert", "upsert"]);
+
+    counter.reset();
+    await logs.upsert(entry("2026-12-01T00:00:00.000Z", "d"));
+    expect(counter.log.map((call) => call.method)).toEqual(["upsert", "createTable", "upsert"]);
+    expect(await db.tablesOf(LogEntry)).toEqual([`${prefix}Logs202611`, `${prefix}Logs202612`]);
+  });
+
+  it("reads need the period field; a period without a table reads as empty", async () => {
+    const { db, counter } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const first = entry("2026-11-25T13:00:00.000Z", "a");
+    await logs.insert(first);
+    counter.reset();
+
+    expect(() => logs.find({ source: "web" })).toThrow(ValidationError);
+    expect(await rejectionOf(logs.get({ source: "web", id: "a" } as Partial<LogEntry>))).toBeInstanceOf(
+      ValidationError,
+    );
+    expect(() => logs.scan()).toThrow(ValidationError);
+    expect(counter.requests).toBe(0);
+
+    const got = await logs.get({ source: "web", at: first.at, id: "a" });
+    expect(got?.text).toBe(first.text);
+    const november = await logs.find({ source: "web", at: new Date("2026-11-02T00:00:00Z") }).toArray();
+    // The RowKey starts with the instant: a find with `at` reads that instant's rows in its period's table.
+    expect(november).toEqual([]);
+    const exact = await logs.find({ source: "web", at: first.at }).toArray();
+    expect(exact.map((row) => row.id)).toEqual(["a"]);
+    expect(await logs.get({ source: "web", at: new Date("2025-01-01T00:00:00Z"), id: "a" })).toBeUndefined();
+    expect(await logs.delete({ source: "web", at: new Date("2025-01-01T00:00:00Z"), id: "a" })).toBe(false);
+    const ghost = entry("2025-01-01T00:00:00Z", "g");
+    expect(await rejectionOf(logs.update(ghost, { ifMatch: "*" }))).toBeInstanceOf(EntityNotFoundError);
+    expect(await db.tablesOf(LogEntry)).toHaveLength(1);
+  });
+
+  it("drops every table wholly before an instant, one request per table, leaving later periods", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const rows = [
+      entry("2026-09-10T00:00:00.000Z", "sep"),
+      entry("2026-10-31T23:59:59.999Z", "oct"),
+      entry("2026-11-01T00:00:00.000Z", "nov1"),
+      entry("2026-11-20T00:00:00.000Z", "nov2"),
+    ];
+    for (const row of rows) await logs.insert(row);
+    counter.reset();
+
+    // November is not wholly before Nov 15: it stays, with both its rows.
+    const dropped = await db.dropTables(LogEntry, { before: new Date("2026-11-15T00:00:00Z") });
+    expect(dropped).toEqual([`${prefix}Logs202609`, `${prefix}Logs202610`]);
+    expect(counter.log.map((call) => call.method)).toEqual(["listTables", "deleteTable", "deleteTable"]);
+    expect(await db.tablesOf(LogEntry)).toEqual([`${prefix}Logs202611`]);
+    for (const row of rows.slice(2)) expect((await logs.get(row))?.text).toBe(row.text);
+    expect(await logs.get(rows[0] as LogEntry)).toBeUndefined();
+
+    // A bound exactly at a period's end drops it.
+    expect(await db.dropTables(LogEntry, { before: new Date("2026-12-01T00:00:00Z") })).toEqual([
+      `${prefix}Logs202611`,
+    ]);
+    expect(await db.tablesOf(LogEntry)).toEqual([]);
+    await expect(db.dropTables(LogEntry, { before: "2026" as unknown as Date })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+
+  it("bulk writes and transactions go to each entity's period table", async () => {
+    const { db, prefix } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const rows = [
+      entry("2026-01-05T00:00:00.000Z", "j1"),
+      entry("2026-02-05T00:00:00.000Z", "f1"),
+      entry("2026-01-06T00:00:00.000Z", "j2"),
+    ];
+    const result = await logs.bulkInsert(rows);
+    expect(result.failed).toEqual([]);
+    expect(result.written).toBe(3);
+    expect(await db.tablesOf(LogEntry)).toEqual([`${prefix}Logs202601`, `${prefix}Logs202602`]);
+    for (const row of rows) expect((await logs.get(row))?.text).toBe(row.text);
+
+    const march = [entry("2026-03-01T00:00:00.000Z", "m1"), entry("2026-03-02T00:00:00.000Z", "m2")];
+    await logs.insert(march[0] as LogEntry);
+    await db.transaction((tx) => {
+      tx.upsert(march[1] as LogEntry);
+      tx.delete(LogEntry, march[0] as LogEntry);
+    });
+    expect(await logs.get(march[0] as LogEntry)).toBeUndefined();
+    expect((await logs.get(march[1] as LogEntry))?.id).toBe("m2");
+
+    const deleted = await logs.bulkDelete(rows);
+    expect(deleted.failed).toEqual([]);
+    for (const row of rows) expect(await logs.get(row)).toBeUndefined();
+  });
+});
+
+describe("fixed tables have no periods", () => {
+  it("tablesOf and dropTables refuse a fixed table", async () => {
+    @Entity({ table: "Fixed", partitionKey: "{id}", rowKey: "r" })
+    class Fixed {
+      @Column({ type: "String" }) id!: string;
+    }
+    const { db } = await freshContext(stores[0]![1], [Fixed]);
+    await expect(db.tablesOf(Fixed)).rejects.toBeInstanceOf(ValidationError);
+    await expect(db.dropTables(Fixed, { before: new Date() })).rejects.toBeInstanceOf(ValidationError);
+  });
+});
