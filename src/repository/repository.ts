@@ -126,6 +126,24 @@ export class Repository<T extends object> {
     return repository;
   }
 
+  /**
+   * The repository of one period's table, for an entity with a table per period (`Logs{at:month}`):
+   * its `find`, `scan` and `latest` read that period only and need no period field, so a partition
+   * can be read whole even when the instant is also in its RowKey. `ValidationError` for a fixed table.
+   * @example
+   * for await (const entry of logs.period(new Date("2026-11-01")).find({ source: "web" })) console.log(entry);
+   */
+  period(at: Date): Repository<T> {
+    const template = this.#model.tableTemplate;
+    if (template === undefined || this.#periods === undefined) {
+      throw new ValidationError(
+        "period-table",
+        `${this.#model.name}: period() needs a table per period ('Logs{at:month}'); its table '${this.#model.table}' is fixed`,
+      );
+    }
+    return this.#route({ [template.field]: at }) as Repository<T>;
+  }
+
   /** Runs a write; when the period's table does not exist yet, creates it and runs the write once more. */
   async #creatingTable<R>(write: () => Promise<R>): Promise<R> {
     try {

@@ -195,3 +195,31 @@ describe("fixed tables have no periods", () => {
     await expect(db.dropTables(Fixed, { before: new Date() })).rejects.toBeInstanceOf(ValidationError);
   });
 });
+
+describe.each(stores)("period() on %s", (_name, kind) => {
+  it("reads one period's table whole, in key order, without the period field", async () => {
+    const { db } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const rows = [
+      entry("2026-11-20T00:00:00.000Z", "n2"),
+      entry("2026-10-31T23:59:59.999Z", "o1"),
+      entry("2026-11-01T00:00:00.000Z", "n1"),
+      entry("2026-12-01T00:00:00.000Z", "d1"),
+      entry("2026-11-05T00:00:00.000Z", "other", "api"),
+    ];
+    for (const row of rows) await logs.insert(row);
+    const november = logs.period(new Date("2026-11-15T00:00:00Z"));
+    expect(november.table).toBe(logs.period(new Date("2026-11-01T00:00:00Z")).table);
+    expect((await november.find({ source: "web" }).toArray()).map((r) => r.id)).toEqual(["n1", "n2"]);
+    expect((await november.scan().toArray()).map((r) => r.id).sort()).toEqual(["n1", "n2", "other"]);
+
+    // A range of periods in order: one find per period, oldest first.
+    const ids: string[] = [];
+    for (const month of ["2026-10-01", "2026-11-01", "2026-12-01", "2027-01-01"]) {
+      for await (const row of logs.period(new Date(`${month}T00:00:00Z`)).find({ source: "web" }))
+        ids.push(row.id);
+    }
+    expect(ids).toEqual(["o1", "n1", "n2", "d1"]);
+    expect(() => logs.period(new Date(Number.NaN))).toThrow(ValidationError);
+  });
+});
