@@ -181,7 +181,10 @@ export class Repository<T extends object> {
     return this.#model;
   }
 
-  /** The physical table this repository reads and writes. */
+  /**
+   * The physical table this repository reads and writes; for an entity with a table per period, the
+   * prefixed template (`Logs{at:month}`) here and each period's name on `period(at).table`.
+   */
   get table(): string {
     return this.#table;
   }
