@@ -178,3 +178,14 @@ describe("a sparse scan on MemoryStore (pages cut at partitions)", () => {
     expect(pages).toBe(Math.ceil(PARTITIONS / 5));
   });
 });
+
+describe.each(stores)("query budgets of a multi-type query on %s", (_name, kind) => {
+  it("toArray({ maxRequests }) passes the budget through", async () => {
+    const { db, counter } = await shortPages(kind);
+    const error = await rejectionOf(
+      db.query(Employee).find({ department: "Eng" }).toArray({ maxRequests: 2 }),
+    );
+    expect(error).toBeInstanceOf(QueryBudgetError);
+    expect(counter.calls.queryPage).toBe(2);
+  });
+});
