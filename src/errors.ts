@@ -8,7 +8,8 @@ export type TableKitErrorCode =
   | "TRANSACTION"
   | "STORE"
   | "UNIQUE"
-  | "ENCRYPTION";
+  | "ENCRYPTION"
+  | "QUERY_BUDGET";
 
 /** Options every error takes: the error that caused it, and whether the failed write may have been applied. */
 export interface TableKitErrorOptions {
@@ -226,5 +227,29 @@ export class EncryptionError extends TableKitError {
     this.table = details.table;
     this.partitionKey = details.partitionKey;
     this.rowKey = details.rowKey;
+  }
+}
+
+/**
+ * `toArray({ maxRequests })` used up its requests before the end of the results: `items` holds what
+ * was read, `continuation` resumes the query with `page({ continuation })`.
+ */
+export class QueryBudgetError extends TableKitError {
+  declare readonly code: "QUERY_BUDGET";
+  /** The results read before the budget ran out, in the order `toArray` would have returned them. */
+  readonly items: unknown[];
+  /** Where the query stopped: pass it to `page({ continuation })` to read on. */
+  readonly continuation: string;
+  /** Store requests sent (the budget). */
+  readonly requests: number;
+
+  constructor(details: { items: unknown[]; continuation: string; requests: number }) {
+    super(
+      "QUERY_BUDGET",
+      `query stopped after its budget of ${details.requests} requests with ${details.items.length} results read and more to read`,
+    );
+    this.items = details.items;
+    this.continuation = details.continuation;
+    this.requests = details.requests;
   }
 }

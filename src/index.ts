@@ -6,6 +6,7 @@ export {
   EntityAlreadyExistsError,
   type EntityKeys,
   EntityNotFoundError,
+  QueryBudgetError,
   SchemaError,
   StoreError,
   TableKitError,
@@ -17,8 +18,9 @@ export {
 } from "./errors.js";
 export { type CommonField, type CommonValues, MultiEntityQuery } from "./query/multi-entity-query.js";
 export { type ODataValue, odata } from "./query/odata.js";
-export type { ComparisonOperator, Page, PageOptions } from "./query/query.js";
+export type { ComparisonOperator, Page, PageOptions, ToArrayOptions } from "./query/query.js";
 export { Query } from "./query/query.js";
+export type { QueryPageStats } from "./query/query-budget.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
 export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
 export type { CopyRef } from "./repository/index/copy-ref.js";

@@ -55,6 +55,7 @@ describe("public API", () => {
         }),
         "ENCRYPTION",
       ],
+      [new tablekit.QueryBudgetError({ items: [], continuation: "c", requests: 3 }), "QUERY_BUDGET"],
     ];
     for (const [error, code] of cases) {
       expect(error).toBeInstanceOf(tablekit.TableKitError);

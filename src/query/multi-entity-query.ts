@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { ColumnModel } from "../schema/entity-model.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
-import type { ComparisonOperator, Page, PageOptions, Query } from "./query.js";
+import type { ComparisonOperator, Page, PageOptions, Query, ToArrayOptions } from "./query.js";
 import type { QueryExplanation } from "./query-plan.js";
 
 /** The data fields every type of a union has (for `U = Department | Employee`: the fields both declare). */
@@ -102,9 +102,9 @@ export class MultiEntityQuery<U extends object, R = U> implements AsyncIterable<
     return this.#query[Symbol.asyncIterator]();
   }
 
-  /** Collects every result into an array. */
-  toArray(): Promise<R[]> {
-    return this.#query.toArray();
+  /** Collects every result into an array (with `maxRequests`, see `Query.toArray`). */
+  toArray(options: ToArrayOptions = {}): Promise<R[]> {
+    return this.#query.toArray(options);
   }
 
   /** The first result, or `undefined`. */

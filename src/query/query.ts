@@ -1,4 +1,4 @@
-import { ValidationError } from "../errors.js";
+import { QueryBudgetError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
@@ -7,6 +7,7 @@ import type { StoreContinuation } from "../wire/wire-entity.js";
 import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { countComparisons, isSelfContained } from "./filter-comparisons.js";
+import { checkedMaxRequests, type QueryPageStats, RequestBudget } from "./query-budget.js";
 import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
 import { assertKeyOrderBounded, assertTakeFitsPage } from "./unsorted-order.js";
 
@@ -17,6 +18,8 @@ export type ComparisonOperator = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
 export interface Page<T> {
   items: T[];
   continuation?: string | undefined;
+  /** Present when the page stopped at its `maxRequests` before filling up; `continuation` reads on. */
+  budgetExhausted?: true;
 }
 
 /** Options of `page`; `continuation: undefined` (a last page's) starts from the beginning. */
@@ -25,6 +28,20 @@ export interface PageOptions {
   size?: number | undefined;
   /** Where to resume: a previous page's `continuation`. */
   continuation?: string | undefined;
+  /**
+   * At most this many store requests (a positive integer): a sparse scan whose pages come back empty
+   * stops there, with `budgetExhausted: true` and a continuation.
+   */
+  maxRequests?: number | undefined;
+}
+
+/** Options of `toArray`. */
+export interface ToArrayOptions {
+  /**
+   * At most this many store requests (a positive integer); when they run out before the end of the
+   * results, `toArray` rejects with a `QueryBudgetError` holding what it read and a continuation.
+   */
+  maxRequests?: number | undefined;
 }
 
 /** Runs compiled queries against a store (implemented by the repository). */
@@ -53,6 +70,8 @@ export interface QueryExecutor<T> {
     select: readonly string[] | undefined,
     top: number,
   ): Promise<T[]>;
+  /** Hears what each `page()`, `toArray()` or iteration cost (the context's `query-page` event). */
+  reportPage?(stats: QueryPageStats): void;
 }
 
 interface QueryState {
@@ -202,10 +221,12 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     const size = options.size ?? ServiceLimits.maxPageSize;
     if (!Number.isSafeInteger(size) || size < 1)
       throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
+    const budget = new RequestBudget(checkedMaxRequests(options.maxRequests));
     const plan = this.explain();
     const fetchFirst = this.#orderFix(plan);
     if (fetchFirst && this.#state.take !== undefined) {
       assertKeyOrderBounded(plan, `take(${this.#state.take})`);
+      assertNoBudget(budget.bounded, `take(${this.#state.take})`);
       assertTakeFitsPage(this.#state.take, size, options.continuation !== undefined);
       if (this.#state.take === 0) return { items: [] };
       return { items: await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), this.#state.take) };
@@ -223,12 +244,18 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     if (plan.kind === "point" && this.#state.filters.length === 0) {
       if (options.continuation === undefined && limit > 0) {
         const item = await this.#fetchPoint();
+        budget.count(item ? 1 : 0);
         if (item) items.push(item);
       }
+      this.#report(budget, plan, items.length);
       return { items };
     }
     let more = limit > 0;
     while (more && items.length < limit) {
+      if (!budget.allows) {
+        budget.exhausted = true;
+        break;
+      }
       // Asking for exactly what is still wanted keeps the service's continuation exact: nothing is skipped.
       const top = Math.min(limit - items.length, ServiceLimits.maxPageSize);
       const result = await this.#executor.fetchPage(
@@ -238,17 +265,19 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
         top,
         cursor,
       );
+      budget.count(result.items.length);
       for (const item of result.items) items.push(item as unknown as R);
       cursor = result.continuation;
       more = cursor !== undefined;
     }
+    this.#report(budget, plan, items.length);
     if (remaining !== undefined) remaining -= items.length;
     if (cursor === undefined || remaining === 0) return { items };
     const continuation = encodeContinuation(
       remaining === undefined ? { store: cursor } : { store: cursor, remaining },
       fingerprint,
     );
-    return { items, continuation };
+    return budget.exhausted ? { items, continuation, budgetExhausted: true } : { items, continuation };
   }
 
   /**
@@ -258,46 +287,96 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    */
   async *[Symbol.asyncIterator](): AsyncIterator<R> {
     const plan = this.explain();
+    const budget = new RequestBudget(undefined);
+    let rows = 0;
+    try {
+      for await (const item of this.#iterate(plan, budget)) {
+        rows++;
+        yield item;
+      }
+    } finally {
+      // Also when the caller stops early: the event tells what the iteration cost so far.
+      this.#report(budget, plan, rows);
+    }
+  }
+
+  /**
+   * Collects every result into an array, in key order on every store: on an unsorted store (Cosmos
+   * DB Table API) the results are sorted after reading them all. With `maxRequests`, running out of
+   * requests before the end is a `QueryBudgetError` (never a silently partial array).
+   */
+  async toArray(options: ToArrayOptions = {}): Promise<R[]> {
+    const maxRequests = checkedMaxRequests(options.maxRequests);
+    if (this.#executor.fetchFirst !== undefined && this.#state.take === undefined) {
+      const plan = this.explain();
+      const fetchFirst = this.#orderFix(plan);
+      if (fetchFirst) {
+        assertNoBudget(maxRequests !== undefined, "toArray()");
+        return fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), Number.POSITIVE_INFINITY);
+      }
+    }
+    const plan = this.explain();
+    const budget = new RequestBudget(maxRequests);
+    const items: R[] = [];
+    let stoppedAt: StoreContinuation | undefined;
+    try {
+      const pages = this.#iterate(plan, budget, (cursor) => {
+        stoppedAt = cursor;
+      });
+      for await (const item of pages) items.push(item);
+    } finally {
+      this.#report(budget, plan, items.length);
+    }
+    if (stoppedAt === undefined) return items;
+    const take = this.#state.take;
+    const continuation = encodeContinuation(
+      take === undefined ? { store: stoppedAt } : { store: stoppedAt, remaining: take - items.length },
+      fingerprintQuery(plan.table, plan.filter, this.#state.select),
+    );
+    throw new QueryBudgetError({ items, continuation, requests: budget.requests });
+  }
+
+  /**
+   * Every result, following continuations lazily; when the budget runs out with more to read it
+   * stops and hands the store continuation to `onExhausted`.
+   */
+  async *#iterate(
+    plan: QueryExplanation,
+    budget: RequestBudget,
+    onExhausted?: (cursor: StoreContinuation) => void,
+  ): AsyncGenerator<R> {
     let remaining = this.#state.take ?? Number.POSITIVE_INFINITY;
     if (remaining === 0) return;
     const fetchFirst = this.#orderFix(plan);
     if (fetchFirst && this.#state.take !== undefined) {
       assertKeyOrderBounded(plan, `take(${this.#state.take})`);
+      assertNoBudget(budget.bounded, `take(${this.#state.take})`);
       yield* await fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), this.#state.take);
       return;
     }
     if (plan.kind === "point" && this.#state.filters.length === 0) {
       const item = await this.#fetchPoint();
+      budget.count(item ? 1 : 0);
       if (item) yield item;
       return;
     }
     const select = this.#selectWithKeys();
     let cursor: StoreContinuation | undefined;
     do {
+      if (!budget.allows) {
+        budget.exhausted = true;
+        onExhausted?.(cursor as StoreContinuation);
+        return;
+      }
       const top = Math.min(remaining, ServiceLimits.maxPageSize);
       const result = await this.#executor.fetchPage(plan.table, plan.filter, select, top, cursor);
+      budget.count(result.items.length);
       cursor = result.continuation;
       for (const item of result.items) {
         yield item as unknown as R;
         remaining--;
       }
     } while (cursor !== undefined && remaining > 0);
-  }
-
-  /**
-   * Collects every result into an array, in key order on every store: on an unsorted store (Cosmos
-   * DB Table API) the results are sorted after reading them all.
-   */
-  async toArray(): Promise<R[]> {
-    if (this.#executor.fetchFirst !== undefined && this.#state.take === undefined) {
-      const plan = this.explain();
-      const fetchFirst = this.#orderFix(plan);
-      if (fetchFirst)
-        return fetchFirst(plan.table, plan.filter, this.#selectWithKeys(), Number.POSITIVE_INFINITY);
-    }
-    const items: R[] = [];
-    for await (const item of this) items.push(item);
-    return items;
   }
 
   /**
@@ -337,6 +416,10 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       select: readonly string[] | undefined,
       top: number,
     ) => Promise<R[]>;
+  }
+
+  #report(budget: RequestBudget, plan: QueryExplanation, rows: number): void {
+    this.#executor.reportPage?.(budget.stats(plan, rows));
   }
 
   #fetchPoint(): Promise<R | undefined> {
@@ -381,4 +464,16 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   #with<S = R>(change: Partial<QueryState>): Query<T, S> {
     return new Query<T, S>(this.#model, this.#executor, { ...this.#state, ...change });
   }
+}
+
+/**
+ * On an unsorted store (Cosmos DB Table API) `take(n)` and `toArray()` read the whole key range to
+ * sort it, so a request budget cannot be kept: refused up front rather than silently exceeded.
+ */
+function assertNoBudget(bounded: boolean, what: string): void {
+  if (!bounded) return;
+  throw new ValidationError(
+    "max-requests",
+    `${what} on a store with unsorted results reads the whole key range; maxRequests cannot bound it`,
+  );
 }

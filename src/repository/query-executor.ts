@@ -34,6 +34,9 @@ export function queryExecutor<T>(
       const stored = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey, select));
       return stored ? toEntity(stored) : undefined;
     },
+    reportPage(stats) {
+      runner.emit({ type: "query-page", ...stats });
+    },
     ...keyOrderedRead(runner, toEntity),
   };
 }

@@ -4,7 +4,9 @@ import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
+import { RequestSlots } from "./request-slots.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
+import { SlotLimitedStore } from "./slot-limited-store.js";
 import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js";
 
 /** One scope token per (store, prefix): contexts on the same tables share what they know of an instance. */
@@ -36,11 +38,17 @@ export class StoreRunner {
     retry: RetryPolicy,
     listener: TableKitEventListener | undefined,
     tablePrefix = "",
+    maxConcurrentRequests?: number,
   ) {
     this.store = store;
     this.retry = retry;
     this.limits = limitsOf(store);
-    this.#target = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
+    const checked = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
+    // Every request reaches the store through #target, so a cap there covers them all.
+    this.#target =
+      maxConcurrentRequests === undefined
+        ? checked
+        : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
     this.scope = scopeOf(store, tablePrefix);

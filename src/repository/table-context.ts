@@ -29,6 +29,12 @@ export interface TableContextOptions {
    * or per test run; the result must still be a valid table name.
    */
   tablePrefix?: string | undefined;
+  /**
+   * At most this many store requests in flight for the whole context (a positive integer; default
+   * unlimited): queries, writes, bulk writes and index work alike wait for a slot in arrival order,
+   * and a retry's backoff holds no slot.
+   */
+  maxConcurrentRequests?: number | undefined;
   /** @internal The clock retries sleep on (tests inject one). */
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
@@ -70,7 +76,13 @@ export class TableContext {
         `tablePrefix '${prefix}' must be letters and digits, starting with a letter`,
       );
     }
-    this.#runner = new StoreRunner(options.store, retry, options.onEvent, prefix);
+    this.#runner = new StoreRunner(
+      options.store,
+      retry,
+      options.onEvent,
+      prefix,
+      options.maxConcurrentRequests,
+    );
   }
 
   /** The repository of an entity class (one per class per context). */

@@ -1,9 +1,13 @@
+import type { QueryPageStats } from "../query/query-budget.js";
+
 /** What a `TableContext` reports to its `onEvent` hook (default: nothing is reported anywhere). */
 export type TableKitEvent =
   | { type: "request"; operation: string; table: string; attempt: number }
   | { type: "retry"; operation: string; table: string; attempt: number; delayMs: number; cause: unknown }
   | { type: "batch-committed"; table: string; partitionKey: string; operations: number }
-  | { type: "batch-failed"; table: string; partitionKey: string; operations: number; error: unknown };
+  | { type: "batch-failed"; table: string; partitionKey: string; operations: number; error: unknown }
+  /** One per `page()`, `toArray()` or iteration: its rows, its store requests and how many came back empty. */
+  | ({ type: "query-page" } & QueryPageStats);
 
 /** Receives events; must not throw (a throwing listener is ignored). */
 export type TableKitEventListener = (event: TableKitEvent) => void;

@@ -1,3 +1,4 @@
+import http from "node:http";
 import type { HttpClient, PipelineRequest } from "@azure/core-rest-pipeline";
 import { createHttpHeaders } from "@azure/core-rest-pipeline";
 import { AzureNamedKeyCredential, AzureSASCredential, generateAccountSas } from "@azure/data-tables";
@@ -245,5 +246,56 @@ describe("connection strings", () => {
     } finally {
       await store.deleteTable(table);
     }
+  });
+});
+
+/** An http.Agent that counts the sockets it opens and the most it ever held open at once. */
+class CountingAgent extends http.Agent {
+  created = 0;
+  open = 0;
+  maxOpen = 0;
+
+  override createConnection(
+    ...args: Parameters<http.Agent["createConnection"]>
+  ): ReturnType<http.Agent["createConnection"]> {
+    const socket = super.createConnection(...args);
+    this.created++;
+    this.open++;
+    this.maxOpen = Math.max(this.maxOpen, this.open);
+    socket?.once("close", () => {
+      this.open--;
+    });
+    return socket;
+  }
+}
+
+describe("a caller's HTTP agent", () => {
+  it("carries every request, within its maxSockets", async () => {
+    const agent = new CountingAgent({ keepAlive: true, maxSockets: 2 });
+    try {
+      const store = AzureStore.fromConnectionString(azuriteConnectionString(), { agent });
+      const table = uniqueTableName();
+      await store.createTable(table);
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          store.upsert(table, { partitionKey: "p", rowKey: `r${i}` }, "replace"),
+        ),
+      );
+      const page = await store.queryPage(table, {});
+      expect(page.items).toHaveLength(12);
+      // The agent opened the sockets (so requests went through it) and never more than two at once.
+      expect(agent.created).toBeGreaterThanOrEqual(1);
+      expect(agent.maxOpen).toBeLessThanOrEqual(2);
+      // Keep-alive: 14 requests over far fewer connections.
+      expect(agent.created).toBeLessThan(14);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("must be an http.Agent", () => {
+    expect(() =>
+      AzureStore.fromConnectionString(azuriteConnectionString(), { agent: {} as http.Agent }),
+    ).toThrow(ValidationError);
   });
 });

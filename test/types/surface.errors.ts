@@ -4,6 +4,7 @@ import {
   type EncryptionError,
   type EntityAlreadyExistsError,
   type EntityNotFoundError,
+  type QueryBudgetError,
   type SchemaError,
   type StoreError,
   TableKitError,
@@ -23,6 +24,7 @@ expectTypeOf<TransactionError["code"]>().toEqualTypeOf<"TRANSACTION">();
 expectTypeOf<StoreError["code"]>().toEqualTypeOf<"STORE">();
 expectTypeOf<UniqueConstraintError["code"]>().toEqualTypeOf<"UNIQUE">();
 expectTypeOf<EncryptionError["code"]>().toEqualTypeOf<"ENCRYPTION">();
+expectTypeOf<QueryBudgetError["code"]>().toEqualTypeOf<"QUERY_BUDGET">();
 
 // TableKitErrorCode is their union, and the base class's code.
 expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
@@ -35,6 +37,7 @@ expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
   | "STORE"
   | "UNIQUE"
   | "ENCRYPTION"
+  | "QUERY_BUDGET"
 >();
 expectTypeOf<TableKitError["code"]>().toEqualTypeOf<TableKitErrorCode>();
 

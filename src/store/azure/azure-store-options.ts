@@ -1,3 +1,4 @@
+import type { Agent as HttpAgent } from "node:http";
 import type { HttpClient } from "@azure/core-rest-pipeline";
 
 /** Options of `AzureStore`. */
@@ -9,6 +10,12 @@ export interface AzureStoreOptions {
   allowInsecureConnection?: boolean | undefined;
   /** Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. */
   requestTimeoutMs?: number | undefined;
+  /**
+   * The Node `http.Agent` (or `https.Agent`, for an `https://` endpoint) every request goes through,
+   * e.g. `new https.Agent({ keepAlive: true, maxSockets: 50 })` to bound and reuse connections;
+   * the SDK's own HTTP client stays. Default: the SDK's shared keep-alive agent.
+   */
+  agent?: HttpAgent | undefined;
   /** The HTTP client the SDK sends requests with (e.g. to inject faults in tests). */
   httpClient?: HttpClient | undefined;
   /**

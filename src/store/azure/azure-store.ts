@@ -1,3 +1,4 @@
+import { Agent as HttpAgent } from "node:http";
 import type { NamedKeyCredential, SASCredential, TokenCredential } from "@azure/core-auth";
 import {
   type TransactionAction as SdkTransactionAction,
@@ -72,6 +73,9 @@ export class AzureStore implements TableStore {
           "unencrypted. Use https://, or pass { allowInsecureConnection: true } (the default only for loopback hosts).",
       );
     }
+    if (options.agent !== undefined && !(options.agent instanceof HttpAgent)) {
+      throw new ValidationError("agent", "AzureStore: agent must be an http.Agent or https.Agent");
+    }
     const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     if (Number.isNaN(timeout) || timeout < 0) {
       throw new ValidationError(
@@ -90,6 +94,8 @@ export class AzureStore implements TableStore {
       retryOptions: { maxRetries: options.sdkRetries ?? 0 },
       userAgentOptions: { userAgentPrefix: "tablekit" },
       ...(options.httpClient === undefined ? {} : { httpClient: options.httpClient }),
+      // The pipeline's agent policy sets it on every request; the default HTTP client honours it.
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
     };
     const cosmos = isCosmosEndpoint(endpoint);
     this.capabilities = {
