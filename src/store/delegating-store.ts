@@ -1,0 +1,85 @@
+import type {
+  StoreCapabilities,
+  StoredEntity,
+  StorePage,
+  StoreQuery,
+  TableStore,
+  TransactionAction,
+  WireEntity,
+  WriteMode,
+  WriteResult,
+} from "./table-store.js";
+
+/**
+ * A `TableStore` in front of another that passes every request through `send`, so a wrapper that
+ * adds one concern (a concurrency cap, backend limit checks) writes only that concern.
+ */
+export abstract class DelegatingStore implements TableStore {
+  protected readonly inner: TableStore;
+
+  constructor(inner: TableStore) {
+    this.inner = inner;
+  }
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get capabilities(): StoreCapabilities {
+    return this.inner.capabilities;
+  }
+
+  /** Sends one request to the inner store; override to wrap every request alike. */
+  protected send<T>(request: () => Promise<T>): Promise<T> {
+    return request();
+  }
+
+  createTable(table: string): Promise<void> {
+    return this.send(() => this.inner.createTable(table));
+  }
+
+  deleteTable(table: string): Promise<void> {
+    return this.send(() => this.inner.deleteTable(table));
+  }
+
+  listTables(prefix?: string): Promise<string[]> {
+    return this.send(() => this.inner.listTables(prefix));
+  }
+
+  getEntity(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select?: readonly string[],
+  ): Promise<StoredEntity | undefined> {
+    return this.send(() => this.inner.getEntity(table, partitionKey, rowKey, select));
+  }
+
+  queryPage(table: string, query: StoreQuery): Promise<StorePage> {
+    return this.send(() => this.inner.queryPage(table, query));
+  }
+
+  insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    return this.send(() => this.inner.insert(table, entity));
+  }
+
+  upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    return this.send(() => this.inner.upsert(table, entity, mode));
+  }
+
+  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    return this.send(() => this.inner.update(table, entity, mode, ifMatch));
+  }
+
+  delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    return this.send(() => this.inner.delete(table, partitionKey, rowKey, ifMatch));
+  }
+
+  submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    return this.send(() => this.inner.submitTransaction(table, partitionKey, actions));
+  }
+}
