@@ -28,11 +28,14 @@ export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
 export type { IndexDrift } from "./repository/index/index-verifier.js";
 export { type EntityOf, MultiEntitySource } from "./repository/multi-entity-source.js";
+export type { PatchChanges } from "./repository/patch-changes.js";
 export type {
   DeleteOptions,
   EntityKey,
+  GetManyOptions,
   GetOptions,
   MutateOptions,
+  PatchOptions,
   UpdateOptions,
   UpsertOptions,
 } from "./repository/repository.js";
@@ -60,6 +63,7 @@ export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
+export { timestampOf } from "./serialization/entity-timestamp.js";
 export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
 export {
   MemoryStore,

@@ -16,10 +16,12 @@ import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
 import type { EntityWriter } from "./entity-writer.js";
+import { getMany } from "./get-many.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
+import { type PatchChanges, patchInstance } from "./patch-changes.js";
 import { isTableNotFound, periodBulk, tolerateMissingTable } from "./period-tables.js";
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
@@ -58,6 +60,18 @@ export interface MutateOptions<T> {
 export interface GetOptions<T, K extends DataField<T> = DataField<T>> {
   /** Fields to fetch (the result type narrows to them); key fields are always present. */
   select?: readonly K[] | undefined;
+}
+
+/** Options of `getMany`. */
+export interface GetManyOptions {
+  /** Point reads in flight at once (default 8). */
+  concurrency?: number | undefined;
+}
+
+/** Options of `patch`. */
+export interface PatchOptions {
+  /** Patch only this version (a conditional Merge); without it the patch is an InsertOrMerge. */
+  ifMatch?: string | undefined;
 }
 
 /** The keys of an entity, derived from its key fields. */
@@ -263,6 +277,35 @@ export class Repository<T extends object> {
   }
 
   /**
+   * Merges only the given columns into the stored entity, without reading it first: an
+   * InsertOrMerge (creating the entity from its key and these columns when absent), or with
+   * `ifMatch` a Merge of that version only (`ConcurrencyError` if it changed, `EntityNotFoundError`
+   * if absent). One request for an entity without indexes; with indexes the entity is read and
+   * written with its copies, which may depend on the changed columns. Key fields cannot change
+   * and `null` cannot remove a column (`ValidationError`); `undefined` values are skipped.
+   * @example
+   * await employees.patch({ department: "Sales", employeeId: 223 }, { age: 31 });
+   */
+  async patch(key: Partial<T>, changes: PatchChanges<T>, options: PatchOptions = {}): Promise<void> {
+    this.keyOf(key);
+    const partial = patchInstance(this.#model, key, changes);
+    // A table per period: the key names the period, as for get and delete.
+    const period = this.#route(key);
+    if (period) return period.patch(key, changes, options);
+    const ifMatch = options.ifMatch;
+    if (ifMatch === undefined) {
+      await this.#creatingTable(() => this.#writer.upsert(partial, "merge"));
+      return;
+    }
+    await this.#inExistingTable(
+      () => this.#writer.update(partial, "merge", ifMatch),
+      () => {
+        throw new EntityNotFoundError({ table: this.#table, ...this.keyOf(key) });
+      },
+    );
+  }
+
+  /**
    * Optimistic read-modify-write: reads the entity, applies `change` (which may edit it in place
    * or return a replacement), writes it back conditional on the ETag it read, and on a concurrent
    * change re-reads and re-applies, up to `attempts` times. Resolves the written entity, or
@@ -388,6 +431,22 @@ export class Repository<T extends object> {
       ? withSystemProperties(this.#model.mapper.propertiesOf(options.select))
       : undefined;
     return this.#executor.fetchPoint(this.#table, partitionKey, rowKey, select);
+  }
+
+  /**
+   * Point reads of many keys in parallel (`concurrency` in flight, default 8), resolving to the
+   * entities in the order of `keys`, `undefined` where absent; a key may repeat. Every key is
+   * checked before the first request. Never one `or` filter: the service would scan for it.
+   * @example
+   * const [a, b] = await employees.getMany([{ department: "Sales", employeeId: 1 }, { department: "HR", employeeId: 2 }]);
+   */
+  async getMany(keys: readonly Partial<T>[], options: GetManyOptions = {}): Promise<Array<T | undefined>> {
+    return getMany(
+      keys,
+      options.concurrency,
+      (key) => this.keyOf(key),
+      (key) => this.get(key),
+    );
   }
 
   /** Point query; `EntityNotFoundError` when absent. With `select`, the result has the selected fields (and keys). */
