@@ -14,6 +14,7 @@ describe("public API", () => {
       "Transaction",
       "odata",
       "etagOf",
+      "timestampOf",
       "TableKitError",
       "SchemaError",
       "ValidationError",
