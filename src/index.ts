@@ -23,6 +23,14 @@ export { Query } from "./query/query.js";
 export type { QueryPageStats } from "./query/query-budget.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
 export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
+export { DynamicQuery } from "./repository/dynamic/dynamic-query.js";
+export {
+  type DynamicDeleteOptions,
+  DynamicRepository,
+  type DynamicUpdateOptions,
+  type DynamicUpsertOptions,
+} from "./repository/dynamic/dynamic-repository.js";
+export type { DynamicRow } from "./repository/dynamic/dynamic-row.js";
 export type { CopyRef } from "./repository/index/copy-ref.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";

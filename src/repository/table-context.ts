@@ -2,6 +2,7 @@ import { SchemaError, TransactionError, ValidationError } from "../errors.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
+import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
@@ -95,6 +96,16 @@ export class TableContext {
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
+  }
+
+  /**
+   * An untyped repository over any table (its name gets this context's `tablePrefix`): rows are
+   * plain objects `{ partitionKey, rowKey, ...properties }` with typed wire values.
+   * @example
+   * const row = await db.dynamic("Events").get("device-7", "0001");
+   */
+  dynamic(table: string): DynamicRepository {
+    return DynamicRepository.build(this.#runner, table);
   }
 
   /**
