@@ -3,29 +3,26 @@ import type { EntityModel } from "../schema/entity-model.js";
 import type { DataField } from "../util/entity-fields.js";
 
 /**
- * The data fields that are not readonly (a getter without a setter looks readonly, and is no
- * column to change).
- */
-type WritableField<T> = Extract<
-  {
-    // The same readonly test as `RequiredField`: mapping over keyof T keeps each key's modifiers.
-    [K in keyof T]-?: (<G>() => G extends { [Q in K]: T[K] } ? 1 : 2) extends <G>() => G extends {
-      -readonly [Q in K]: T[K];
-    }
-      ? 1
-      : 2
-      ? K
-      : never;
-  }[keyof T],
-  DataField<T>
->;
-
-/**
  * The columns `repository.patch` changes: any writable data fields, each with its own type. Key fields are
  * data fields too (the compiler cannot read key templates), so they are refused at run time;
  * `undefined` means "not changed".
  */
-export type PatchChanges<T> = { [K in WritableField<T>]?: T[K] | undefined };
+export type PatchChanges<T> = {
+  [K in Extract<
+    {
+      // Writable fields only, by the same readonly test as `RequiredField` (a getter without a
+      // setter looks readonly, and is no column to change).
+      [P in keyof T]-?: (<G>() => G extends { [Q in P]: T[P] } ? 1 : 2) extends <G>() => G extends {
+        -readonly [Q in P]: T[P];
+      }
+        ? 1
+        : 2
+        ? P
+        : never;
+    }[keyof T],
+    DataField<T>
+  >]?: T[K] | undefined;
+};
 
 /**
  * An instance holding only the key fields of `key` and the given changes, for a merge that sends

@@ -1,5 +1,11 @@
 import { expectTypeOf } from "vitest";
-import { MemoryStore, type PatchChanges, TableContext, timestampOf } from "../../src/index.js";
+import {
+  type DynamicRow,
+  MemoryStore,
+  type PatchChanges,
+  TableContext,
+  timestampOf,
+} from "../../src/index.js";
 import { Employee } from "./surface-fixtures.js";
 
 const employees = new TableContext({ store: new MemoryStore() }).repository(Employee);
@@ -47,3 +53,22 @@ employees.getMany([key], { concurrency: "4" });
 expectTypeOf(timestampOf(new Employee())).toEqualTypeOf<Date | undefined>();
 // @ts-expect-error entities are objects
 timestampOf("x");
+
+// db.dynamic: untyped rows of wire values.
+const events = new TableContext({ store: new MemoryStore() }).dynamic("Events");
+expectTypeOf(events.get("p", "r")).toEqualTypeOf<Promise<DynamicRow | undefined>>();
+events.upsert({
+  partitionKey: "p",
+  rowKey: "r",
+  n: 1,
+  big: 1n,
+  at: new Date(),
+  id: { type: "Guid", value: "x" },
+});
+events.upsert({ partitionKey: "p", rowKey: "r" }, { mode: "merge" });
+// @ts-expect-error a row needs its rowKey
+events.upsert({ partitionKey: "p" });
+// @ts-expect-error values are wire values, not arbitrary objects
+events.upsert({ partitionKey: "p", rowKey: "r", nested: { a: 1 } });
+expectTypeOf(events.find("p").toArray()).toEqualTypeOf<Promise<DynamicRow[]>>();
+expectTypeOf(events.delete("p", "r", { ifMatch: "*" })).toEqualTypeOf<Promise<boolean>>();
