@@ -75,6 +75,18 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
   );
   record("point get", get.a, get.b, ms, 1.05);
 
+  // getMany's point reads in parallel (8 in flight) against the same reads one after another.
+  const manyKeys = Array.from({ length: 100 }, (_, i) => ({ tenant: "point", id: (i * 7) % 1000 }));
+  const many = await compare(
+    rounds,
+    () => timeAsync(1, () => repo.getMany(manyKeys)),
+    () =>
+      timeAsync(1, async () => {
+        for (const key of manyKeys) await repo.get(key);
+      }),
+  );
+  record("getMany of 100 keys vs 100 sequential gets", many.a, many.b, ms, 0.2);
+
   const upsert = await compare(
     rounds,
     () => timeAsync(n, (i) => repo.upsert(benchItem("upsert", i))),
