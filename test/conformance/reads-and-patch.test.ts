@@ -278,3 +278,29 @@ describe.each(stores)("timestampOf on %s", (_name, kind) => {
     expect(timestampOf(read)).toBeUndefined();
   });
 });
+
+@Entity({ table: "PatchLogs{at:month}", partitionKey: "{source}", rowKey: "{at:ticks}_{id}" })
+class PeriodLog {
+  @Column({ type: "String" }) source!: string;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) text?: string;
+}
+
+describe.each(stores)("patch and getMany with a table per period on %s", (_name, kind) => {
+  it("routes by the key's period, creating the period's table on the first patch", async () => {
+    const { db } = await freshContext(kind, []);
+    const logs = db.repository(PeriodLog);
+    const november = { source: "s", at: new Date(Date.UTC(2026, 10, 25)), id: "1" };
+    const december = { source: "s", at: new Date(Date.UTC(2026, 11, 1)), id: "2" };
+    await logs.patch(november, { text: "first" });
+    await logs.patch(december, { text: "second" });
+    await logs.patch(november, { text: "changed" });
+    const found = await logs.getMany([december, november, { ...november, id: "9" }]);
+    expect(found.map((log) => log?.text)).toEqual(["second", "changed", undefined]);
+    await expectRejection(
+      logs.patch({ ...december, id: "9" }, { text: "x" }, { ifMatch: "*" }),
+      EntityNotFoundError,
+    );
+  });
+});
