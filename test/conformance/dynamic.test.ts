@@ -119,6 +119,30 @@ describe.each(stores)("db.dynamic on %s", (_name, kind) => {
     await expectRejection(table.scan().page({ continuation: first.continuation }), ValidationError);
   });
 
+  it("stops a page at maxRequests; following its continuations reads every row once", async () => {
+    const { db, counter } = await freshContext(kind, []);
+    const rows = db.dynamic("Budget");
+    await rows.ensureTable();
+    const written = ["a", "b", "c"].flatMap((p) => ["1", "2"].map((r) => `${p}/${r}`));
+    for (const key of written) {
+      const [partitionKey, rowKey] = key.split("/") as [string, string];
+      await rows.insert({ partitionKey, rowKey });
+    }
+    counter.reset();
+    const seen: string[] = [];
+    let continuation: string | undefined;
+    let pages = 0;
+    do {
+      const page = await rows.scan().page({ size: 1000, maxRequests: 1, continuation });
+      seen.push(...page.items.map((r) => `${r.partitionKey}/${r.rowKey}`));
+      if (page.continuation !== undefined) expect(page.budgetExhausted).toBe(true);
+      continuation = page.continuation;
+      pages++;
+    } while (continuation !== undefined);
+    expect(counter.calls.queryPage).toBe(pages);
+    expect(seen.sort()).toEqual(written);
+  });
+
   it("refuses bad rows, keys, names and options before any request", async () => {
     const { db, counter } = await freshContext(kind, []);
     expect(() => db.dynamic("bad-name")).toThrow(ValidationError);
@@ -157,6 +181,7 @@ describe.each(stores)("db.dynamic on %s", (_name, kind) => {
     expect(() => rows.find("a\\b")).toThrow(ValidationError);
     expect(() => rows.scan().filter("")).toThrow(ValidationError);
     await expectRejection(rows.scan().page({ size: 0 }), ValidationError);
+    await expectRejection(rows.scan().page({ maxRequests: 0 }), ValidationError);
     expect(counter.requests).toBe(0);
   });
 });

@@ -43,7 +43,10 @@ export class DynamicQuery {
     return new DynamicQuery(this.#runner, this.#table, combined);
   }
 
-  /** One page of at most `size` rows (default 1,000), resuming from `continuation`. */
+  /**
+   * One page of at most `size` rows (default 1,000), resuming from `continuation`, after at most
+   * `maxRequests` store requests (then `budgetExhausted: true` when it stopped short).
+   */
   async page(options: PageOptions = {}): Promise<Page<DynamicRow>> {
     const size = options.size ?? ServiceLimits.maxPageSize;
     if (!Number.isSafeInteger(size) || size < 1) {
@@ -51,12 +54,23 @@ export class DynamicQuery {
         field: "size",
       });
     }
+    const maxRequests = options.maxRequests ?? Number.POSITIVE_INFINITY;
+    if (maxRequests !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(maxRequests) || maxRequests < 1)) {
+      throw new ValidationError(
+        "max-requests",
+        `maxRequests must be a positive integer, got ${maxRequests}`,
+        {
+          field: "maxRequests",
+        },
+      );
+    }
     const fingerprint = fingerprintQuery(this.#table, this.#filter, undefined);
     let cursor: StoreContinuation | undefined =
       options.continuation === undefined
         ? undefined
         : decodeContinuation(options.continuation, fingerprint).store;
     const items: DynamicRow[] = [];
+    let requests = 0;
     do {
       // Asking for exactly what is still wanted keeps the service's continuation exact: nothing is skipped.
       const top = Math.min(size - items.length, ServiceLimits.maxPageSize);
@@ -74,10 +88,12 @@ export class DynamicQuery {
         items.push(row);
       }
       cursor = page.continuation;
-    } while (cursor !== undefined && items.length < size);
-    return cursor === undefined
-      ? { items }
-      : { items, continuation: encodeContinuation({ store: cursor }, fingerprint) };
+      requests++;
+    } while (cursor !== undefined && items.length < size && requests < maxRequests);
+    if (cursor === undefined) return { items };
+    const continuation = encodeContinuation({ store: cursor }, fingerprint);
+    // Stopped by the budget before the page filled up: say so, as a typed query's page does.
+    return items.length < size ? { items, continuation, budgetExhausted: true } : { items, continuation };
   }
 
   /** Every matching row. */
