@@ -1,13 +1,26 @@
-import { ValidationError } from "../errors.js";
+import { SchemaError, ValidationError } from "../errors.js";
 import { assertValidKey } from "../util/key-rules.js";
 import { ServiceLimits } from "../util/service-limits.js";
+import { HashCodec } from "./hash-codec.js";
 import { keyValueError, type PlaceholderSite } from "./key-codec.js";
 import { betweenKeyRange, type KeyRange, prefixKeyRange } from "./key-range.js";
-import { type FieldTypeLookup, parseTemplate, type TemplatePart } from "./parse-template.js";
+import {
+  type FieldTypeLookup,
+  parseTemplate,
+  type TemplateOptions,
+  type TemplatePart,
+} from "./parse-template.js";
 
 export type { KeyFieldType } from "./key-codec.js";
 export type { KeyRange } from "./key-range.js";
-export type { FieldTypeLookup } from "./parse-template.js";
+export type { FieldTypeLookup, TemplateOptions } from "./parse-template.js";
+
+/** The `{field:hash:N}` placeholder of a template. */
+export interface HashedPlaceholder {
+  readonly field: string;
+  /** How many buckets (N). */
+  readonly buckets: number;
+}
 
 /** Which key a template builds; it names the key in error messages and in the service's rules. */
 export type KeyName = "PartitionKey" | "RowKey";
@@ -33,6 +46,8 @@ export class KeyTemplate {
   readonly lossyFields: readonly string[];
   /** The constant text before the first placeholder (`empid_`), or the whole key when there is none. */
   readonly literalPrefix: string;
+  /** The hash-bucket placeholder, if the template has one. */
+  readonly hashed: HashedPlaceholder | undefined;
   readonly #what: string;
   readonly #parts: readonly TemplatePart[];
   readonly #fieldSet: ReadonlySet<string>;
@@ -45,11 +60,21 @@ export class KeyTemplate {
     this.fields = Object.freeze(parts.map((part) => part.field));
     this.lossyFields = Object.freeze(parts.filter((part) => part.codec.lossy === true).map((p) => p.field));
     this.#fieldSet = new Set(this.fields);
+    const hashPart = parts.find((part) => part.codec instanceof HashCodec);
+    this.hashed =
+      hashPart && hashPart.codec instanceof HashCodec
+        ? Object.freeze({ field: hashPart.field, buckets: hashPart.codec.buckets })
+        : undefined;
   }
 
   /** Compiles a template; `what` labels messages (`Employee.rowKey`); any mistake is a `SchemaError`. */
-  static parse(template: string, fieldType: FieldTypeLookup, what: string): KeyTemplate {
-    const { prefix, parts } = parseTemplate(template, fieldType, what);
+  static parse(
+    template: string,
+    fieldType: FieldTypeLookup,
+    what: string,
+    options: TemplateOptions = {},
+  ): KeyTemplate {
+    const { prefix, parts } = parseTemplate(template, fieldType, what, options);
     return new KeyTemplate(template, what, prefix, parts);
   }
 
@@ -82,7 +107,8 @@ export class KeyTemplate {
       }
       const value = codec.decode(key, pos, end);
       if (value === undefined || !key.startsWith(after, end)) return undefined;
-      result[part.field] = value;
+      // A hash bucket (null) has no inverse: its field comes from its own column.
+      if (value !== null) result[part.field] = value;
       pos = end + after.length;
     }
     return pos === key.length ? result : undefined;
@@ -122,6 +148,26 @@ export class KeyTemplate {
     }
     const prefix = this.#build(values, count, which);
     return { prefix, complete: count === parts.length };
+  }
+
+  /**
+   * The key prefix of each hash bucket, in bucket order, for values that give every placeholder before
+   * the hashed one (and possibly some after it); `complete` as in `encodePrefix`.
+   */
+  bucketPrefixes(
+    values: Readonly<Partial<Record<string, unknown>>>,
+    which: KeyName,
+  ): { prefixes: string[]; complete: boolean } {
+    const hashed = this.hashed;
+    if (hashed === undefined) throw new SchemaError(`${this.#what}: the template has no hash placeholder`);
+    const prefixes: string[] = [];
+    let complete = false;
+    for (let bucket = 0; bucket < hashed.buckets; bucket++) {
+      const result = this.encodePrefix({ ...values, [hashed.field]: new BucketNumber(bucket) }, which);
+      prefixes.push(result.prefix);
+      complete = result.complete;
+    }
+    return { prefixes, complete };
   }
 
   /**
@@ -173,7 +219,10 @@ export class KeyTemplate {
 
   /** Appends one placeholder's encoding and its following literal to `key`. */
   #append(key: string, part: TemplatePart, value: unknown, which: KeyName): string {
-    const text = part.codec.encode(value);
+    const text =
+      value instanceof BucketNumber && part.codec instanceof HashCodec
+        ? part.codec.encodeBucket(value.bucket)
+        : part.codec.encode(value);
     if (part.codec.width !== undefined) return key + text + part.after;
     this.#checkText(which, text, part);
     const joined = key + text + part.after;
@@ -222,6 +271,11 @@ export class KeyTemplate {
   #site(part: TemplatePart): PlaceholderSite {
     return { what: this.#what, field: part.field, token: part.token };
   }
+}
+
+/** A bucket number standing in for a hashed field's value while `bucketPrefixes` builds each prefix. */
+class BucketNumber {
+  constructor(readonly bucket: number) {}
 }
 
 function isPresent(value: unknown): boolean {

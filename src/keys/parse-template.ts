@@ -14,6 +14,12 @@ export interface TemplatePart {
   readonly after: string;
 }
 
+/** What a template may contain beyond the common placeholders. */
+export interface TemplateOptions {
+  /** Allows `{field:hash:N}` (an entity's PartitionKey template). */
+  readonly allowHash?: boolean;
+}
+
 /** A template compiled into its leading literal and its placeholders, in order. */
 export interface ParsedTemplate {
   readonly prefix: string;
@@ -21,7 +27,12 @@ export interface ParsedTemplate {
 }
 
 /** Compiles a key template, throwing `SchemaError` for any mistake so none survives to query time. */
-export function parseTemplate(source: string, fieldType: FieldTypeLookup, what: string): ParsedTemplate {
+export function parseTemplate(
+  source: string,
+  fieldType: FieldTypeLookup,
+  what: string,
+  options: TemplateOptions = {},
+): ParsedTemplate {
   const fail = (reason: string, token?: string): SchemaError =>
     new SchemaError(
       `${what}: key template '${source}'${token === undefined ? "" : `, placeholder ${token}`}: ${reason}`,
@@ -50,7 +61,7 @@ export function parseTemplate(source: string, fieldType: FieldTypeLookup, what: 
         token,
       );
     }
-    const result = createCodec(type, format, { what, field, token });
+    const result = createCodec(type, format, { what, field, token }, options);
     if (result.problem !== undefined) throw fail(result.problem, token);
     const codec = result.codec;
 

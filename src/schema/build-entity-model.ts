@@ -1,5 +1,5 @@
 import { SchemaError } from "../errors.js";
-import { type KeyFieldType, KeyTemplate } from "../keys/key-template.js";
+import { type KeyFieldType, KeyTemplate, type TemplateOptions } from "../keys/key-template.js";
 import { TableTemplate } from "../keys/table-template.js";
 import { compileEntityMapper } from "../serialization/entity-mapper.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
@@ -63,7 +63,9 @@ export function buildEntityModel<T extends object>(
     if (!column) return undefined;
     return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
   };
-  const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`);
+  const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`, {
+    allowHash: true,
+  });
   const rowKey = parseTemplate(options.rowKey, fieldType, `${name}.rowKey`);
   const tableTemplate = periodTable
     ? TableTemplate.parse(options.table, fieldType, `${name}: table`)
@@ -156,9 +158,10 @@ function parseTemplate(
   template: unknown,
   fieldType: (field: string) => KeyFieldType | "unsupported" | undefined,
   what: string,
+  options: TemplateOptions = {},
 ): KeyTemplate {
   if (typeof template !== "string") throw new SchemaError(`${what}: a key template string is required`);
-  return KeyTemplate.parse(template, fieldType, what);
+  return KeyTemplate.parse(template, fieldType, what, options);
 }
 
 function assertTableName(table: unknown, what: string): asserts table is string {
