@@ -1,13 +1,18 @@
 import { quoteString } from "./odata.js";
 
-/** How the service will execute a query, from cheapest to most expensive (the design guide's four kinds). */
-export type QueryKind = "point" | "range" | "partition-scan" | "table-scan";
+/**
+ * How the service will execute a query, from cheapest to most expensive (the design guide's four kinds);
+ * `fan-out` is one query per hash bucket's partition, merged by tablekit.
+ */
+export type QueryKind = "point" | "range" | "partition-scan" | "table-scan" | "fan-out";
 
 /** What `explain()` returns: the kind, the table and the exact filter that would be sent. */
 export interface QueryExplanation {
   kind: QueryKind;
   table: string;
   filter: string;
+  /** For `fan-out`: how many partitions are read (`filter` is the first bucket's). */
+  partitions?: number;
 }
 
 /** Bounds on the RowKey: an exact key or a half-open range. */

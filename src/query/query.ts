@@ -6,6 +6,7 @@ import { withSystemProperties } from "../wire/system-properties.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
 import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
+import { type FanOut, firstOfFanOut, iterateFanOut, pageFanOut } from "./fan-out.js";
 import { countComparisons, isSelfContained } from "./filter-comparisons.js";
 import { checkedMaxRequests, type QueryPageStats, RequestBudget } from "./query-budget.js";
 import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
@@ -78,6 +79,8 @@ interface QueryState {
   /** The physical table (the model's, after the context's table prefix). */
   table: string;
   partitionKey?: string;
+  /** Every hash bucket's partition when the query fans out over them (see fan-out.ts). */
+  partitionKeys?: readonly string[];
   /** Row-key fields fixed by `find`, merged into `between`/`startsWith` bounds. */
   rowFields: Record<string, unknown>;
   rowKey: RowKeyBounds;
@@ -208,7 +211,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
         `The query has ${comparisons} comparisons; the service allows at most ${ServiceLimits.maxFilterComparisons}`,
       );
     }
-    return plan;
+    if (this.#state.partitionKeys === undefined) return plan;
+    return { ...plan, kind: "fan-out", partitions: this.#state.partitionKeys.length };
   }
 
   /**
@@ -223,6 +227,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       throw new ValidationError("page-size", `page size must be a positive integer, got ${size}`);
     const budget = new RequestBudget(checkedMaxRequests(options.maxRequests));
     const plan = this.explain();
+    const fan = this.#fanOut();
+    if (fan) {
+      assertNoBudget(budget.bounded, "a fan-out find");
+      return this.#pageFanOut(fan, size, options.continuation);
+    }
     const fetchFirst = this.#orderFix(plan);
     if (fetchFirst && this.#state.take !== undefined) {
       assertKeyOrderBounded(plan, `take(${this.#state.take})`);
@@ -287,6 +296,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    */
   async *[Symbol.asyncIterator](): AsyncIterator<R> {
     const plan = this.explain();
+    const fan = this.#fanOut();
+    if (fan) {
+      yield* iterateFanOut(fan, this.#state.take) as AsyncGenerator<R>;
+      return;
+    }
     const budget = new RequestBudget(undefined);
     let rows = 0;
     try {
@@ -307,6 +321,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    */
   async toArray(options: ToArrayOptions = {}): Promise<R[]> {
     const maxRequests = checkedMaxRequests(options.maxRequests);
+    const fan = this.#fanOut();
+    if (fan) {
+      assertNoBudget(maxRequests !== undefined, "toArray() of a fan-out find");
+      return firstOfFanOut(fan, this.#state.take ?? Number.POSITIVE_INFINITY) as unknown as Promise<R[]>;
+    }
     if (this.#executor.fetchFirst !== undefined && this.#state.take === undefined) {
       const plan = this.explain();
       const fetchFirst = this.#orderFix(plan);
@@ -385,6 +404,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    */
   async first(): Promise<R | undefined> {
     if (this.#state.take === 0) return undefined;
+    const fan = this.#fanOut();
+    if (fan) return ((await firstOfFanOut(fan, 1)) as unknown as R[])[0];
     if (this.#executor.fetchFirst !== undefined) {
       const plan = this.explain();
       const fetchFirst = this.#orderFix(plan);
@@ -420,6 +441,34 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   #report(budget: RequestBudget, plan: QueryExplanation, rows: number): void {
     this.#executor.reportPage?.(budget.stats(plan, rows));
+  }
+
+  /** The fan-out over hash buckets, when `find` left out only the hashed partition field. */
+  #fanOut(): FanOut<T> | undefined {
+    const { partitionKeys, table, rowKey, filters } = this.#state;
+    if (partitionKeys === undefined) return undefined;
+    const bucketFilters = partitionKeys.map(
+      (partitionKey) => planQuery({ table, partitionKey, rowKey, filters }).filter,
+    );
+    const model = this.#model;
+    return {
+      executor: this.#executor,
+      table,
+      filters: bucketFilters,
+      select: this.#selectWithKeys(),
+      rowKeyOf: (item) => model.rowKey.encode(item as Record<string, unknown>, "RowKey"),
+      fingerprint: fingerprintQuery(table, bucketFilters.join("\n"), this.#state.select),
+    };
+  }
+
+  /** `page()` of a fan-out; `take` on an unsorted store keeps the usual rule (one page of the first n). */
+  async #pageFanOut(fan: FanOut<T>, size: number, continuation: string | undefined): Promise<Page<R>> {
+    const take = this.#state.take;
+    if (this.#executor.fetchFirst !== undefined && take !== undefined) {
+      assertTakeFitsPage(take, size, continuation !== undefined);
+      return { items: (await firstOfFanOut(fan, take)) as unknown as R[] };
+    }
+    return (await pageFanOut(fan, size, take, continuation)) as unknown as Page<R>;
   }
 
   #fetchPoint(): Promise<R | undefined> {

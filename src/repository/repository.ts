@@ -10,7 +10,7 @@ import { Query, type QueryExecutor } from "../query/query.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoredEntity, WriteMode } from "../store/table-store.js";
-import type { CreateValues, DataField, Selected } from "../util/entity-fields.js";
+import type { CreateValues, DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { createEntity } from "./create-entity.js";
@@ -471,16 +471,18 @@ export class Repository<T extends object> {
   find(partial: Partial<T>): Query<T> {
     const period = this.#route(partial);
     if (period) return period.find(partial);
-    return Query.build(this.#model, this.#executor, {
-      table: this.#table,
-      ...findState(
-        this.#model.name,
-        this.#model.partitionKey,
-        this.#model.rowKey,
-        partial as Record<string, unknown>,
-      ),
-      filters: [],
-    });
+    const state = findState(
+      this.#model.name,
+      this.#model.partitionKey,
+      this.#model.rowKey,
+      partial as Record<string, unknown>,
+    );
+    const query = Query.build<T>(this.#model, this.#executor, { table: this.#table, ...state, filters: [] });
+    // A bucket holds many values of its hashed field: unless the RowKey prefix pins it, filter on it.
+    const hashed = this.#model.partitionKey.hashed?.field;
+    const value = hashed === undefined ? undefined : (partial as Record<string, unknown>)[hashed];
+    if (hashed === undefined || value === undefined || hashed in state.rowFields) return query;
+    return query.where({ [hashed]: value } as WhereValues<T>);
   }
 
   /**
