@@ -46,6 +46,8 @@ export class KeyTemplate {
   readonly lossyFields: readonly string[];
   /** The constant text before the first placeholder (`empid_`), or the whole key when there is none. */
   readonly literalPrefix: string;
+  /** The first placeholder's field when it is an ascending time (`{at}`, `{at:ticks}`, a period). */
+  readonly leadingAscendingTime: string | undefined;
   /** The hash-bucket placeholder, if the template has one. */
   readonly hashed: HashedPlaceholder | undefined;
   readonly #what: string;
@@ -60,6 +62,7 @@ export class KeyTemplate {
     this.fields = Object.freeze(parts.map((part) => part.field));
     this.lossyFields = Object.freeze(parts.filter((part) => part.codec.lossy === true).map((p) => p.field));
     this.#fieldSet = new Set(this.fields);
+    this.leadingAscendingTime = parts[0]?.ascendingTime ? parts[0].field : undefined;
     const hashPart = parts.find((part) => part.codec instanceof HashCodec);
     this.hashed =
       hashPart && hashPart.codec instanceof HashCodec

@@ -1,6 +1,7 @@
 import { SchemaError } from "../errors.js";
 import { FORBIDDEN_KEY_CHARACTERS, ServiceLimits } from "../util/service-limits.js";
 import { createCodec } from "./create-codec.js";
+import { HashCodec } from "./hash-codec.js";
 import type { KeyCodec, KeyFieldType } from "./key-codec.js";
 
 /** Answers a field's key type: `undefined` for an unknown field, `"unsupported"` for a type keys cannot hold. */
@@ -12,6 +13,8 @@ export interface TemplatePart {
   readonly token: string;
   readonly codec: KeyCodec;
   readonly after: string;
+  /** A DateTime in ascending order (`{at}`, `{at:ticks}`, a period): keys grow with time. */
+  readonly ascendingTime: boolean;
 }
 
 /** What a template may contain beyond the common placeholders. */
@@ -74,7 +77,10 @@ export function parseTemplate(
       );
     }
     fixedLength += codec.width ?? 0;
-    parts.push({ field, token, codec, after });
+    // Any DateTime format but a descending one or a hash bucket keeps the keys in time order.
+    const ascendingTime =
+      type === "DateTime" && !(codec instanceof HashCodec) && !(format ?? "").split(":").includes("desc");
+    parts.push({ field, token, codec, after, ascendingTime });
   }
 
   const maxLength = ServiceLimits.maxKeyBytes / 2;

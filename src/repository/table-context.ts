@@ -60,6 +60,8 @@ export class TableContext {
   readonly #repositories = new Map<Function, Repository<object>>();
   /** The class holding each (table, type) pair used in this context: rows are told apart by type. */
   readonly #types = new Map<string, EntityModel>();
+  /** Entity classes whose schema warnings this context has reported. */
+  readonly #warned = new Set<Function>();
 
   constructor(options: TableContextOptions) {
     if (!options?.store)
@@ -92,6 +94,7 @@ export class TableContext {
     if (!repository) {
       const model = getEntityModel(entityClass);
       this.#claimType(model);
+      this.#warn(model);
       repository = Repository.build(model, this.#runner) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
@@ -122,6 +125,20 @@ export class TableContext {
     return MultiEntitySource.build(repositories, this.#runner);
   }
 
+  /** Models are built at decoration time, without a context, so their warnings are reported on first use here. */
+  #warn(model: EntityModel): void {
+    if (this.#warned.has(model.ctor)) return;
+    this.#warned.add(model.ctor);
+    for (const warning of model.warnings) {
+      this.#runner.emit({
+        type: "schema-warning",
+        entity: model.name,
+        rule: warning.rule,
+        message: warning.message,
+      });
+    }
+  }
+
   /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
   #claimType(model: EntityModel): void {
     const key = `${model.table.toLowerCase()}\u0000${model.type}`;
@@ -145,6 +162,7 @@ export class TableContext {
     const tables = new Set<string>();
     for (const entityClass of entityClasses) {
       const model = getEntityModel(entityClass);
+      this.#warn(model);
       if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
       for (const index of model.indexes.values()) {
         tables.add(this.#runner.tableName(index.table));

@@ -7,7 +7,9 @@ export type TableKitEvent =
   | { type: "batch-committed"; table: string; partitionKey: string; operations: number }
   | { type: "batch-failed"; table: string; partitionKey: string; operations: number; error: unknown }
   /** One per `page()`, `toArray()` or iteration: its rows, its store requests and how many came back empty. */
-  | ({ type: "query-page" } & QueryPageStats);
+  | ({ type: "query-page" } & QueryPageStats)
+  /** A legal but risky design (e.g. `append-only-partition`), once per context per entity class. */
+  | { type: "schema-warning"; entity: string; rule: string; message: string };
 
 /** Receives events; must not throw (a throwing listener is ignored). */
 export type TableKitEventListener = (event: TableKitEvent) => void;

@@ -6,7 +6,7 @@ import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits
 import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
 import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
 import type { ColumnRecord } from "./column-record.js";
-import type { ColumnModel, EntityClass, EntityModel, IndexModel } from "./entity-model.js";
+import type { ColumnModel, EntityClass, EntityModel, IndexModel, SchemaWarning } from "./entity-model.js";
 import type { EntityOptions, IndexOptions } from "./entity-options.js";
 import { inferColumnType } from "./infer-column-type.js";
 
@@ -98,6 +98,7 @@ export function buildEntityModel<T extends object>(
 
   const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
   const partial = {
+    warnings: schemaWarnings(name, partitionKey),
     ctor,
     name,
     table: options.table,
@@ -112,6 +113,26 @@ export function buildEntityModel<T extends object>(
     indexes,
   };
   return { ...partial, mapper: compileEntityMapper<T>(partial) };
+}
+
+/**
+ * A PartitionKey that starts with an ascending time puts every new entity in the newest partition: one
+ * hot partition takes all writes (the design guide's prepend/append anti-pattern).
+ */
+function schemaWarnings(entity: string, partitionKey: KeyTemplate): SchemaWarning[] {
+  const field = partitionKey.leadingAscendingTime;
+  if (field === undefined) return [];
+  return [
+    {
+      rule: "append-only-partition",
+      message:
+        `${entity}: the partitionKey '${partitionKey.source}' begins with the ascending time '${field}', so every ` +
+        "new entity goes to the newest partition and one server takes all writes (the append-only, or " +
+        "prepend/append, anti-pattern; the service's per-partition target is 2,000 entities per second). " +
+        `Spread writes over hash buckets: partitionKey "{someId:hash:16}" with '${field}' at the start of the ` +
+        "rowKey; find() without the hashed field then reads every bucket, merged in RowKey order",
+    },
+  ];
 }
 
 function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {

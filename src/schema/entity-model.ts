@@ -45,6 +45,15 @@ export interface EntityModel<T extends object = object> {
   readonly columnsByField: ReadonlyMap<string, ColumnModel>;
   readonly indexes: ReadonlyMap<string, IndexModel>;
   readonly mapper: EntityMapper<T>;
+  /** Design warnings a context reports once (`schema-warning` events), e.g. the append-only anti-pattern. */
+  readonly warnings: readonly SchemaWarning[];
+}
+
+/** A legal but risky design choice, reported as a `schema-warning` event. */
+export interface SchemaWarning {
+  /** A stable name for the warning, e.g. `append-only-partition`. */
+  readonly rule: string;
+  readonly message: string;
 }
 
 const models = new WeakMap<Function, EntityModel>();
