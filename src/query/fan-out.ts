@@ -152,6 +152,7 @@ export async function* iterateFanOut<T>(fan: FanOut<T>, take: number | undefined
  * read whole and sorted by the executor's `fetchFirst`, then the sorted buckets are merged.
  */
 export async function firstOfFanOut<T>(fan: FanOut<T>, top: number): Promise<T[]> {
+  if (top <= 0) return [];
   const fetchFirst = fan.executor.fetchFirst;
   if (fetchFirst === undefined) {
     const items: T[] = [];
