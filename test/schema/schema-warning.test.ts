@@ -13,6 +13,12 @@ class TicksLog {
   @Column({ type: "String" }) id!: string;
 }
 
+@Entity({ table: "SwMonth", partitionKey: "{at:month}", rowKey: "{id}" })
+class MonthLog {
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String" }) id!: string;
+}
+
 @Entity({ table: "SwDesc", partitionKey: "{at:desc}", rowKey: "{id}" })
 class DescLog {
   @Column({ type: "DateTime" }) at!: Date;
@@ -46,9 +52,9 @@ describe("schema-warning: a PartitionKey beginning with an ascending time", () =
       db.repository(IsoLog);
       db.repository(IsoLog);
       db.repository(TicksLog);
-      await db.ensureTables(IsoLog, TicksLog);
+      await db.ensureTables(IsoLog, TicksLog, MonthLog);
     });
-    expect(found.map((e) => e.entity)).toEqual(["IsoLog", "TicksLog"]);
+    expect(found.map((e) => e.entity)).toEqual(["IsoLog", "TicksLog", "MonthLog"]);
     for (const event of found) {
       expect(event.rule).toBe("append-only-partition");
       expect(event.message).toMatch(/append-only/);
