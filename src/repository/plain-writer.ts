@@ -1,12 +1,11 @@
-import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../serialization/entity-etag.js";
 import type { StoredEntity, WriteMode } from "../store/table-store.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
 import type { EntityWriter } from "./entity-writer.js";
-import { deleteExisted, ourEtag, settleLostAnswer } from "./lost-answers.js";
 import type { StoreRunner } from "./store-runner.js";
+import { deleteWire, insertWire, updateWire, upsertWire } from "./wire-writes.js";
 
 /** Writes entities without secondary indexes: one request per write, bulk writes as batches. */
 export class PlainWriter<T extends object> implements EntityWriter<T> {
@@ -21,46 +20,18 @@ export class PlainWriter<T extends object> implements EntityWriter<T> {
   }
 
   async insert(entity: T): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
-    const table = this.#table;
-    const { etag } = await this.#runner.run("insert", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.insert(table, wire);
-      } catch (error) {
-        // Not ours after all: the key is taken (whether our lost attempt was first cannot be known).
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof EntityAlreadyExistsError,
-          readBack: () => ourEtag(s, table, wire, "replace"),
-          otherwise: "mark",
-        });
-      }
-    });
+    const etag = await insertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity));
     rememberEtag(entity, etag, this.#runner.scope);
   }
 
   async upsert(entity: T, mode: WriteMode): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
-    // Unconditional and idempotent: a retry after a lost answer writes the same state again.
-    const { etag } = await this.#runner.run("upsert", this.#table, (s) => s.upsert(this.#table, wire, mode));
+    const etag = await upsertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity), mode);
     rememberEtag(entity, etag, this.#runner.scope);
   }
 
   async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
     const wire = this.#model.mapper.toWire(entity);
-    const table = this.#table;
-    const keys = { table, partitionKey: wire.partitionKey, rowKey: wire.rowKey };
-    const { etag } = await this.#runner.run("update", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.update(table, wire, mode, ifMatch);
-      } catch (error) {
-        // Our earlier attempt may have applied and changed the ETag (412), or applied and been deleted since (404).
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof ConcurrencyError || e instanceof EntityNotFoundError,
-          readBack: () => ourEtag(s, table, wire, mode),
-          otherwise: keys,
-        });
-      }
-    });
+    const etag = await updateWire(this.#runner, this.#table, wire, mode, ifMatch);
     rememberEtag(entity, etag, this.#runner.scope);
   }
 
@@ -69,18 +40,7 @@ export class PlainWriter<T extends object> implements EntityWriter<T> {
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
     const condition = ifMatch ?? etagIn(key, this.#runner.scope) ?? "*";
-    const table = this.#table;
-    const existed = await this.#runner.run("delete", table, async (s, { possiblyApplied }) => {
-      try {
-        return deleteExisted(await s.delete(table, partitionKey, rowKey, condition), possiblyApplied);
-      } catch (error) {
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof EntityNotFoundError || e instanceof ConcurrencyError,
-          readBack: async () => ((await s.getEntity(table, partitionKey, rowKey)) ? undefined : true),
-          otherwise: { table, partitionKey, rowKey },
-        });
-      }
-    });
+    const existed = await deleteWire(this.#runner, this.#table, partitionKey, rowKey, condition);
     rememberEtag(key, undefined, this.#runner.scope);
     return existed;
   }

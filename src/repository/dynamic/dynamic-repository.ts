@@ -1,15 +1,10 @@
-import {
-  ConcurrencyError,
-  EntityAlreadyExistsError,
-  EntityNotFoundError,
-  ValidationError,
-} from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import { quoteString } from "../../query/odata.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { WriteMode } from "../../store/table-store.js";
 import { TABLE_NAME } from "../../util/service-limits.js";
-import { deleteExisted, ourEtag, settleLostAnswer } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
+import { deleteWire, insertWire, updateWire, upsertWire } from "../wire-writes.js";
 import { writeMode } from "../write-mode.js";
 import { DynamicQuery } from "./dynamic-query.js";
 import { checkRowKeys, type DynamicRow, rowToWire, storedToRow } from "./dynamic-row.js";
@@ -93,29 +88,13 @@ export class DynamicRepository {
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same row, its ETag tracked. */
   async insert(row: DynamicRow): Promise<DynamicRow> {
-    const wire = rowToWire(row);
-    const table = this.#table;
-    const { etag } = await this.#runner.run("insert", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.insert(table, wire);
-      } catch (error) {
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof EntityAlreadyExistsError,
-          readBack: () => ourEtag(s, table, wire, "replace"),
-          otherwise: "mark",
-        });
-      }
-    });
-    rememberEtag(row, etag, this.#runner.scope);
+    rememberEtag(row, await insertWire(this.#runner, this.#table, rowToWire(row)), this.#runner.scope);
     return row;
   }
 
   /** Inserts or replaces (default) or merges, without reading first. */
   async upsert(row: DynamicRow, options: DynamicUpsertOptions = {}): Promise<DynamicRow> {
-    const mode = writeMode(options.mode);
-    const wire = rowToWire(row);
-    // Unconditional and idempotent: a retry after a lost answer writes the same state again.
-    const { etag } = await this.#runner.run("upsert", this.#table, (s) => s.upsert(this.#table, wire, mode));
+    const etag = await upsertWire(this.#runner, this.#table, rowToWire(row), writeMode(options.mode));
     rememberEtag(row, etag, this.#runner.scope);
     return row;
   }
@@ -135,20 +114,7 @@ export class DynamicRepository {
         { field: "ifMatch" },
       );
     }
-    const table = this.#table;
-    const keys = { table, partitionKey: wire.partitionKey, rowKey: wire.rowKey };
-    const { etag } = await this.#runner.run("update", table, async (s, { possiblyApplied }) => {
-      try {
-        return await s.update(table, wire, mode, ifMatch);
-      } catch (error) {
-        // Our earlier attempt may have applied and changed the ETag (412), or applied and been deleted since (404).
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof ConcurrencyError || e instanceof EntityNotFoundError,
-          readBack: () => ourEtag(s, table, wire, mode),
-          otherwise: keys,
-        });
-      }
-    });
+    const etag = await updateWire(this.#runner, this.#table, wire, mode, ifMatch);
     rememberEtag(row, etag, this.#runner.scope);
     return row;
   }
@@ -156,19 +122,7 @@ export class DynamicRepository {
   /** Deletes by key, conditional on `ifMatch` when given; resolves whether the row existed. */
   async delete(partitionKey: string, rowKey: string, options: DynamicDeleteOptions = {}): Promise<boolean> {
     checkRowKeys(partitionKey, rowKey);
-    const condition = options.ifMatch ?? "*";
-    const table = this.#table;
-    return this.#runner.run("delete", table, async (s, { possiblyApplied }) => {
-      try {
-        return deleteExisted(await s.delete(table, partitionKey, rowKey, condition), possiblyApplied);
-      } catch (error) {
-        return settleLostAnswer(error, possiblyApplied, {
-          ownEffect: (e) => e instanceof EntityNotFoundError || e instanceof ConcurrencyError,
-          readBack: async () => ((await s.getEntity(table, partitionKey, rowKey)) ? undefined : true),
-          otherwise: { table, partitionKey, rowKey },
-        });
-      }
-    });
+    return deleteWire(this.#runner, this.#table, partitionKey, rowKey, options.ifMatch ?? "*");
   }
 
   /** The rows of one partition, in RowKey order. */
