@@ -8,7 +8,7 @@ import { findState } from "../query/find-state.js";
 import { assertLogTail } from "../query/log-tail.js";
 import { Query, type QueryExecutor } from "../query/query.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { etagIn, rememberEtag } from "../serialization/entity-etag.js";
+import { etagIn } from "../serialization/entity-etag.js";
 import type { StoredEntity, WriteMode } from "../store/table-store.js";
 import type { CreateValues, DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
@@ -564,8 +564,7 @@ export class Repository<T extends object> {
    */
   #hydrate(stored: StoredEntity): T {
     const upcast = upcasterOf(this.#model);
-    const entity = this.#model.mapper.fromWire(upcast ? upcast(stored) : stored);
-    rememberEtag(entity, stored.etag, this.#runner.scope);
+    const entity = this.#model.mapper.fromWire(upcast ? upcast(stored) : stored, this.#runner.scope);
     this.#writer.track(entity, stored);
     return entity;
   }

@@ -1,6 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
 import type { EntityClass } from "../util/entity-class.js";
+import type { StateScope } from "../util/scoped-state.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY } from "../wire/system-properties.js";
 import type { StoredEntity, WireEntity } from "../wire/wire-entity.js";
@@ -12,8 +13,11 @@ import { createValueReader, createValueWriter, wireValueSize } from "./value-cod
 export interface EntityMapper<T extends object> {
   /** Instance → wire entity (keys encoded, every value checked against the service's rules). */
   toWire(entity: T): WireEntity;
-  /** Wire entity → instance; key fields missing from the properties are decoded from the keys. */
-  fromWire(stored: StoredEntity): T;
+  /**
+   * Wire entity → instance; key fields missing from the properties are decoded from the keys. The
+   * row's ETag is recorded for the instance once, in `scope` (the reading context's store and prefix).
+   */
+  fromWire(stored: StoredEntity, scope?: StateScope): T;
   /** The stored property names of the given fields (for `$select`). */
   propertiesOf(fields: readonly string[]): string[];
 }
@@ -66,7 +70,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     keyFields.length > 0
       ? `if (${keyFields.map((f) => `o[${JSON.stringify(f)}] === undefined`).join(" || ")}) fillKeys(o, s);`
       : "",
-    "remember(o, s.etag);",
+    "remember(o, s.etag, scope);",
     "return o;",
   ].join("\n");
 
@@ -114,8 +118,8 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "readers",
     "fillKeys",
     "remember",
-    `return function fromWire(s) {\n${fromWireBody}\n};`,
-  )(source.ctor.prototype, readers, fillKeys, rememberEtag) as (s: StoredEntity) => T;
+    `return function fromWire(s, scope) {\n${fromWireBody}\n};`,
+  )(source.ctor.prototype, readers, fillKeys, rememberEtag) as (s: StoredEntity, scope?: StateScope) => T;
 
   return {
     toWire,
