@@ -20,6 +20,7 @@ import {
   remoteItem,
 } from "./bench-entity.js";
 import { type BenchRow, compare, median, printTable, timeAsync, timeSync } from "./measure.js";
+import { parallelReads } from "./parallel-reads.js";
 
 const quick = process.argv.includes("--quick");
 const rows: BenchRow[] = [];
@@ -74,18 +75,6 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
     () => timeAsync(n, (i) => client.getEntity("point", `item_${String(i % 1000).padStart(8, "0")}`)),
   );
   record("point get", get.a, get.b, ms, 1.05);
-
-  // getMany's point reads in parallel (8 in flight) against the same reads one after another.
-  const manyKeys = Array.from({ length: 100 }, (_, i) => ({ tenant: "point", id: (i * 7) % 1000 }));
-  const many = await compare(
-    rounds,
-    () => timeAsync(1, () => repo.getMany(manyKeys)),
-    () =>
-      timeAsync(1, async () => {
-        for (const key of manyKeys) await repo.get(key);
-      }),
-  );
-  record("getMany of 100 keys vs 100 sequential gets", many.a, many.b, ms, 0.2);
 
   const upsert = await compare(
     rounds,
@@ -343,6 +332,7 @@ async function main(): Promise<void> {
     await sdkVsTablekit(azurite.connectionString);
     await bulkVsSequential(azurite.connectionString);
     await indexCosts(azurite.connectionString);
+    await parallelReads(azurite.connectionString, record, quick);
   } finally {
     await azurite.stop();
   }
