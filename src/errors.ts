@@ -9,7 +9,8 @@ export type TableKitErrorCode =
   | "STORE"
   | "UNIQUE"
   | "ENCRYPTION"
-  | "QUERY_BUDGET";
+  | "QUERY_BUDGET"
+  | "EVENTUAL_STEP";
 
 /** Options every error takes: the error that caused it, and whether the failed write may have been applied. */
 export interface TableKitErrorOptions {
@@ -251,5 +252,48 @@ export class QueryBudgetError extends TableKitError {
     this.items = details.items;
     this.continuation = details.continuation;
     this.requests = details.requests;
+  }
+}
+
+/** One step of an eventual transaction that a conflict refused. */
+export interface EventualStepConflict {
+  /** Position of the step in the `db.eventually` callback, from 0. */
+  index: number;
+  op: "insert" | "upsert" | "update" | "delete";
+  table: string;
+  partitionKey: string;
+  rowKey: string;
+  /** The refusal: `EntityAlreadyExistsError`, `ConcurrencyError`, `EntityNotFoundError` or `UniqueConstraintError`. */
+  error: TableKitError;
+}
+
+/**
+ * A step of `db.eventually` was refused by a conflict (its key taken, its entity changed or gone
+ * since it was read): the step is named, every other step was applied (rolled forward), and the
+ * intent was removed. `conflicts` lists every refused step; the first is the one in the message.
+ */
+export class EventualStepError extends TableKitError {
+  declare readonly code: "EVENTUAL_STEP";
+  readonly index: number;
+  readonly op: EventualStepConflict["op"];
+  readonly table: string;
+  readonly partitionKey: string;
+  readonly rowKey: string;
+  readonly conflicts: readonly EventualStepConflict[];
+
+  constructor(conflicts: readonly [EventualStepConflict, ...EventualStepConflict[]]) {
+    const [first] = conflicts;
+    super(
+      "EVENTUAL_STEP",
+      `Eventual transaction step ${first.index} (${first.op} in table ${first.table}, PartitionKey '${first.partitionKey}', RowKey '${first.rowKey}') was refused: ${first.error.message}` +
+        `${conflicts.length > 1 ? ` (and ${conflicts.length - 1} more refused step${conflicts.length > 2 ? "s" : ""})` : ""}. The other steps were applied.`,
+      { cause: first.error },
+    );
+    this.index = first.index;
+    this.op = first.op;
+    this.table = first.table;
+    this.partitionKey = first.partitionKey;
+    this.rowKey = first.rowKey;
+    this.conflicts = conflicts;
   }
 }

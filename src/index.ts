@@ -6,6 +6,8 @@ export {
   EntityAlreadyExistsError,
   type EntityKeys,
   EntityNotFoundError,
+  type EventualStepConflict,
+  EventualStepError,
   QueryBudgetError,
   SchemaError,
   StoreError,
@@ -31,12 +33,18 @@ export {
   type DynamicUpsertOptions,
 } from "./repository/dynamic/dynamic-repository.js";
 export type { DynamicRow } from "./repository/dynamic/dynamic-row.js";
+export type { StepOutcome } from "./repository/eventual/apply-step.js";
+export { EventualTransaction } from "./repository/eventual/eventual-transaction.js";
+export type { EventualRepairCounts } from "./repository/eventual/repair-eventual.js";
+export type { EventualResult } from "./repository/eventual/run-eventually.js";
 export type { CopyRef } from "./repository/index/copy-ref.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
 export type { IndexDrift } from "./repository/index/index-verifier.js";
 export { type EntityOf, MultiEntitySource } from "./repository/multi-entity-source.js";
 export type { PatchChanges } from "./repository/patch-changes.js";
+export type { RepairCounts, RepairReport } from "./repository/repair/repair-kind.js";
+export type { RepairWorker, RepairWorkerOptions } from "./repository/repair/repair-worker.js";
 export type {
   DeleteOptions,
   EntityKey,
@@ -50,6 +58,7 @@ export type {
 export { Repository } from "./repository/repository.js";
 export type { RetryOptions } from "./repository/retry-policy.js";
 export {
+  type RepairAllOptions,
   TableContext,
   type TableContextOptions,
   type TransactionResult,

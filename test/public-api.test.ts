@@ -57,6 +57,19 @@ describe("public API", () => {
         "ENCRYPTION",
       ],
       [new tablekit.QueryBudgetError({ items: [], continuation: "c", requests: 3 }), "QUERY_BUDGET"],
+      [
+        new tablekit.EventualStepError([
+          {
+            index: 1,
+            op: "insert",
+            table: "T",
+            partitionKey: "p",
+            rowKey: "r",
+            error: new tablekit.EntityAlreadyExistsError({ table: "T", partitionKey: "p", rowKey: "r" }),
+          },
+        ]),
+        "EVENTUAL_STEP",
+      ],
     ];
     for (const [error, code] of cases) {
       expect(error).toBeInstanceOf(tablekit.TableKitError);

@@ -3,12 +3,22 @@ import { type EntityClass, type EntityModel, getEntityModel } from "../schema/en
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
+import { EventualTransaction } from "./eventual/eventual-transaction.js";
+import { checkMinAge, repairEventual } from "./eventual/repair-eventual.js";
+import {
+  type EventualDeps,
+  type EventualResult,
+  type KnownClass,
+  runEventually,
+} from "./eventual/run-eventually.js";
 import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
+import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "./repair/repair-kind.js";
+import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repair/repair-worker.js";
 import { Repository } from "./repository.js";
 import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
@@ -40,6 +50,23 @@ export interface TableContextOptions {
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
   random?: (() => number) | undefined;
+  /** @internal The clock intents are dated and leased by, in milliseconds (tests inject one). */
+  now?: (() => number) | undefined;
+}
+
+/** Options of `db.repair`. */
+export interface RepairAllOptions {
+  /**
+   * Leave intents younger than this alone (default 0: replay all). A running writer's intent is
+   * indistinguishable from a crashed one's: next to live writers, give their longest write time.
+   */
+  minIntentAgeMs?: number | undefined;
+  /**
+   * Entity classes to register first. Repair finds index intents and indexed steps of eventual
+   * transactions only for classes this context has seen (a repository, `ensureTables`,
+   * `eventually` or this list): their copies derive from the class.
+   */
+  entities?: readonly EntityClass[] | undefined;
 }
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
@@ -62,6 +89,10 @@ export class TableContext {
   readonly #types = new Map<string, EntityModel>();
   /** Entity classes whose schema warnings this context has reported. */
   readonly #warned = new Set<Function>();
+  readonly #now: () => number;
+  /** The kinds of unfinished work `repair` finishes, in order. */
+  readonly #repairKinds: RepairKind[] = [];
+  readonly #repairLock = new RepairLock();
 
   constructor(options: TableContextOptions) {
     if (!options?.store)
@@ -85,6 +116,19 @@ export class TableContext {
       options.onEvent,
       prefix,
       options.maxConcurrentRequests,
+    );
+    this.#now = options.now ?? Date.now;
+    this.#repairKinds.push(
+      {
+        name: "indexes",
+        run: async ({ minIntentAgeMs }) => ({ ...(await this.#repairAllIndexes(minIntentAgeMs)) }),
+      },
+      {
+        name: "eventually",
+        run: async ({ minIntentAgeMs, errors }) => ({
+          ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
+        }),
+      },
     );
   }
 
@@ -139,6 +183,91 @@ export class TableContext {
     }
   }
 
+  /** The classes this context has seen, by logical table and type (what repair replays through). */
+  #known(table: string, type: string, model?: EntityModel<object>): KnownClass | undefined {
+    const found = model ?? this.#types.get(`${table.toLowerCase()}\u0000${type}`);
+    if (!found) return undefined;
+    return { repository: this.repository(found.ctor) as unknown as Repository<object>, model: found };
+  }
+
+  #eventualDeps(): EventualDeps {
+    return {
+      runner: this.#runner,
+      repositoryOf: (table, type, model) => this.#known(table, type, model),
+      now: this.#now,
+    };
+  }
+
+  /** Replays the index intents of every class seen with copies outside its partition. */
+  async #repairAllIndexes(minIntentAgeMs: number): Promise<RepairResult> {
+    const total: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
+    for (const model of this.#types.values()) {
+      if (![...model.indexes.values()].some((index) => !index.intraPartition)) continue;
+      const result = await repairIndexes(model, this.#runner, { minIntentAgeMs });
+      total.intentsReplayed += result.intentsReplayed;
+      total.copiesWritten += result.copiesWritten;
+      total.copiesDeleted += result.copiesDeleted;
+      total.poisoned += result.poisoned;
+    }
+    return total;
+  }
+
+  /**
+   * Finishes every kind of unfinished work this context knows: index intents (`indexes`), eventual
+   * transactions (`eventually`), and kinds added by other features. Resolves the counts of each
+   * kind by name; if some item failed, the whole pass still runs and then rejects with the first error.
+   * @example
+   * const report = await db.repair({ minIntentAgeMs: 60_000 }); // { indexes: {…}, eventually: { replayed: 1, … } }
+   */
+  async repair(options: RepairAllOptions = {}): Promise<RepairReport> {
+    const minAge = checkMinAge(options?.minIntentAgeMs);
+    for (const entityClass of options?.entities ?? []) this.repository(entityClass);
+    const { counts, errors } = await this.#repairPass(minAge);
+    if (errors.length > 0) throw errors[0];
+    return counts;
+  }
+
+  /**
+   * Runs `repair` in the background: a pass at once, then `intervalMs` after each pass ends. Passes
+   * of one context never overlap (also across workers and `repair` calls); each pass emits a
+   * `repair-pass` event with its counts and errors, and a failing pass does not stop the worker.
+   * @example
+   * const worker = db.startRepairWorker({ intervalMs: 60_000, minIntentAgeMs: 30_000 });
+   * await worker.stop(); // waits for a running pass
+   */
+  startRepairWorker(options: RepairWorkerOptions): RepairWorker {
+    const minAge = checkMinAge(options?.minIntentAgeMs);
+    return startWorker(
+      options,
+      () => this.#repairPass(minAge),
+      ({ counts, errors }) => this.#runner.emit({ type: "repair-pass", counts, errors }),
+    );
+  }
+
+  /** @internal Adds a kind of unfinished work to `repair` (e.g. large-value blobs). */
+  addRepairKind(kind: RepairKind): void {
+    this.#repairKinds.push(kind);
+  }
+
+  #repairPass(minIntentAgeMs: number): Promise<{ counts: RepairReport; errors: unknown[] }> {
+    return this.#repairLock.exclusive(() => runRepairPass(this.#repairKinds, minIntentAgeMs));
+  }
+
+  /**
+   * Runs an eventually consistent transaction over any tables and partitions: the callback adds
+   * steps (checked whole before any request), the set is recorded as one intent, each step is
+   * applied idempotently, and the intent is removed. A step refused by a conflict rejects the call
+   * with `EventualStepError` naming it, after the other steps were applied; after a crash,
+   * `repair()` finishes the set.
+   * @example
+   * await db.eventually((tx) => { tx.delete(CurrentEmployee, key); tx.insert(archived); });
+   */
+  async eventually(build: (tx: EventualTransaction) => unknown): Promise<EventualResult> {
+    const tx = EventualTransaction.build(this.#runner.scope, (table) => this.#runner.tableName(table));
+    await build(tx);
+    return runEventually(this.#eventualDeps(), tx);
+  }
+
   /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
   #claimType(model: EntityModel): void {
     const key = `${model.table.toLowerCase()}\u0000${model.type}`;
@@ -163,6 +292,7 @@ export class TableContext {
     for (const entityClass of entityClasses) {
       const model = getEntityModel(entityClass);
       this.#warn(model);
+      this.#claimType(model);
       if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
       for (const index of model.indexes.values()) {
         tables.add(this.#runner.tableName(index.table));

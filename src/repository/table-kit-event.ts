@@ -1,4 +1,5 @@
 import type { QueryPageStats } from "../query/query-budget.js";
+import type { RepairReport } from "./repair/repair-kind.js";
 
 /** What a `TableContext` reports to its `onEvent` hook (default: nothing is reported anywhere). */
 export type TableKitEvent =
@@ -9,7 +10,9 @@ export type TableKitEvent =
   /** One per `page()`, `toArray()` or iteration: its rows, its store requests and how many came back empty. */
   | ({ type: "query-page" } & QueryPageStats)
   /** A legal but risky design (e.g. `append-only-partition`), once per context per entity class. */
-  | { type: "schema-warning"; entity: string; rule: string; message: string };
+  | { type: "schema-warning"; entity: string; rule: string; message: string }
+  /** One per repair worker pass: the counts of each kind, and the errors it met (the worker goes on). */
+  | { type: "repair-pass"; counts: RepairReport; errors: unknown[] };
 
 /** Receives events; must not throw (a throwing listener is ignored). */
 export type TableKitEventListener = (event: TableKitEvent) => void;

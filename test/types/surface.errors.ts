@@ -4,6 +4,7 @@ import {
   type EncryptionError,
   type EntityAlreadyExistsError,
   type EntityNotFoundError,
+  type EventualStepError,
   type QueryBudgetError,
   type SchemaError,
   type StoreError,
@@ -25,6 +26,7 @@ expectTypeOf<StoreError["code"]>().toEqualTypeOf<"STORE">();
 expectTypeOf<UniqueConstraintError["code"]>().toEqualTypeOf<"UNIQUE">();
 expectTypeOf<EncryptionError["code"]>().toEqualTypeOf<"ENCRYPTION">();
 expectTypeOf<QueryBudgetError["code"]>().toEqualTypeOf<"QUERY_BUDGET">();
+expectTypeOf<EventualStepError["code"]>().toEqualTypeOf<"EVENTUAL_STEP">();
 
 // TableKitErrorCode is their union, and the base class's code.
 expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
@@ -38,6 +40,7 @@ expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
   | "UNIQUE"
   | "ENCRYPTION"
   | "QUERY_BUDGET"
+  | "EVENTUAL_STEP"
 >();
 expectTypeOf<TableKitError["code"]>().toEqualTypeOf<TableKitErrorCode>();
 

@@ -1,0 +1,95 @@
+import { type EventualStepConflict, EventualStepError, ValidationError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { Repository } from "../repository.js";
+import type { StoreRunner } from "../store-runner.js";
+import { applyStep, type StepOutcome } from "./apply-step.js";
+import { EventualLog, payloadOf } from "./eventual-log.js";
+import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
+import type { RecordedStep } from "./recorded-step.js";
+import { encodeWire } from "./wire-json.js";
+
+/** What `db.eventually` did: one outcome per step, in the callback's order. */
+export interface EventualResult {
+  /** `applied`, `alreadyDone` (found applied by an earlier attempt), `absent` (a delete with nothing to delete) or `superseded`. */
+  outcomes: StepOutcome[];
+}
+
+/** A class the context knows: its model and its repository. */
+export interface KnownClass {
+  repository: Repository<object>;
+  model: EntityModel<object>;
+}
+
+/** What running and replaying eventual transactions needs from the context. */
+export interface EventualDeps {
+  runner: StoreRunner;
+  /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
+  repositoryOf(table: string, type: string, model?: EntityModel<object>): KnownClass | undefined;
+  now(): number;
+}
+
+/** A stand-in ETag as long as any real one: the payload's size is checked before the versions are read. */
+const PLACEHOLDER_ETAG = `W/"datetime'${"0".repeat(40)}'"`;
+
+/**
+ * Runs an eventually consistent transaction: validate the whole set (no request), read the
+ * versions that steps without a tracked ETag are conditional on, record the set as one intent,
+ * apply each step idempotently in order, remove the intent. A conflict refuses only its own step:
+ * the others are rolled forward, the intent is removed, and the call rejects with
+ * `EventualStepError`. Any other failure (a fault, an unknown outcome) rejects with that error and
+ * leaves the intent, which `db.repair()` finishes.
+ */
+export async function runEventually(deps: EventualDeps, tx: EventualTransaction): Promise<EventualResult> {
+  const steps = tx.steps;
+  if (steps.length === 0)
+    throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
+  const { runner } = deps;
+  const recorded = steps.map((step) => record(step, PLACEHOLDER_ETAG));
+  payloadOf(recorded);
+  for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
+
+  for (const [i, step] of steps.entries()) {
+    if (step.op === "insert") recorded[i] = record(step, null);
+    else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch);
+    else {
+      // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version read now.
+      const stored = await runner.run("get", step.physicalTable, (s) =>
+        s.getEntity(step.physicalTable, step.wire.partitionKey, step.wire.rowKey),
+      );
+      recorded[i] = record(step, stored?.etag ?? null);
+    }
+  }
+  const log = new EventualLog(runner);
+  const intent = await log.record(payloadOf(recorded), recorded, deps.now());
+
+  const outcomes: StepOutcome[] = [];
+  const conflicts: EventualStepConflict[] = [];
+  for (const [i, step] of steps.entries()) {
+    const model = step.model;
+    const known = deps.repositoryOf(model.table, model.type, model);
+    const result = await applyStep(
+      { runner, repository: known, live: true, source: step.source },
+      recorded[i] as RecordedStep,
+      i,
+    );
+    if ("conflict" in result) conflicts.push(result.conflict);
+    else outcomes.push(result.outcome);
+  }
+  await log.complete(intent);
+  const [first, ...rest] = conflicts;
+  if (first) throw new EventualStepError([first, ...rest]);
+  return { outcomes };
+}
+
+function record(step: PlannedStep, expect: string | null): RecordedStep {
+  return {
+    op: step.op,
+    table: step.model.table,
+    type: step.model.type,
+    at: step.physicalTable,
+    indexed: step.model.indexes.size > 0,
+    mode: step.mode,
+    expect,
+    wire: encodeWire(step.wire),
+  };
+}
