@@ -75,7 +75,11 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     if ("conflict" in result) conflicts.push(result.conflict);
     else outcomes.push(result.outcome);
   }
-  await log.complete(intent);
+  try {
+    await log.complete(intent);
+  } catch {
+    // Every step is applied: a removal that failed leaves an intent whose replay finds each step done.
+  }
   const [first, ...rest] = conflicts;
   if (first) throw new EventualStepError([first, ...rest]);
   return { outcomes };
