@@ -39,7 +39,7 @@ describe("db.startRepairWorker (scheduling)", () => {
     let inFlight = 0;
     let maxInFlight = 0;
     let passes = 0;
-    const gates: ReturnType<typeof deferred>[] = [];
+    const gates: ReturnType<typeof deferred<void>>[] = [];
     const kind: RepairKind = {
       name: "probe",
       run: async () => {
