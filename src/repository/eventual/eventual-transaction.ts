@@ -99,7 +99,7 @@ export class EventualTransaction {
     return this.#add("delete", model, wire, key, "replace", ifMatch === "*" ? undefined : ifMatch);
   }
 
-  /** The steps added so far, in order. */
+  /** @internal The steps added so far, in order. */
   get steps(): readonly PlannedStep[] {
     return this.#steps;
   }
