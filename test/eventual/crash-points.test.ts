@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TableContext } from "../../src/index.js";
 import { stores } from "../fixtures/context.js";
 import type { CrashMode } from "../indexes/crash-store.js";
 import { expectNoDrift } from "../indexes/helpers.js";
@@ -57,6 +58,49 @@ describe.each(stores)("db.eventually interrupted at each request, then db.repair
       expect(totals.replayed).toBeGreaterThan(0);
       expect(totals.applied).toBeGreaterThan(0);
       expect(totals.alreadyDone).toBeGreaterThan(0);
+    });
+  }
+});
+
+/**
+ * The repair itself interrupted at every one of its requests (after a move that died right after
+ * recording its intent), then a second repair once the first one's claim has run out: the move
+ * ends complete, with no conflict met (a step replayed twice finds its own earlier effect).
+ */
+describe.each(stores)("db.repair interrupted at each request, then repaired again, on %s", (_name, kind) => {
+  for (const mode of ["crash", "lost"] as CrashMode[]) {
+    it(`${mode}: every request of the repair`, async () => {
+      const { db, store, prefix, intents } = await eventualContext(kind);
+      let now = 1_000_000_000_000;
+      const at = () => new TableContext({ store, tablePrefix: prefix, retry: false, now: () => now });
+      const crashedMove = async (id: number) => {
+        await MOVE.prepare(db, id);
+        const move = await MOVE.plan(at(), id);
+        // Two version reads, then the intent; the process dies before the first step.
+        store.arm(4, "crash");
+        await expect(move()).rejects.toThrow();
+        store.reset();
+      };
+      let id = 0;
+      await crashedMove(++id);
+      await at().repair({ entities: [RxEmployee] });
+      const total = store.requests;
+      await expect(MOVE.state(db, id)).resolves.toEqual(MOVE.after(id));
+      for (let n = 1; n <= total; n++) {
+        await crashedMove(++id);
+        store.arm(n, mode);
+        await at()
+          .repair({ entities: [RxEmployee] })
+          .catch(() => undefined);
+        store.reset();
+        now += 61_000;
+        const where = `${mode} at request ${n} of ${total}`;
+        const second = await at().repair({ entities: [RxEmployee] });
+        expect(second.eventually?.conflicts, where).toBe(0);
+        await expectNoIntents(db, intents, where);
+        await expectNoDrift(at());
+        expect(await MOVE.state(db, id), where).toEqual(MOVE.after(id));
+      }
     });
   }
 });
