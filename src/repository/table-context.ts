@@ -17,6 +17,7 @@ import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
+import { repairAllIndexes } from "./repair/index-repair-kind.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "./repair/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repair/repair-worker.js";
 import { Repository } from "./repository.js";
@@ -121,7 +122,9 @@ export class TableContext {
     this.#repairKinds.push(
       {
         name: "indexes",
-        run: async ({ minIntentAgeMs }) => ({ ...(await this.#repairAllIndexes(minIntentAgeMs)) }),
+        run: async ({ minIntentAgeMs }) => ({
+          ...(await repairAllIndexes(this.#runner, this.#types.values(), minIntentAgeMs)),
+        }),
       },
       {
         name: "eventually",
@@ -196,20 +199,6 @@ export class TableContext {
       repositoryOf: (table, type, model) => this.#known(table, type, model),
       now: this.#now,
     };
-  }
-
-  /** Replays the index intents of every class seen with copies outside its partition. */
-  async #repairAllIndexes(minIntentAgeMs: number): Promise<RepairResult> {
-    const total: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
-    for (const model of this.#types.values()) {
-      if (![...model.indexes.values()].some((index) => !index.intraPartition)) continue;
-      const result = await repairIndexes(model, this.#runner, { minIntentAgeMs });
-      total.intentsReplayed += result.intentsReplayed;
-      total.copiesWritten += result.copiesWritten;
-      total.copiesDeleted += result.copiesDeleted;
-      total.poisoned += result.poisoned;
-    }
-    return total;
   }
 
   /**

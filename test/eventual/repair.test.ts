@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, TableContext, type TableKitEvent, ValidationError } from "../../src/index.js";
 import type { RepairKind } from "../../src/repository/repair/repair-kind.js";
 import { stores } from "../fixtures/context.js";
-import { rowsOf } from "../indexes/helpers.js";
-import { RxEmployee } from "../indexes/models.js";
+import { expectNoDrift, rowsOf } from "../indexes/helpers.js";
+import { RxEmployee, rxEmployee } from "../indexes/models.js";
 import { rejectionOf } from "../support/rejection.js";
 import { eventualContext, expectNoIntents, MOVE } from "./harness.js";
 import { deferred, ManualTimers } from "./manual-timers.js";
@@ -198,6 +198,22 @@ describe.each(stores)("db.repair on %s", (_name, kind) => {
     const left = await rowsOf(db.store, intents);
     expect(left.map((row) => row.partitionKey)).toEqual(["poison~~eventually"]);
     expect(left[0]?.error).toContain("failed 5 replays");
+  });
+
+  it("finds index intents without being told the classes, and replays those of classes it knows", async () => {
+    const { db, store, fresh } = await eventualContext(kind);
+    const employees = db.repository(RxEmployee);
+    await employees.insert(rxEmployee("Idx", 1, 1));
+    const one = await employees.getOrThrow({ department: "Idx", employeeId: 1 });
+    // The index intent is recorded, the write dies after it.
+    store.arm(2, "crash");
+    await rejectionOf(employees.update(Object.assign(one, rxEmployee("Idx", 1, 2))));
+    store.reset();
+    const blind = await fresh().repair();
+    expect(blind.indexes).toMatchObject({ intentsReplayed: 0, unknownTypes: 1 });
+    const told = await fresh().repair({ entities: [RxEmployee] });
+    expect(told.indexes).toMatchObject({ intentsReplayed: 1, unknownTypes: 0 });
+    await expectNoDrift(fresh());
   });
 
   it("resolves counts per kind, including kinds added by other features", async () => {
