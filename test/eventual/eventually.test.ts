@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   EntityAlreadyExistsError,
   EventualStepError,
-  type TableContext,
+  TableContext,
+  UniqueConstraintError,
   ValidationError,
 } from "../../src/index.js";
-import { stores } from "../fixtures/context.js";
+import { stores, uniquePrefix } from "../fixtures/context.js";
 import { expectNoDrift, rowsOf } from "../indexes/helpers.js";
 import { RxEmployee, rxEmployee, valuesOf } from "../indexes/models.js";
 import { rejectionOf } from "../support/rejection.js";
@@ -31,6 +32,34 @@ describe.each(stores)("db.eventually on %s", (_name, kind) => {
     const moved = await db.repository(ArchivedEmployee).getOrThrow(archiveKey(e));
     expect({ ...moved }).toEqual({ ...archived(e) });
     await expectNoIntents(db, intents, "after the move");
+  });
+
+  it("creates the intents table on first use", async () => {
+    const fresh = new TableContext({ store: kind.create(), tablePrefix: uniquePrefix("ev") });
+    await fresh.ensureTables(CurrentEmployee, ArchivedEmployee);
+    const e = current("First", 1);
+    expect((await fresh.eventually((tx) => tx.insert(e))).outcomes).toEqual(["applied"]);
+    expect((await fresh.repository(CurrentEmployee).getOrThrow(e)).name).toBe(e.name);
+  });
+
+  it("an upsert refused by a unique index value is a named conflict, the other steps applied", async () => {
+    const { db, intents } = await eventualContext(kind);
+    await db.repository(RxEmployee).insert(rxEmployee("Uq", 1, 1));
+    // Another employee with the same (unique) email.
+    const clash = Object.assign(rxEmployee("Uq", 2, 5), { email: rxEmployee("Uq", 1, 1).email });
+    const error = await rejectionOf(
+      db.eventually((tx) => {
+        tx.upsert(clash);
+        tx.insert(current("Uq", 3));
+      }),
+    );
+    expect(error).toBeInstanceOf(EventualStepError);
+    expect((error as EventualStepError).index).toBe(0);
+    expect((error as EventualStepError).cause).toBeInstanceOf(UniqueConstraintError);
+    expect(await db.repository(RxEmployee).get({ department: "Uq", employeeId: 2 })).toBeUndefined();
+    expect(await db.repository(CurrentEmployee).get({ department: "Uq", employeeId: 3 })).toBeDefined();
+    await expectNoDrift(db);
+    await expectNoIntents(db, intents, "after a unique conflict");
   });
 
   it("a step refused by a conflict names the step; the other steps roll forward and the intent is removed", async () => {

@@ -61,11 +61,17 @@ export async function applyStep(target: StepTarget, step: RecordedStep, index: n
     return otherwise();
   };
   const upsertFallback = async (error: TableKitError): Promise<StepResult> => {
+    // A unique index value held by another entity refuses an upsert as it would a plain one.
+    if (error instanceof UniqueConstraintError) return conflict(error);
     // The caller's upsert is last-writer-wins; a replay comes later than any write it finds and leaves it.
     if (!target.live) return { outcome: "superseded" };
-    void error;
-    await writer.upsert(step.mode);
-    return { outcome: "applied" };
+    try {
+      await writer.upsert(step.mode);
+      return { outcome: "applied" };
+    } catch (again) {
+      if (!isConflict(again)) throw again;
+      return conflict(again);
+    }
   };
 
   switch (step.op) {
