@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   EntityAlreadyExistsError,
   EventualStepError,
+  MemoryStore,
   TableContext,
   UniqueConstraintError,
   ValidationError,
@@ -224,5 +225,18 @@ describe("db.eventually validates the whole set before any request", () => {
       }),
     );
     expect(badValue).toBeInstanceOf(ValidationError);
+  });
+
+  it("checks the backend's own limits (the Cosmos DB Table API's 255-byte RowKey)", async () => {
+    const db = new TableContext({ store: new MemoryStore({ flavor: "cosmos" }) });
+    const error = await rejectionOf(
+      db.eventually((tx) => {
+        tx.insert(current("V", 1));
+        tx.insert(archived(Object.assign(current("V", 2), { department: "d".repeat(300) })));
+      }),
+    );
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).rule).toBe("backend-key-size");
+    expect((error as ValidationError).message).toContain("eventual step 1");
   });
 });

@@ -1,5 +1,7 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { TransactionAction } from "../../store/table-store.js";
+import { assertWithinLimits } from "../backend-limits.js";
 import type { Repository } from "../repository.js";
 import type { StoreRunner } from "../store-runner.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
@@ -44,6 +46,19 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   if (steps.length === 0)
     throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
   const { runner } = deps;
+  for (const step of steps) {
+    // Stricter backends (the Cosmos DB Table API) have their own key and property limits.
+    const { partitionKey, rowKey } = step.wire;
+    const action: TransactionAction =
+      step.op === "delete"
+        ? { kind: "delete", partitionKey, rowKey, ifMatch: "*" }
+        : { kind: "upsert", entity: step.wire, mode: step.mode };
+    assertWithinLimits(
+      runner.limits,
+      action,
+      `eventual step ${step.index} (${step.op} ${step.model.name}, PartitionKey '${partitionKey}', RowKey '${rowKey}')`,
+    );
+  }
   const recorded = steps.map((step) => record(step, PLACEHOLDER_ETAG));
   payloadOf(recorded);
   for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
