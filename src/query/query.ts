@@ -125,6 +125,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   where<K extends DataField<T>>(field: K, op: ComparisonOperator, value: NonNullable<T[K]>): Query<T, R>;
   where(equalities: WhereValues<T>): Query<T, R>;
   where(fieldOrEqualities: string | WhereValues<T>, op?: ComparisonOperator, value?: unknown): Query<T, R> {
+    this.#assertRowFilterable("where()");
     if (typeof fieldOrEqualities === "string") {
       return this.#with({
         filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)],
@@ -145,6 +146,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
   filter(expression: string): Query<T, R> {
+    this.#assertRowFilterable("filter()");
     if (typeof expression !== "string" || expression.trim() === "") {
       throw new ValidationError("filter", "filter() needs a non-empty OData expression");
     }
@@ -508,6 +510,15 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       );
     }
     return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
+  }
+
+  /** The service filters rows, and a wide entity's columns are spread over several rows. */
+  #assertRowFilterable(what: string): void {
+    if (!this.#model.wide) return;
+    throw new ValidationError(
+      "wide-filter",
+      `${this.#model.name} is a wide entity: ${what} is not supported, since the service filters single rows and each of its columns lives in only one of the entity's rows; narrow with find, between or startsWith on the keys and filter the results`,
+    );
   }
 
   #with<S = R>(change: Partial<QueryState>): Query<T, S> {
