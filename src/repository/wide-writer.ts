@@ -275,23 +275,25 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
   }
 
   #translate(error: unknown, keys: WideKeys, actions: readonly TransactionAction[]): unknown {
-    if (!(error instanceof TransactionError) || isOutcomeUnknown(error)) return error;
-    const entityKeys = this.#entityKeys(keys);
+    if (!(error instanceof TransactionError)) return error;
     if (error.serviceCode === "TableNotFound") {
       // A period's table not created yet: the repository recognises this StoreError and creates it.
       return new StoreError(error.message, { statusCode: 404, serviceCode: "TableNotFound", cause: error });
     }
+    const entityKeys = this.#entityKeys(keys);
+    // Our own lost attempt may have applied and been changed since: the error says so (as for one row).
+    const options = isOutcomeUnknown(error) ? { cause: error, outcomeUnknown: true } : { cause: error };
     const action = actions[error.index];
     if (error.statusCode === 409 && action?.kind === "insert") {
       return error.index === 0
-        ? new EntityAlreadyExistsError(entityKeys, { cause: error })
-        : new ConcurrencyError(entityKeys, { cause: error });
+        ? new EntityAlreadyExistsError(entityKeys, options)
+        : new ConcurrencyError(entityKeys, options);
     }
-    if (error.statusCode === 412) return new ConcurrencyError(entityKeys, { cause: error });
+    if (error.statusCode === 412) return new ConcurrencyError(entityKeys, options);
     if (error.statusCode === 404) {
       return error.index === 0
-        ? new EntityNotFoundError(entityKeys, { cause: error })
-        : new ConcurrencyError(entityKeys, { cause: error });
+        ? new EntityNotFoundError(entityKeys, options)
+        : new ConcurrencyError(entityKeys, options);
     }
     return error;
   }

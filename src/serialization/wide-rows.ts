@@ -185,6 +185,16 @@ export function parseWideEtag(entity: string, etag: string): string[] {
   return parsed as string[];
 }
 
+/** The first row's ETag in a wide entity's ETag, or `undefined` when the text is not one. */
+export function firstPartEtag(etag: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(etag);
+    return Array.isArray(parsed) && typeof parsed[0] === "string" ? parsed[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Bytes one property counts for in the service's entity size formula (see entity-size.ts). */
 function propertyBytes(name: string, value: WireValue | undefined): number {
   return 8 + name.length * 2 + valueBytes(value);
