@@ -1,5 +1,6 @@
 import { QueryBudgetError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import { partRange } from "../serialization/wide-rows.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
@@ -458,7 +459,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       table,
       filters: bucketFilters,
       select: this.#selectWithKeys(),
-      rowKeyOf: (item) => model.rowKey.encode(item as Record<string, unknown>, "RowKey"),
+      rowKeyOf: (item) => {
+        const rowKey = model.rowKey.encode(item as Record<string, unknown>, "RowKey");
+        // A wide entity's rows run up to its RowKey + "!": a bucket resumes after the last of them.
+        return model.wide ? partRange(rowKey).lt : rowKey;
+      },
       fingerprint: fingerprintQuery(table, bucketFilters.join("\n"), this.#state.select),
     };
   }

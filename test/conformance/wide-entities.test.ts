@@ -46,6 +46,34 @@ Column({ type: "String" })(Blobby.prototype, "key");
 for (let i = 0; i < 50; i++) Column({ type: "String" })(Blobby.prototype, `text${i}` as string);
 Entity({ table: "WideBlobs", partitionKey: "blobs", rowKey: "{key}", wide: true })(Blobby);
 
+/** Wide and a table per month: the period's table is created by the first write. */
+class WideLog {
+  source!: string;
+  at!: Date;
+  id!: string;
+  [column: string]: unknown;
+}
+Column({ type: "String" })(WideLog.prototype, "source");
+Column({ type: "DateTime" })(WideLog.prototype, "at");
+Column({ type: "String" })(WideLog.prototype, "id");
+for (let i = 0; i < 300; i++) Column({ type: "Int32" })(WideLog.prototype, `m${i}` as string);
+Entity({ table: "WideLogs{at:month}", partitionKey: "{source}", rowKey: "{at:ticks}_{id}", wide: true })(
+  WideLog,
+);
+
+/** Wide and spread over hash buckets: find without the device reads every bucket. */
+class WideReading {
+  device!: string;
+  n!: number;
+  [column: string]: unknown;
+}
+Column({ type: "String" })(WideReading.prototype, "device");
+Column({ type: "Int32" })(WideReading.prototype, "n");
+for (let i = 0; i < 300; i++) Column({ type: "Int32" })(WideReading.prototype, `r${i}` as string);
+Entity({ table: "WideReadings", partitionKey: "{device:hash:4}", rowKey: "{device}_{n:4}", wide: true })(
+  WideReading,
+);
+
 function sheet(id: string, base: number, note?: string): Sheet {
   const s = new Sheet();
   s.tenant = "acme";
@@ -354,6 +382,56 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     expect(deleted.written).toBe(3);
     const left = await rawRows(counter, `${prefix}WideSheets`, "acme");
     expect([...new Set(left.map((r) => r.rowKey.split(" ")[0]))]).toEqual(["b1", "b2"]);
+  });
+
+  it("a table per period: the first write creates the period's table, reads find it", async () => {
+    const { db } = await freshContext(kind, []);
+    const logs = db.repository(WideLog);
+    const log = (iso: string, id: string, v: number): WideLog => {
+      const l = new WideLog();
+      l.source = "web";
+      l.at = new Date(iso);
+      l.id = id;
+      for (let i = 0; i < 300; i++) l[`m${i}`] = v + i;
+      return l;
+    };
+    await logs.insert(log("2026-10-05T00:00:00Z", "a", 0));
+    await logs.upsert(log("2026-11-05T00:00:00Z", "b", 100));
+    await logs.upsert(log("2026-11-06T00:00:00Z", "c", 200));
+    const got = await logs.getOrThrow({ source: "web", at: new Date("2026-10-05T00:00:00Z"), id: "a" });
+    expect(got.m299).toBe(299);
+    const november = await logs.period(new Date("2026-11-01T00:00:00Z")).find({ source: "web" }).toArray();
+    expect(november.map((l) => [l.id, l.m0, l.m299])).toEqual([
+      ["b", 100, 399],
+      ["c", 200, 499],
+    ]);
+    expect(await logs.delete({ source: "web", at: new Date("2026-11-05T00:00:00Z"), id: "b" })).toBe(true);
+    expect(await logs.period(new Date("2026-12-01T00:00:00Z")).find({ source: "web" }).toArray()).toEqual([]);
+  });
+
+  it("hash buckets: a find without the hashed field returns whole entities merged in RowKey order", async () => {
+    const { db } = await freshContext(kind, [WideReading]);
+    const readings = db.repository(WideReading);
+    const devices = ["d1", "d2", "d3", "d4", "d5", "d6"];
+    for (const [i, device] of devices.entries()) {
+      for (const n of [1, 2]) {
+        const r = new WideReading();
+        r.device = device;
+        r.n = n;
+        for (let c = 0; c < 300; c++) r[`r${c}`] = i * 1000 + n * 10 + c;
+        await readings.insert(r);
+      }
+    }
+    const all = await readings.find({}).toArray();
+    expect(all.map((r) => `${r.device}_${r.n}`)).toEqual(devices.flatMap((d) => [`${d}_1`, `${d}_2`]));
+    for (const r of all) expect(r.r299).toBe(devices.indexOf(r.device) * 1000 + r.n * 10 + 299);
+    const page = await readings.find({}).page({ size: 5 });
+    expect(page.items.length).toBe(5);
+    const rest = await readings.find({}).page({ size: 100, continuation: page.continuation });
+    expect([...page.items, ...rest.items].map((r) => `${r.device}_${r.n}`)).toEqual(
+      all.map((r) => `${r.device}_${r.n}`),
+    );
+    expect((await readings.find({ device: "d3" }).toArray()).map((r) => r.n)).toEqual([1, 2]);
   });
 
   it("past what one transaction carries: a ValidationError naming the limit, before any request", async () => {
