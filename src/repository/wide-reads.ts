@@ -150,6 +150,8 @@ export function wideExecutor<T>(
           }
         }
         cursor = page.continuation;
+        // (Only a concurrent write that shrank the pending entity can start another one here: the page
+        // may then hold one entity more than `top`, never a part of one.)
         if (cursor === undefined || group === undefined) break;
         // The service's page ended inside an entity: read exactly its missing parts.
         want = Math.max(group.first.count - group.rows.length, 1);

@@ -132,7 +132,7 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
     return wideBulk(
       items,
       options,
-      (item) => this.#keysOfItem(item),
+      (item) => this.#checked(item),
       (item) => this.insert(item),
     );
   }
@@ -145,7 +145,7 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
     return wideBulk(
       items,
       options,
-      (item) => this.#keysOfItem(item),
+      (item) => this.#checked(item),
       (item) => this.upsert(item, mode),
     );
   }
@@ -168,7 +168,15 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
     // The assembled entity's ETag (every row's) is recorded by the reader.
   }
 
-  /** The PartitionKey of an item of a bulk write, checked before anything is sent. */
+  /** The PartitionKey of an entity of a bulk write, the whole entity checked (values, rows, payload). */
+  #checked(entity: T): string {
+    const parts = this.#split(this.#model.mapper.toWire(entity));
+    const keys = keysOf(parts);
+    this.#assertFits(keys, plan(keys, parts, []));
+    return keys.partitionKey;
+  }
+
+  /** The PartitionKey of a key of a bulk delete, checked before anything is sent. */
   #keysOfItem(item: Partial<T>): string {
     const values = item as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");

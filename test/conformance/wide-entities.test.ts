@@ -434,6 +434,35 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     expect((await readings.find({ device: "d3" }).toArray()).map((r) => r.n)).toEqual([1, 2]);
   });
 
+  it("mutate reads and writes back the whole entity conditionally", async () => {
+    const { db } = await freshContext(kind, [Sheet]);
+    const sheets = db.repository(Sheet);
+    await sheets.insert(sheet("m", 0));
+    const written = await sheets.mutate({ tenant: "acme", id: "m" }, (s) => {
+      s.c599 = (s.c599 as number) + 1;
+      s.note = "mutated";
+    });
+    expect(written?.c599).toBe(600);
+    const read = await sheets.getOrThrow({ tenant: "acme", id: "m" });
+    expect([read.c000, read.c599, read.note]).toEqual([0, 600, "mutated"]);
+  });
+
+  it("a bulk write of an array checks every entity before the first request", async () => {
+    const { db, counter } = await freshContext(kind, [Blobby]);
+    const blobs = db.repository(Blobby);
+    const ok = new Blobby();
+    ok.key = "ok";
+    const huge = new Blobby();
+    huge.key = "huge";
+    for (let i = 0; i < 50; i++) huge[`text${i}`] = "€".repeat(32_000);
+    await expectRejection(blobs.bulkInsert([ok, huge]), ValidationError);
+    await expectRejection(
+      blobs.bulkUpsert([ok, Object.assign(new Blobby(), { key: "a b" })]),
+      ValidationError,
+    );
+    expect(Object.values(counter.calls).reduce((a, c) => a + c, 0)).toBe(0);
+  });
+
   it("past what one transaction carries: a ValidationError naming the limit, before any request", async () => {
     const { db, counter } = await freshContext(kind, [Blobby]);
     const blobs = db.repository(Blobby);
