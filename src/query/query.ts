@@ -1,6 +1,6 @@
 import { QueryBudgetError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { partRange } from "../serialization/wide-rows.js";
+import { assertWideRowKey, partRange } from "../serialization/wide-rows.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
@@ -200,7 +200,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** How the query will run, without sending anything. */
   explain(): QueryExplanation {
-    const { partitionKey, rowKey, filters } = this.#state;
+    const { partitionKey, filters } = this.#state;
+    const rowKey = this.#rowBounds();
     const plan = planQuery({
       table: this.#state.table,
       ...(partitionKey === undefined ? {} : { partitionKey }),
@@ -448,7 +449,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** The fan-out over hash buckets, when `find` left out only the hashed partition field. */
   #fanOut(): FanOut<T> | undefined {
-    const { partitionKeys, table, rowKey, filters } = this.#state;
+    const { partitionKeys, table, filters } = this.#state;
+    const rowKey = this.#rowBounds();
     if (partitionKeys === undefined) return undefined;
     const bucketFilters = partitionKeys.map(
       (partitionKey) => planQuery({ table, partitionKey, rowKey, filters }).filter,
@@ -515,6 +517,19 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       );
     }
     return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
+  }
+
+  /**
+   * The RowKey bounds sent: for a wide entity, an exact RowKey becomes the range of its rows (see
+   * wide-rows.ts), and a bound holding the separator (a space) is refused, as no wide RowKey holds one.
+   */
+  #rowBounds(): RowKeyBounds {
+    const bounds = this.#state.rowKey;
+    if (!this.#model.wide) return bounds;
+    for (const bound of [bounds.eq, bounds.ge, bounds.lt]) {
+      if (bound !== undefined) assertWideRowKey(this.#model.name, bound);
+    }
+    return bounds.eq === undefined ? bounds : partRange(bounds.eq);
   }
 
   /** The service filters rows, and a wide entity's columns are spread over several rows. */

@@ -265,6 +265,13 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     }
     const all = await sheets.find({ tenant: "acme" }).toArray();
     expect(all.map((s) => s.id)).toEqual(["a", "a!", "a0", "a00", "ab", "a~"]);
+    // A find of one entity's full key reads exactly its rows: one range query, kind "range".
+    const one = sheets.find({ tenant: "acme", id: "a" });
+    expect(one.explain()).toMatchObject({
+      kind: "range",
+      filter: "PartitionKey eq 'acme' and RowKey ge 'a ' and RowKey lt 'a!'",
+    });
+    expect((await one.toArray()).map((s) => [s.id, s.c599])).toEqual([["a", 599]]);
     expect(await sheets.delete({ tenant: "acme", id: "a" })).toBe(true);
     expect((await sheets.find({ tenant: "acme" }).toArray()).map((s) => s.id)).toEqual([
       "a!",
@@ -281,6 +288,11 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     await expectRejection(sheets.insert(sheet("a b", 0)), ValidationError);
     await expectRejection(sheets.get({ tenant: "acme", id: "a b" }), ValidationError);
     await expectRejection(sheets.delete({ tenant: "acme", id: "a b" }), ValidationError);
+    await expectRejection(sheets.find({ tenant: "acme", id: "a b" }).toArray(), ValidationError);
+    await expectRejection(
+      sheets.find({ tenant: "acme" }).startsWith({ id: "a " }).toArray(),
+      ValidationError,
+    );
     expect(Object.values(counter.calls).reduce((a, b) => a + b, 0)).toBe(0);
   });
 
