@@ -369,6 +369,7 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
       }),
       ValidationError,
     );
+    expect(() => db.query(Sheet)).toThrow(/wide entity/);
   });
 
   it("bulk writes: each entity one transaction, failures reported per entity", async () => {
