@@ -75,6 +75,7 @@ export type {
   MissingFields,
   TypedEntityDecorator,
   WhenParameters,
+  WideConflicts,
 } from "./schema/decorator-types.js";
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";

@@ -1,5 +1,6 @@
 import { QueryBudgetError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
+import { assertWideRowKey, partRange } from "../serialization/wide-rows.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
@@ -125,6 +126,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   where<K extends DataField<T>>(field: K, op: ComparisonOperator, value: NonNullable<T[K]>): Query<T, R>;
   where(equalities: WhereValues<T>): Query<T, R>;
   where(fieldOrEqualities: string | WhereValues<T>, op?: ComparisonOperator, value?: unknown): Query<T, R> {
+    this.#assertRowFilterable("where()");
     if (typeof fieldOrEqualities === "string") {
       return this.#with({
         filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)],
@@ -145,6 +147,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
   filter(expression: string): Query<T, R> {
+    this.#assertRowFilterable("filter()");
     if (typeof expression !== "string" || expression.trim() === "") {
       throw new ValidationError("filter", "filter() needs a non-empty OData expression");
     }
@@ -197,7 +200,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** How the query will run, without sending anything. */
   explain(): QueryExplanation {
-    const { partitionKey, rowKey, filters } = this.#state;
+    const { partitionKey, filters } = this.#state;
+    const rowKey = this.#rowBounds();
     const plan = planQuery({
       table: this.#state.table,
       ...(partitionKey === undefined ? {} : { partitionKey }),
@@ -445,7 +449,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** The fan-out over hash buckets, when `find` left out only the hashed partition field. */
   #fanOut(): FanOut<T> | undefined {
-    const { partitionKeys, table, rowKey, filters } = this.#state;
+    const { partitionKeys, table, filters } = this.#state;
+    const rowKey = this.#rowBounds();
     if (partitionKeys === undefined) return undefined;
     const bucketFilters = partitionKeys.map(
       (partitionKey) => planQuery({ table, partitionKey, rowKey, filters }).filter,
@@ -456,7 +461,11 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       table,
       filters: bucketFilters,
       select: this.#selectWithKeys(),
-      rowKeyOf: (item) => model.rowKey.encode(item as Record<string, unknown>, "RowKey"),
+      rowKeyOf: (item) => {
+        const rowKey = model.rowKey.encode(item as Record<string, unknown>, "RowKey");
+        // A wide entity's rows run up to its RowKey + "!": a bucket resumes after the last of them.
+        return model.wide ? partRange(rowKey).lt : rowKey;
+      },
       fingerprint: fingerprintQuery(table, bucketFilters.join("\n"), this.#state.select),
     };
   }
@@ -508,6 +517,28 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       );
     }
     return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
+  }
+
+  /**
+   * The RowKey bounds sent: for a wide entity, an exact RowKey becomes the range of its rows (see
+   * wide-rows.ts), and a bound holding the separator (a space) is refused, as no wide RowKey holds one.
+   */
+  #rowBounds(): RowKeyBounds {
+    const bounds = this.#state.rowKey;
+    if (!this.#model.wide) return bounds;
+    for (const bound of [bounds.eq, bounds.ge, bounds.lt]) {
+      if (bound !== undefined) assertWideRowKey(this.#model.name, bound);
+    }
+    return bounds.eq === undefined ? bounds : partRange(bounds.eq);
+  }
+
+  /** The service filters rows, and a wide entity's columns are spread over several rows. */
+  #assertRowFilterable(what: string): void {
+    if (!this.#model.wide) return;
+    throw new ValidationError(
+      "wide-filter",
+      `${this.#model.name} is a wide entity: ${what} is not supported, since the service filters single rows and each of its columns lives in only one of the entity's rows; narrow with find, between or startsWith on the keys and filter the results`,
+    );
   }
 
   #with<S = R>(change: Partial<QueryState>): Query<T, S> {

@@ -26,6 +26,8 @@ import { isTableNotFound, periodBulk, tolerateMissingTable } from "./period-tabl
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
 import type { StoreRunner } from "./store-runner.js";
+import { wideExecutor } from "./wide-reads.js";
+import { WideWriter } from "./wide-writer.js";
 import { writeMode } from "./write-mode.js";
 
 /** Options of `upsert`. */
@@ -111,11 +113,15 @@ export class Repository<T extends object> {
     this.#runner = runner;
     this.#periodTable = periodTable !== undefined;
     this.#periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
-    this.#writer =
-      model.indexes.size > 0
+    this.#writer = model.wide
+      ? new WideWriter(model, this.#table, runner)
+      : model.indexes.size > 0
         ? new IndexedWriter(model, this.#table, runner)
         : new PlainWriter(model, this.#table, runner);
-    const executor = queryExecutor(runner, (stored) => this.readRow(stored));
+    // A wide entity's rows are parts: its executor assembles them into entities first.
+    const executor = model.wide
+      ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
+      : queryExecutor(runner, (stored) => this.readRow(stored));
     // A period without a table yet holds no entities: reads answer empty instead of failing.
     this.#executor = this.#periodTable ? tolerateMissingTable(executor) : executor;
   }
@@ -514,6 +520,17 @@ export class Repository<T extends object> {
    * `undefined` for rows of other types and index copies; used by `db.query(...)`.
    */
   readRow(stored: StoredEntity): T | undefined {
+    if (this.#model.wide) {
+      throw new ValidationError(
+        "wide-rows",
+        `${this.#model.name} is a wide entity: each of its rows holds only part of it, so it cannot be read row by row (db.query); read it with its repository's get, find or scan`,
+      );
+    }
+    return this.#isOwnRow(stored) ? this.#hydrate(stored) : undefined;
+  }
+
+  /** A wide entity assembled from its rows (see wide-reads.ts), or `undefined` for another type's. */
+  #readAssembled(stored: StoredEntity): T | undefined {
     return this.#isOwnRow(stored) ? this.#hydrate(stored) : undefined;
   }
 

@@ -169,6 +169,13 @@ export class TableContext {
     ...entityClasses: C
   ): MultiEntitySource<EntityOf<C[number]>> {
     const repositories = entityClasses.map((entityClass) => this.repository(entityClass));
+    const wide = repositories.find((repository) => repository.model.wide);
+    if (wide !== undefined) {
+      throw new ValidationError(
+        "wide-rows",
+        `${wide.model.name} is a wide entity: each of its rows holds only part of it, so db.query cannot read it row by row; read it with its repository's get, find or scan`,
+      );
+    }
     return MultiEntitySource.build(repositories, this.#runner);
   }
 

@@ -2,9 +2,14 @@ import { SchemaError } from "../errors.js";
 import { type KeyFieldType, KeyTemplate, type TemplateOptions } from "../keys/key-template.js";
 import { TableTemplate } from "../keys/table-template.js";
 import { compileEntityMapper } from "../serialization/entity-mapper.js";
+import { MAX_WIDE_PARTS, WIDE_SEPARATOR } from "../serialization/wide-rows.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
 import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
-import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
+import {
+  ENTITY_TYPE_PROPERTY,
+  LIBRARY_PROPERTY_PREFIX,
+  WIDE_PART_PROPERTY,
+} from "../wire/system-properties.js";
 import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel, EntityClass, EntityModel, IndexModel, SchemaWarning } from "./entity-model.js";
 import type { EntityOptions, IndexOptions } from "./entity-options.js";
@@ -52,7 +57,10 @@ export function buildEntityModel<T extends object>(
     byProperty.set(column.property, column);
     columnsByField.set(column.field, column);
   }
-  if (columns.length + 1 > ServiceLimits.maxProperties) {
+  const wide = options.wide ?? false;
+  if (typeof wide !== "boolean") throw new SchemaError(`${name}: wide must be true or false`);
+  if (wide) assertWideColumnCount(name, columns.length);
+  else if (columns.length + 1 > ServiceLimits.maxProperties) {
     throw new SchemaError(
       `${name} has ${columns.length} columns; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}'`,
     );
@@ -96,6 +104,7 @@ export function buildEntityModel<T extends object>(
     );
   }
 
+  if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
   const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
@@ -108,11 +117,50 @@ export function buildEntityModel<T extends object>(
     ...(upcast === undefined ? {} : { upcast }),
     partitionKey,
     rowKey,
+    wide,
     columns,
     columnsByField,
     indexes,
   };
   return { ...partial, mapper: compileEntityMapper<T>(partial) };
+}
+
+/** A wide entity's columns must fit its largest form: 100 rows (one transaction) of 250 columns each. */
+function assertWideColumnCount(entity: string, count: number): void {
+  const perRow = ServiceLimits.maxProperties - 2;
+  const max = MAX_WIDE_PARTS * perRow;
+  if (count <= max) return;
+  throw new SchemaError(
+    `${entity} has ${count} columns; a wide entity holds at most ${max} (${MAX_WIDE_PARTS} rows, one entity group transaction, of ${perRow} columns besides '${ENTITY_TYPE_PROPERTY}' and '${WIDE_PART_PROPERTY}')`,
+  );
+}
+
+/**
+ * What a wide entity cannot be combined with, and why: its columns are spread over several rows,
+ * so anything that reads or writes one row as the whole entity would see a fragment.
+ */
+function assertWideCombinations(
+  entity: string,
+  options: EntityOptions,
+  partitionKey: KeyTemplate,
+  rowKey: KeyTemplate,
+): void {
+  if (Object.keys(options.indexes ?? {}).length > 0) {
+    throw new SchemaError(
+      `${entity}: indexes are not supported on wide entities: an index copy is one row holding the entity's columns, and a wide entity's columns do not fit in one row`,
+    );
+  }
+  if (rowKey.source.includes(WIDE_SEPARATOR)) {
+    throw new SchemaError(
+      `${entity}: a wide entity's rowKey '${rowKey.source}' may not contain a space: the space separates the RowKey from each row's part number`,
+    );
+  }
+  const hashed = partitionKey.hashed?.field;
+  if (hashed !== undefined && rowKey.fields[0] !== hashed) {
+    throw new SchemaError(
+      `${entity}: a wide entity with the hashed partition field '${hashed}' needs it as the first field of its rowKey: a find would otherwise filter on the column, which only one of the entity's rows holds`,
+    );
+  }
 }
 
 /**

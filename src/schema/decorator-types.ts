@@ -114,6 +114,22 @@ export type WhenParameters<O> = [O] extends [never]
     : unknown;
 
 /**
+ * What `wide: true` cannot be combined with (checked again at run time, with the reason): indexes,
+ * and a space in the RowKey template (the space separates each row's part number).
+ */
+export type WideConflicts<O> = O extends { wide: true }
+  ?
+      | (O extends { indexes: infer I }
+          ? I extends undefined
+            ? never
+            : keyof I extends never
+              ? never
+              : "indexes"
+          : never)
+      | (O extends { rowKey: `${string} ${string}` } ? "a space in rowKey" : never)
+  : never;
+
+/**
  * The decorator `@Entity(options)` returns: accepts a class with every field the options' key
  * templates and `project` lists name, whose instances fit the annotated `when` parameters, in
  * either dialect (standard decorators pass a context, `experimentalDecorators` does not).
@@ -122,7 +138,10 @@ export type EntityDecorator<O> = <C extends abstract new (...args: never[]) => W
   target: C &
     ([MissingFields<C, O>] extends [never]
       ? unknown
-      : { "tablekit: a key template, index or project names fields the class lacks": MissingFields<C, O> }),
+      : { "tablekit: a key template, index or project names fields the class lacks": MissingFields<C, O> }) &
+    ([WideConflicts<O>] extends [never]
+      ? unknown
+      : { "tablekit: a wide entity cannot have": WideConflicts<O> }),
   context?: ClassDecoratorContext<C>,
 ) => void;
 

@@ -47,7 +47,10 @@ export function Entity<const O extends EntityOptions>(options: O): EntityDecorat
  * argument once one is given.
  */
 export function Entity<T extends object>(options: EntityOptions<T>): TypedEntityDecorator<T>;
-export function Entity(options: EntityOptions, ...misuse: unknown[]): TypedEntityDecorator<object> {
+export function Entity(
+  options: EntityOptions,
+  ...misuse: unknown[]
+): (target: never, context?: never) => void {
   if (typeof options === "function" || misuse.length > 0) {
     throw new SchemaError(
       "@Entity needs its options: write @Entity({ table, partitionKey, rowKey }) (with parentheses)",

@@ -41,6 +41,8 @@ export interface EntityModel<T extends object = object> {
     | undefined;
   readonly partitionKey: KeyTemplate;
   readonly rowKey: KeyTemplate;
+  /** Stored as several rows (see `EntityOptions.wide` and `wide-rows.ts`). */
+  readonly wide: boolean;
   readonly columns: readonly ColumnModel[];
   readonly columnsByField: ReadonlyMap<string, ColumnModel>;
   readonly indexes: ReadonlyMap<string, IndexModel>;

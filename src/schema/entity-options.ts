@@ -82,4 +82,10 @@ export interface EntityOptions<T = unknown> {
   upcast?:
     | ((properties: Record<string, unknown>, fromVersion: number) => Record<string, unknown>)
     | undefined;
+  /**
+   * A wide entity: more columns than one row holds (the service's 252 properties, 1 MiB), stored as
+   * several rows of the same partition (RowKey + `" 00"`, `" 01"`, …), written in one entity group
+   * transaction and read with one range query. Its RowKey may not contain a space; no indexes.
+   */
+  wide?: boolean | undefined;
 }

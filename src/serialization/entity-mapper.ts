@@ -31,6 +31,8 @@ interface MapperSource {
   readonly rowKey: KeyTemplate;
   readonly columns: readonly MappedColumn[];
   readonly columnsByField: ReadonlyMap<string, MappedColumn>;
+  /** A wide entity is checked per row when split (wide-rows.ts), not against one row's 1 MiB. */
+  readonly wide?: boolean;
 }
 
 /**
@@ -108,7 +110,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     source.rowKey,
     writers,
     wireValueSize,
-    ServiceLimits.maxEntityBytes,
+    source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes,
     tooLarge,
     notAnEntity,
   ) as (e: T) => WireEntity;

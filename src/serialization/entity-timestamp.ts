@@ -1,4 +1,5 @@
 import { etagOf } from "./entity-etag.js";
+import { firstPartEtag } from "./wide-rows.js";
 
 /**
  * The service's ETag of an entity is its Timestamp, URL-encoded:
@@ -16,7 +17,9 @@ const ETAG_TIMESTAMP = /^W\/"datetime'([^']+)'"$/;
  * console.log(timestampOf(e)?.toISOString());
  */
 export function timestampOf(entity: object): Date | undefined {
-  const etag = etagOf(entity);
+  const tracked = etagOf(entity);
+  // A wide entity's rows are written in one transaction: its first row's Timestamp is the entity's.
+  const etag = tracked?.startsWith("[") ? firstPartEtag(tracked) : tracked;
   if (etag === undefined) return undefined;
   const match = ETAG_TIMESTAMP.exec(etag);
   if (!match) return undefined;

@@ -12,6 +12,12 @@ export const LIBRARY_PROPERTY_PREFIX = "_tk";
 export const COPY_INDEX_PROPERTY = "_tkIndex";
 
 /**
+ * On every row of a wide entity: `"<parts>:<writeId>"`, the entity's row count and the id of the
+ * write that stored them, so a reader can tell a whole entity from rows of two different writes.
+ */
+export const WIDE_PART_PROPERTY = "_tkWide";
+
+/**
  * What a projected query must always fetch besides the caller's columns: the keys (key fields
  * decode from them), the discriminator (rows of other types are skipped) and the copy marker.
  */

@@ -211,3 +211,55 @@ export class DirectorWhen {
 export class NotADirector {
   @Column({ type: "String" }) id!: string;
 }
+
+// Wide entities: a boolean; indexes and a space in the RowKey template are rejected with them.
+@Entity({ table: "Wides", partitionKey: "{id}", rowKey: "r", wide: true })
+export class WideOk {
+  @Column({ type: "String" }) id!: string;
+}
+
+@Entity({ table: "Wides", partitionKey: "{id}", rowKey: "r", wide: undefined, indexes: {} })
+export class WideUndefined {
+  @Column({ type: "String" }) id!: string;
+}
+
+@Entity({
+  table: "Wides",
+  partitionKey: "{id}",
+  rowKey: "r",
+  // @ts-expect-error wide is a boolean
+  wide: "yes",
+})
+export class WideNotBoolean {
+  @Column({ type: "String" }) id!: string;
+}
+
+// @ts-expect-error a wide entity cannot have indexes
+@Entity({
+  table: "Wides",
+  partitionKey: "{id}",
+  rowKey: "r",
+  wide: true,
+  indexes: { byId: { rowKey: "i_{id}" } },
+})
+export class WideIndexed {
+  @Column({ type: "String" }) id!: string;
+}
+
+// @ts-expect-error a wide entity's RowKey template may not hold a space
+@Entity({ table: "Wides", partitionKey: "{id}", rowKey: "a {id}", wide: true })
+export class WideSpace {
+  @Column({ type: "String" }) id!: string;
+}
+
+// Not wide: indexes and spaces are fine.
+@Entity({
+  table: "Wides",
+  partitionKey: "{id}",
+  rowKey: "a {id}",
+  wide: false,
+  indexes: { byId: { rowKey: "i_{id}" } },
+})
+export class NarrowIndexed {
+  @Column({ type: "String" }) id!: string;
+}
