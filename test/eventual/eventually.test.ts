@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  Column,
+  Entity,
   EntityAlreadyExistsError,
   EventualStepError,
   MemoryStore,
@@ -225,6 +227,20 @@ describe("db.eventually validates the whole set before any request", () => {
       }),
     );
     expect(badValue).toBeInstanceOf(ValidationError);
+  });
+
+  it("refuses a wide entity as a step (its rows need an entity group transaction of their own)", async () => {
+    @Entity({ table: "EvWide", partitionKey: "{p}", rowKey: "{r}", wide: true })
+    class WideRow {
+      @Column({ type: "String" }) p!: string;
+      @Column({ type: "String" }) r!: string;
+    }
+    const wide = Object.assign(new WideRow(), { p: "a", r: "b" });
+    const inserted = await withContext((db) => db.eventually((tx) => tx.insert(wide)));
+    expect(inserted).toBeInstanceOf(ValidationError);
+    expect(inserted.rule).toBe("eventual-wide");
+    const deleted = await withContext((db) => db.eventually((tx) => tx.delete(WideRow, { p: "a", r: "b" })));
+    expect(deleted.rule).toBe("eventual-wide");
   });
 
   it("checks the backend's own limits (the Cosmos DB Table API's 255-byte RowKey)", async () => {

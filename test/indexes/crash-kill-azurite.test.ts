@@ -12,7 +12,10 @@ describe.skipIf(!azuriteSelected)(
   () => {
     // The child reaches Azurite through AzureStore.fromConnectionString; a request sent just before the
     // child froze may be applied with its answer never read.
-    it(`SIGKILL crash test on azurite: after every kill, repairIndexes leaves zero drift and no lost entity (seed ${SEED})`, async () => {
+    // The timeout is a safety net for a loaded machine (12 child processes), not a performance limit.
+    it(`SIGKILL crash test on azurite: after every kill, repairIndexes leaves zero drift and no lost entity (seed ${SEED})`, {
+      timeout: 300_000,
+    }, async () => {
       const summary = await runCrashTest(azuriteTarget(KILLS), SEED);
       console.log(summary.text);
       expect(summary.kills).toBe(KILLS);

@@ -7,7 +7,10 @@ const SEED = testSeed(0xc0ffee);
 const KILLS = 12;
 
 // The child writes to a MemoryStore file; a kill can leave a torn last line, which is not committed.
-it(`SIGKILL crash test on a MemoryStore file: after every kill, repairIndexes leaves zero drift and no lost entity (seed ${SEED})`, async () => {
+// The timeout is a safety net for a loaded machine (12 child processes), not a performance limit.
+it(`SIGKILL crash test on a MemoryStore file: after every kill, repairIndexes leaves zero drift and no lost entity (seed ${SEED})`, {
+  timeout: 300_000,
+}, async () => {
   const summary = await runCrashTest(memoryFileTarget(KILLS), SEED);
   console.log(summary.text);
   expect(summary.kills).toBe(KILLS);
