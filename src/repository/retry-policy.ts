@@ -188,7 +188,8 @@ function unwrapAbort(error: unknown): unknown {
   return error;
 }
 
-const defaultSleep: Sleep = (ms, signal) =>
+/** Sleeps on the real clock (`setTimeout`), abortable. */
+export const defaultSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (ms <= 0) return resolve();
     const timer = setTimeout(resolve, ms);

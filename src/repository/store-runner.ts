@@ -4,6 +4,8 @@ import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
+import { PacedStore } from "./pacing/paced-store.js";
+import type { Pacer } from "./pacing/pacer.js";
 import { RequestSlots } from "./request-slots.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
 import { SlotLimitedStore } from "./slot-limited-store.js";
@@ -39,16 +41,19 @@ export class StoreRunner {
     listener: TableKitEventListener | undefined,
     tablePrefix = "",
     maxConcurrentRequests?: number,
+    pacer?: Pacer,
   ) {
     this.store = store;
     this.retry = retry;
     this.limits = limitsOf(store);
     const checked = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
     // Every request reaches the store through #target, so a cap there covers them all.
-    this.#target =
+    const slotted =
       maxConcurrentRequests === undefined
         ? checked
         : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
+    // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
+    this.#target = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
     this.scope = scopeOf(store, tablePrefix);

@@ -17,11 +17,13 @@ import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
+import { Pacer } from "./pacing/pacer.js";
+import { readThroughput, type ThroughputOptions } from "./pacing/throughput-options.js";
 import { repairAllIndexes } from "./repair/index-repair-kind.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "./repair/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repair/repair-worker.js";
 import { Repository } from "./repository.js";
-import { type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
+import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
@@ -47,11 +49,20 @@ export interface TableContextOptions {
    * and a retry's backoff holds no slot.
    */
   maxConcurrentRequests?: number | undefined;
-  /** @internal The clock retries sleep on (tests inject one). */
+  /**
+   * Client-side pacing in entities per second, off by default: `{ perPartition: 2000, perAccount: 20000 }`
+   * are the service's targets. A batch counts its operations, a query page its rows; the pace starts
+   * at half the limit, doubles each quiet second up to it, and halves on a 503/429 answer (see README).
+   */
+  throughput?: ThroughputOptions | undefined;
+  /** @internal The clock retries and pacing sleep on (tests inject one). */
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
   random?: (() => number) | undefined;
-  /** @internal The clock intents are dated and leased by, in milliseconds (tests inject one). */
+  /**
+   * @internal The clock intents are dated and leased by, in milliseconds, and the pacer's when given
+   * (tests inject a virtual one with `sleep`; the pacer defaults to the monotonic `performance.now`).
+   */
   now?: (() => number) | undefined;
 }
 
@@ -111,12 +122,22 @@ export class TableContext {
         `tablePrefix '${prefix}' must be letters and digits, starting with a letter`,
       );
     }
+    const limits = options.throughput === undefined ? undefined : readThroughput(options.throughput);
+    const pacer =
+      limits === undefined || (limits.perPartition === undefined && limits.perAccount === undefined)
+        ? undefined
+        : new Pacer(
+            limits,
+            { now: options.now ?? (() => performance.now()), sleep: options.sleep ?? defaultSleep },
+            (report) => this.#runner.emit({ type: "throughput", ...report }),
+          );
     this.#runner = new StoreRunner(
       options.store,
       retry,
       options.onEvent,
       prefix,
       options.maxConcurrentRequests,
+      pacer,
     );
     this.#now = options.now ?? Date.now;
     this.#repairKinds.push(
