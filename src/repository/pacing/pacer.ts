@@ -21,6 +21,8 @@ export interface PaceReport extends PaceChange {
 export const IDLE_BUCKET_MS = 10_000;
 /** Above this many partition buckets, idle ones are dropped however recent. */
 export const MAX_IDLE_BUCKETS = 10_000;
+/** Partitions whose last turn is remembered after their queue empties (fairness needs only recent ones). */
+const REMEMBERED_TURNS = 1024;
 
 interface Waiter {
   seq: number;
@@ -51,6 +53,8 @@ export class Pacer {
   /** Partition buckets, least recently admitted first (re-inserted on use). */
   readonly #buckets = new Map<string, PaceBucket>();
   readonly #lanes = new Map<string, Lane>();
+  /** When recently served partitions last sent, oldest first: a lane that empties and refills keeps its place. */
+  readonly #turns = new Map<string, number>();
   #seq = 0;
   #served = 0;
   #wakeAt = Number.POSITIVE_INFINITY;
@@ -82,7 +86,12 @@ export class Pacer {
     if (bucket) bucket.active++;
     const key = partitionKey === undefined ? "" : `${table}\u0000${partitionKey}`;
     return new Promise((resolve) => {
-      const lane = this.#lanes.get(key) ?? { key, bucket, waiting: [], lastServed: -1 };
+      const lane = this.#lanes.get(key) ?? {
+        key,
+        bucket,
+        waiting: [],
+        lastServed: this.#turns.get(key) ?? -1,
+      };
       this.#lanes.set(key, lane);
       lane.waiting.push({ seq: this.#seq++, cost, go: () => resolve(ticket) });
       this.#pump();
@@ -151,11 +160,18 @@ export class Pacer {
       }
       const waiter = best.waiting.shift() as Waiter;
       best.lastServed = ++this.#served;
+      this.#rememberTurn(best.key, best.lastServed);
       if (best.waiting.length === 0) this.#lanes.delete(best.key);
       best.bucket?.charge(waiter.cost, now);
       account?.charge(waiter.cost, now);
       waiter.go();
     }
+  }
+
+  #rememberTurn(key: string, served: number): void {
+    this.#turns.delete(key);
+    this.#turns.set(key, served);
+    if (this.#turns.size > REMEMBERED_TURNS) this.#turns.delete(this.#turns.keys().next().value as string);
   }
 
   /** One timer at a time, for the earliest moment a waiting request may go. */
