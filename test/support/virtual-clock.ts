@@ -75,7 +75,11 @@ export class VirtualClock {
     let best = -1;
     this.#sleepers.forEach((sleeper, index) => {
       const current = this.#sleepers[best];
-      if (current === undefined || sleeper.at < current.at || (sleeper.at === current.at && sleeper.seq < current.seq))
+      if (
+        current === undefined ||
+        sleeper.at < current.at ||
+        (sleeper.at === current.at && sleeper.seq < current.seq)
+      )
         best = index;
     });
     return best < 0 ? undefined : this.#sleepers.splice(best, 1)[0];
