@@ -20,6 +20,7 @@ import {
   remoteItem,
 } from "./bench-entity.js";
 import { type BenchRow, compare, median, printTable, timeAsync, timeSync } from "./measure.js";
+import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 
 const quick = process.argv.includes("--quick");
@@ -328,11 +329,22 @@ async function indexCosts(connectionString: string): Promise<void> {
 
 async function main(): Promise<void> {
   const azurite = await startAzurite();
+  if (process.argv.includes("--pacing")) {
+    // `npm run bench -- --pacing`: the pacing runs alone (they take a minute or two of wall time).
+    try {
+      rows.push(...(await pacingRuns(azurite.connectionString, quick)));
+    } finally {
+      await azurite.stop();
+    }
+    printTable(rows);
+    return;
+  }
   try {
     await sdkVsTablekit(azurite.connectionString);
     await bulkVsSequential(azurite.connectionString);
     await indexCosts(azurite.connectionString);
     await parallelReads(azurite.connectionString, record, quick);
+    rows.push(...(await pacingRuns(azurite.connectionString, quick)));
   } finally {
     await azurite.stop();
   }

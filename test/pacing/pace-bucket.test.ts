@@ -26,6 +26,15 @@ describe("PaceBucket: slow start", () => {
     expect(bucket.readyAt).toBe(2200);
   });
 
+  it("charges a late request from when it was due, at most 100 ms back, so late timers do not slow the pace", () => {
+    const bucket = new PaceBucket(100, 0);
+    bucket.charge(50, 0); // due at 1000
+    bucket.charge(50, 1030); // ran 30 ms late: from 1000, not 1030
+    expect(bucket.readyAt).toBe(2000);
+    bucket.charge(50, 5000); // after an idle spell: from 4900
+    expect(bucket.readyAt).toBe(5900);
+  });
+
   it("re-prices debt still owed when the pace changes", () => {
     const bucket = new PaceBucket(100, 0);
     bucket.charge(100, 0); // due at 2000 at 50/s

@@ -10,6 +10,10 @@
  *   slow start;
  * - after that, every `WINDOW_MS` without a throttle answer and with a success adds `INCREASE` × the limit,
  *   up to the limit (additive increase, multiplicative decrease).
+ *
+ * A request that goes late (a timer fires late on a busy machine) is charged from when it was due, up to
+ * `CATCH_UP_MS` back, so lateness does not pile up into a slower pace; after an idle spell that is a
+ * burst of at most `CATCH_UP_MS` worth of entities.
  */
 export const PACE_RULE = Object.freeze({
   START: 1 / 2,
@@ -17,6 +21,7 @@ export const PACE_RULE = Object.freeze({
   DECREASE: 1 / 2,
   FLOOR: 1 / 10,
   INCREASE: 1 / 10,
+  CATCH_UP_MS: 100,
 });
 
 /** A change of a bucket's pace, for the `throughput` event. */
@@ -64,9 +69,10 @@ export class PaceBucket {
     return this.#paidUntil;
   }
 
-  /** Charges `entities` at the current pace, from now or from the end of earlier reservations. */
+  /** Charges `entities` at the current pace, from the end of earlier reservations (or now, less the catch-up). */
   charge(entities: number, now: number): void {
-    this.#paidUntil = Math.max(this.#paidUntil, now) + (entities * 1000) / this.#rate;
+    const from = Math.max(this.#paidUntil, now - PACE_RULE.CATCH_UP_MS);
+    this.#paidUntil = from + (entities * 1000) / this.#rate;
     this.lastUsed = now;
   }
 
