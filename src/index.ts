@@ -60,6 +60,8 @@ export type {
 } from "./repository/repository.js";
 export { Repository } from "./repository/repository.js";
 export type { RetryOptions } from "./repository/retry-policy.js";
+export type { SummaryValues } from "./repository/summary/summary-row.js";
+export type { SummaryDrift } from "./repository/summary/summary-verifier.js";
 export {
   type RepairAllOptions,
   TableContext,
@@ -82,7 +84,13 @@ export type {
 } from "./schema/decorator-types.js";
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
-export type { ColumnOptions, EntityOptions, IndexOptions } from "./schema/entity-options.js";
+export type {
+  ColumnOptions,
+  EntityOptions,
+  IndexOptions,
+  SummableField,
+  SummaryOptions,
+} from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { timestampOf } from "./serialization/entity-timestamp.js";
 export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";

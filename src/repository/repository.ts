@@ -11,7 +11,7 @@ import type { EntityModel } from "../schema/entity-model.js";
 import { etagIn } from "../serialization/entity-etag.js";
 import type { StoredEntity, WriteMode } from "../store/table-store.js";
 import type { CreateValues, DataField, Selected, WhereValues } from "../util/entity-fields.js";
-import { ENTITY_TYPE_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
+import { ENTITY_TYPE_PROPERTY, SUMMARY_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
@@ -26,6 +26,8 @@ import { isTableNotFound, periodBulk, tolerateMissingTable } from "./period-tabl
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
 import type { StoreRunner } from "./store-runner.js";
+import { publicValues, type SummaryValues } from "./summary/summary-row.js";
+import { SummaryWriter } from "./summary/summary-writer.js";
 import { wideExecutor } from "./wide-reads.js";
 import { WideWriter } from "./wide-writer.js";
 import { writeMode } from "./write-mode.js";
@@ -117,7 +119,9 @@ export class Repository<T extends object> {
       ? new WideWriter(model, this.#table, runner)
       : model.indexes.size > 0
         ? new IndexedWriter(model, this.#table, runner)
-        : new PlainWriter(model, this.#table, runner);
+        : model.summaries.size > 0
+          ? new SummaryWriter(model, this.#table, runner)
+          : new PlainWriter(model, this.#table, runner);
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const executor = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
@@ -516,6 +520,30 @@ export class Repository<T extends object> {
   }
 
   /**
+   * The values of a summary (`@Entity({ summaries })`) for the partition `partial` names (every
+   * partition-key field): its count and sums, zeros where no entity was ever written. One point read.
+   * Counts and sums of Int32 and Double columns are numbers, sums of Int64 columns `bigint`s; pass
+   * the shape as the type argument: `summary<{ employees: number; totalSalary: number }>(…)`.
+   * @example
+   * const { employees: count, totalSalary } = await employees.summary("perDepartment", { department: "Sales" });
+   */
+  async summary<V extends SummaryValues = SummaryValues>(name: string, partial: Partial<T>): Promise<V> {
+    const summary = this.#model.summaries.get(name);
+    if (!summary) {
+      const known = [...this.#model.summaries.keys()];
+      throw new ValidationError(
+        "unknown-summary",
+        `${this.#model.name} has no summary '${name}'${known.length ? ` (it has ${known.join(", ")})` : ""}`,
+        { field: name },
+      );
+    }
+    const partitionKey = this.#model.partitionKey.encode(partial as Record<string, unknown>, "PartitionKey");
+    const writer = this.#writer as SummaryWriter<T>;
+    const state = await writer.committer.readState(partitionKey, summary);
+    return publicValues(summary, state.totals) as V;
+  }
+
+  /**
    * @internal This repository's entity from a stored row (upcast, mapped, copies remembered), or
    * `undefined` for rows of other types and index copies; used by `db.query(...)`.
    */
@@ -588,7 +616,7 @@ export class Repository<T extends object> {
 
   /** Rows written by another entity type sharing the table, and index copies, are not this repository's to return. */
   #isOwnRow(stored: StoredEntity): boolean {
-    if (stored[COPY_INDEX_PROPERTY] !== undefined) return false;
+    if (stored[COPY_INDEX_PROPERTY] !== undefined || stored[SUMMARY_PROPERTY] !== undefined) return false;
     // Runs per row on every scan: compare text, allocate nothing (parseEntityType would).
     const tag = stored[ENTITY_TYPE_PROPERTY];
     if (typeof tag !== "string") return true;

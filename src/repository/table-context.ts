@@ -26,6 +26,7 @@ import { Repository } from "./repository.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
+import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
 import { expandIndexCopies } from "./transaction-indexes.js";
@@ -394,6 +395,16 @@ export class TableContext {
     options: RepairOptions = {},
   ): Promise<RepairResult> {
     return repairIndexes(getEntityModel(entityClass), this.#runner, options);
+  }
+
+  /**
+   * Recounts every summary (`@Entity({ summaries })`) of the class from its rows (one scan of its
+   * table) and resolves to the summary rows that disagree, empty when every summary is exact. Reads only.
+   * @example
+   * const drift = await db.verifySummaries(Employee); // [] when exact
+   */
+  verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return verifySummaries(getEntityModel(entityClass), this.#runner);
   }
 
   /**

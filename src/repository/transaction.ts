@@ -106,6 +106,13 @@ export class Transaction {
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
+    if (model.summaries.size > 0) {
+      // Its summary rows need the entity's old state and their own ETags: only its repository keeps them exact.
+      throw new ValidationError(
+        "transaction-summary",
+        `transaction operation ${this.#operations.length} (${describe}): ${model.name} keeps summaries, which db.transaction does not update; write it through its repository`,
+      );
+    }
     const keys = "entity" in action ? action.entity : action;
     this.#operations.push({
       // A table per period: the operation goes to the table of its entity's period.

@@ -14,6 +14,7 @@ import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel, EntityClass, EntityModel, IndexModel, SchemaWarning } from "./entity-model.js";
 import type { EntityOptions, IndexOptions } from "./entity-options.js";
 import { inferColumnType } from "./infer-column-type.js";
+import { resolveSummaries } from "./resolve-summaries.js";
 
 export { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
 
@@ -106,6 +107,7 @@ export function buildEntityModel<T extends object>(
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
   const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
+  const summaries = resolveSummaries(name, options, columnsByField, rowKey);
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,
@@ -121,6 +123,7 @@ export function buildEntityModel<T extends object>(
     columns,
     columnsByField,
     indexes,
+    summaries,
   };
   return { ...partial, mapper: compileEntityMapper<T>(partial) };
 }

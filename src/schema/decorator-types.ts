@@ -65,7 +65,7 @@ export type KeyTemplateFields<S> = string extends S
     ? (Body extends `${infer Field}:${string}` ? Field : Body) | KeyTemplateFields<Rest>
     : never;
 
-/** Every field name entity options read: entity and index key templates and index `project` lists. */
+/** Every field name entity options read: entity and index key templates, index `project` lists, summed columns. */
 export type EntityOptionsFields<O> =
   | KeyTemplateFields<O extends { partitionKey: infer S } ? S : never>
   | KeyTemplateFields<O extends { rowKey: infer S } ? S : never>
@@ -77,6 +77,19 @@ export type EntityOptionsFields<O> =
               | KeyTemplateFields<I[N] extends { rowKey: infer S } ? S : never>
               | (I[N] extends { project?: readonly (infer P)[] } ? (string extends P ? never : P) : never);
           }[keyof I]
+        : never
+      : never)
+  | (O extends { summaries?: infer S }
+      ? S extends object
+        ? {
+            [N in keyof S]: S[N] extends { sum?: infer M }
+              ? M extends object
+                ? string extends keyof M
+                  ? never
+                  : keyof M
+                : never
+              : never;
+          }[keyof S]
         : never
       : never);
 

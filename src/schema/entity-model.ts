@@ -25,6 +25,23 @@ export interface IndexModel {
   readonly when: ((entity: never) => boolean) | undefined;
 }
 
+/** One summed column of a summary: the entity's column and the name its sum is stored under. */
+export interface SummedColumn {
+  readonly column: ColumnModel;
+  /** The property (and result field) holding the sum. */
+  readonly target: string;
+}
+
+/** One resolved summary (see `EntityOptions.summaries`): a row per partition with a count and sums. */
+export interface SummaryModel {
+  readonly name: string;
+  /** The summary row's RowKey in every partition of the entity. */
+  readonly rowKey: string;
+  /** The property (and result field) holding the count, if counted. */
+  readonly count: string | undefined;
+  readonly sums: readonly SummedColumn[];
+}
+
 /** The validated model of an entity class: table, keys, columns and the compiled wire mapper. */
 export interface EntityModel<T extends object = object> {
   readonly ctor: EntityClass<T>;
@@ -46,6 +63,8 @@ export interface EntityModel<T extends object = object> {
   readonly columns: readonly ColumnModel[];
   readonly columnsByField: ReadonlyMap<string, ColumnModel>;
   readonly indexes: ReadonlyMap<string, IndexModel>;
+  /** Summaries by name (empty when the entity has none). */
+  readonly summaries: ReadonlyMap<string, SummaryModel>;
   readonly mapper: EntityMapper<T>;
   /** Design warnings a context reports once (`schema-warning` events), e.g. the append-only anti-pattern. */
   readonly warnings: readonly SchemaWarning[];

@@ -38,6 +38,27 @@ export interface IndexOptions<T = unknown> {
   list?: boolean | undefined;
 }
 
+/** The fields of `T` a summary can add up: numbers and bigints (`string` when `T` is not given). */
+export type SummableField<T> = unknown extends T
+  ? string
+  : {
+      [K in keyof T & string]-?: NonNullable<T[K]> extends number | bigint ? K : never;
+    }[keyof T & string];
+
+/**
+ * One summary (the denormalization pattern's aggregate row): a row per partition, in the entity's
+ * partition under `rowKey`, holding the count of the partition's entities and sums of numeric columns,
+ * kept exact in the same entity group transaction as every write of the entity.
+ */
+export interface SummaryOptions<T = unknown> {
+  /** The summary row's RowKey in each partition (literal text, outside the entity's RowKey space), e.g. `"summary"`. */
+  rowKey: string;
+  /** The name under which the count of entities is stored and returned (optional). */
+  count?: string | undefined;
+  /** Numeric columns to add up, each mapped to the name its sum is stored and returned under. */
+  sum?: { [K in SummableField<T>]?: string } | undefined;
+}
+
 /** Options of `@Entity`; `T` (the entity type, given as `@Entity<T>(…)`) types index `when` and `project`. */
 export interface EntityOptions<T = unknown> {
   /** The table name (Azure rules: 3-63 letters and digits, starting with a letter). */
@@ -48,6 +69,13 @@ export interface EntityOptions<T = unknown> {
   rowKey: string;
   /** Secondary indexes by name. */
   indexes?: Record<string, IndexOptions<T>> | undefined;
+  /**
+   * Summaries by name: per partition, the count of entities and sums of columns, kept exact in each
+   * write's entity group transaction; read with `repository.summary(name, partial)`.
+   * @example
+   * summaries: { perDepartment: { rowKey: "summary", count: "employees", sum: { salary: "totalSalary" } } }
+   */
+  summaries?: Record<string, SummaryOptions<T>> | undefined;
   /** The discriminator stored in every row (default: the class name; set it where a bundler minifies names). */
   type?: string | undefined;
   /**

@@ -11,6 +11,9 @@ export const LIBRARY_PROPERTY_PREFIX = "_tk";
 /** Marks a row as an index copy or index entity: the index name (such rows are never entities). */
 export const COPY_INDEX_PROPERTY = "_tkIndex";
 
+/** Marks a summary row: the summary's name (such rows are never entities). */
+export const SUMMARY_PROPERTY = "_tkSummary";
+
 /**
  * On every row of a wide entity: `"<parts>:<writeId>"`, the entity's row count and the id of the
  * write that stored them, so a reader can tell a whole entity from rows of two different writes.
@@ -19,10 +22,19 @@ export const WIDE_PART_PROPERTY = "_tkWide";
 
 /**
  * What a projected query must always fetch besides the caller's columns: the keys (key fields
- * decode from them), the discriminator (rows of other types are skipped) and the copy marker.
+ * decode from them), the discriminator (rows of other types are skipped) and the copy and summary markers.
  */
 export function withSystemProperties(properties: readonly string[]): string[] {
-  return [...new Set(["PartitionKey", "RowKey", ENTITY_TYPE_PROPERTY, COPY_INDEX_PROPERTY, ...properties])];
+  return [
+    ...new Set([
+      "PartitionKey",
+      "RowKey",
+      ENTITY_TYPE_PROPERTY,
+      COPY_INDEX_PROPERTY,
+      SUMMARY_PROPERTY,
+      ...properties,
+    ]),
+  ];
 }
 
 /** A row's property names that are not the user's: keys, service metadata, discriminator, bookkeeping. */

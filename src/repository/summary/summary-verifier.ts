@@ -1,0 +1,121 @@
+import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
+import type { StoreContinuation } from "../../store/table-store.js";
+import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
+import { upcasterOf } from "../entity-rows.js";
+import type { StoreRunner } from "../store-runner.js";
+import {
+  addTotals,
+  contributionOf,
+  isSummarizedRow,
+  publicValues,
+  readSummaryState,
+  type SummaryTotals,
+  type SummaryValues,
+  sameTotals,
+  zeroTotals,
+} from "./summary-row.js";
+
+/** One summary row that disagrees with a recount of its partition (`verifySummaries`). */
+export interface SummaryDrift {
+  /** The summary's name. */
+  summary: string;
+  partitionKey: string;
+  /** The summary row's RowKey. */
+  rowKey: string;
+  /** What the summary row holds (zeros when it is missing). */
+  stored: SummaryValues;
+  /** What the partition's entities add up to. */
+  actual: SummaryValues;
+}
+
+/** Per partition and summary: the recount, the sum of magnitudes (the scale of Double rounding), and the stored values. */
+interface Tally {
+  actual: SummaryTotals;
+  magnitude: SummaryTotals;
+  stored: SummaryTotals | undefined;
+}
+
+/**
+ * Reads the entity's whole table once, recounts every summary of every partition from the entity
+ * rows and compares it with the summary rows; changes nothing. Integer sums and counts must match
+ * exactly; Double sums within rounding (1e-9 of the sum of magnitudes), since adding floats in
+ * another order rounds differently.
+ */
+export async function verifySummaries<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+): Promise<SummaryDrift[]> {
+  const table = runner.tableName(model.table);
+  const summaries = [...model.summaries.values()];
+  const tallies = new Map<string, Map<string, Tally>>();
+  const upcast = upcasterOf(model);
+  const tallyOf = (partitionKey: string, summary: SummaryModel): Tally => {
+    let byName = tallies.get(partitionKey);
+    if (!byName) {
+      byName = new Map();
+      tallies.set(partitionKey, byName);
+    }
+    let tally = byName.get(summary.name);
+    if (!tally) {
+      tally = { actual: zeroTotals(summary), magnitude: zeroTotals(summary), stored: undefined };
+      byName.set(summary.name, tally);
+    }
+    return tally;
+  };
+  let continuation: StoreContinuation | undefined;
+  do {
+    const page = await runner.run("verifyScan", table, (s) =>
+      s.queryPage(table, { top: 1000, ...(continuation ? { continuation } : {}) }),
+    );
+    for (const row of page.items) {
+      const name = row[SUMMARY_PROPERTY];
+      if (name !== undefined) {
+        const summary = model.summaries.get(String(name));
+        if (summary && row.rowKey === summary.rowKey) {
+          tallyOf(row.partitionKey, summary).stored = readSummaryState(summary, row).totals;
+        }
+        continue;
+      }
+      if (!isSummarizedRow(model, row)) continue;
+      const entity = upcast ? upcast(row) : row;
+      for (const summary of summaries) {
+        const tally = tallyOf(row.partitionKey, summary);
+        const contribution = contributionOf(summary, entity);
+        tally.actual = addTotals(tally.actual, contribution, 1);
+        tally.magnitude = addTotals(tally.magnitude, absolute(contribution), 1);
+      }
+    }
+    continuation = page.continuation;
+  } while (continuation);
+
+  const drift: SummaryDrift[] = [];
+  for (const [partitionKey, byName] of tallies) {
+    for (const summary of summaries) {
+      const tally = byName.get(summary.name);
+      if (!tally) continue;
+      const stored = tally.stored ?? zeroTotals(summary);
+      if (sameTotals(stored, tally.actual, tally.magnitude)) continue;
+      drift.push({
+        summary: summary.name,
+        partitionKey,
+        rowKey: summary.rowKey,
+        stored: publicValues(summary, stored),
+        actual: publicValues(summary, tally.actual),
+      });
+    }
+  }
+  return drift.sort((a, b) =>
+    a.partitionKey === b.partitionKey
+      ? a.summary.localeCompare(b.summary)
+      : a.partitionKey < b.partitionKey
+        ? -1
+        : 1,
+  );
+}
+
+function absolute(totals: SummaryTotals): SummaryTotals {
+  const result: SummaryTotals = new Map();
+  for (const [name, value] of totals)
+    result.set(name, typeof value === "bigint" ? (value < 0n ? -value : value) : Math.abs(value));
+  return result;
+}

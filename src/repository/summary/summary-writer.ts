@@ -1,0 +1,183 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
+import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
+import { assertWithinLimits } from "../backend-limits.js";
+import { runBulk } from "../bulk/bulk-runner.js";
+import type { BulkOptions, BulkResult, WriteUnit } from "../bulk/bulk-types.js";
+import type { EntityWriter } from "../entity-writer.js";
+import type { StoreRunner } from "../store-runner.js";
+import { holdsWrittenState } from "../written-state.js";
+import { type SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
+
+/**
+ * Writes entities that have summaries: every write, single or bulk, commits in one entity group
+ * transaction with the summary rows of its partition (see `SummaryCommitter`). Bulk writes send at
+ * most 100 operations per transaction, the summary rows included (99 entities with one summary).
+ */
+export class SummaryWriter<T extends object> implements EntityWriter<T> {
+  readonly #model: EntityModel<T>;
+  readonly #table: string;
+  readonly #runner: StoreRunner;
+  readonly #committer: SummaryCommitter;
+
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+    this.#model = model;
+    this.#table = table;
+    this.#runner = runner;
+    this.#committer = new SummaryCommitter(model as unknown as EntityModel<object>, table, runner);
+  }
+
+  /** The committer, for `repository.summary` (its cache makes the next write's summary read unnecessary). */
+  get committer(): SummaryCommitter {
+    return this.#committer;
+  }
+
+  insert(entity: T): Promise<void> {
+    const wire = this.#wire(entity);
+    return this.#one(entity, wire, { kind: "insert", wire });
+  }
+
+  upsert(entity: T, mode: WriteMode): Promise<void> {
+    const wire = this.#wire(entity);
+    return this.#one(entity, wire, { kind: "upsert", wire, mode });
+  }
+
+  update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
+    const wire = this.#wire(entity);
+    return this.#one(entity, wire, { kind: "update", wire, mode, ifMatch });
+  }
+
+  async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
+    const values = key as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    this.#committer.assertNotSummaryKey(rowKey);
+    const condition = ifMatch ?? etagIn(key, this.#runner.scope);
+    const [outcome] = await this.#committer.commit(partitionKey, [
+      { kind: "delete", partitionKey, rowKey, ifMatch: condition },
+    ]);
+    rememberEtag(key, undefined, this.#runner.scope);
+    return outcome?.existed ?? false;
+  }
+
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
+    return this.#bulk(
+      items,
+      (item) => {
+        const wire = this.#wire(item);
+        return { kind: "insert", entity: wire };
+      },
+      options,
+    );
+  }
+
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>> {
+    return this.#bulk(items, (item) => ({ kind: "upsert", entity: this.#wire(item), mode }), options);
+  }
+
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>> {
+    return this.#bulk(
+      keys,
+      (key) => {
+        const values = key as Record<string, unknown>;
+        const rowKey = this.#model.rowKey.encode(values, "RowKey");
+        this.#committer.assertNotSummaryKey(rowKey);
+        const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+        return { kind: "delete", partitionKey, rowKey, ifMatch: "*" };
+      },
+      options,
+    );
+  }
+
+  track(_entity: T, _stored: StoredEntity): void {
+    // The ETag is all an instance needs: updates read the stored row for the summary's delta.
+  }
+
+  #wire(entity: T): WireEntity {
+    const wire = this.#model.mapper.toWire(entity);
+    this.#committer.assertNotSummaryKey(wire.rowKey);
+    return wire;
+  }
+
+  /** One write in its own transaction with the summary rows; the instance's ETag tracked afterwards. */
+  async #one(entity: T, wire: WireEntity, write: SummarizedWrite): Promise<void> {
+    const [outcome] = await this.#committer.commit(wire.partitionKey, [write]);
+    let etag = outcome?.etag;
+    if (etag === undefined) {
+      // Committed, but its answer was lost: track the ETag only if nobody has written the entity since.
+      const stored = await this.#runner.run("get", this.#table, (s) =>
+        s.getEntity(this.#table, wire.partitionKey, wire.rowKey),
+      );
+      const mode = write.kind === "upsert" || write.kind === "update" ? write.mode : "replace";
+      etag = stored && holdsWrittenState(wire, stored, mode) ? stored.etag : undefined;
+    }
+    rememberEtag(entity, etag, this.#runner.scope);
+  }
+
+  /** Batches of one partition, each committed with its summary rows (reading the old rows of upserts and deletes). */
+  #bulk<I>(
+    items: Iterable<I> | AsyncIterable<I>,
+    toAction: (item: I) => TransactionAction,
+    options: BulkOptions,
+  ): Promise<BulkResult<I>> {
+    const limits = this.#runner.limits;
+    const toUnit = (item: I): WriteUnit<I> => {
+      const action = toAction(item);
+      const keys = action.kind === "delete" ? action : action.entity;
+      assertWithinLimits(limits, action, `${this.#model.name} (PartitionKey '${keys.partitionKey}')`);
+      return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
+    };
+    const table = this.#table;
+    const submit = async (partitionKey: string, actions: TransactionAction[]) => {
+      try {
+        await this.#committer.commit(partitionKey, actions.map(toWrite));
+      } catch (error) {
+        this.#runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
+        throw error;
+      }
+      this.#runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
+      return { retries: 0 };
+    };
+    // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
+    const batchLimits = {
+      ...limits,
+      maxTransactionOperations: limits.maxTransactionOperations - this.#committer.reserved,
+      maxTransactionBytes: limits.maxTransactionBytes - 64 * 1024,
+    };
+    if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits: batchLimits });
+    // An array is in memory already: check every item before the first request, so bad input sends nothing.
+    const prepared = new Map<I, WriteUnit<I>>();
+    for (const item of items) prepared.set(item, toUnit(item));
+    return runBulk(items, (item) => prepared.get(item) ?? toUnit(item), submit, {
+      ...options,
+      total: items.length,
+      limits: batchLimits,
+    });
+  }
+}
+
+/** A bulk action as the write it stands for. */
+function toWrite(action: TransactionAction): SummarizedWrite {
+  switch (action.kind) {
+    case "insert":
+      return { kind: "insert", wire: action.entity };
+    case "upsert":
+      return { kind: "upsert", wire: action.entity, mode: action.mode };
+    case "update":
+      return { kind: "update", wire: action.entity, mode: action.mode, ifMatch: action.ifMatch };
+    case "delete":
+      return {
+        kind: "delete",
+        partitionKey: action.partitionKey,
+        rowKey: action.rowKey,
+        ifMatch: action.ifMatch,
+      };
+  }
+}

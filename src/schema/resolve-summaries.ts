@@ -1,0 +1,112 @@
+import { SchemaError } from "../errors.js";
+import type { KeyTemplate } from "../keys/key-template.js";
+import { FORBIDDEN_KEY_CHARACTERS, PROPERTY_NAME, ServiceLimits } from "../util/service-limits.js";
+import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
+import type { ColumnModel, SummaryModel } from "./entity-model.js";
+import type { EntityOptions, SummaryOptions } from "./entity-options.js";
+
+/** Column types a summary can add up (exactly, for integers: their sums are stored as Int64). */
+const SUMMABLE = new Set(["Int32", "Int64", "Double"]);
+
+const RESERVED = new Set(["PartitionKey", "RowKey", "Timestamp", "etag", "ETag", ENTITY_TYPE_PROPERTY]);
+
+/**
+ * Validates `@Entity({ summaries })` into summary models. A summary row lives in the entity's own
+ * partition (so it can join the entity's transaction) under a literal RowKey that no entity can have.
+ */
+export function resolveSummaries(
+  entity: string,
+  options: EntityOptions,
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  rowKey: KeyTemplate,
+): Map<string, SummaryModel> {
+  const summaries = new Map<string, SummaryModel>();
+  const specs = options.summaries;
+  if (specs === undefined) return summaries;
+  if (specs === null || typeof specs !== "object")
+    throw new SchemaError(`${entity}.summaries: an object of summaries by name is required`);
+  const entries = Object.entries(specs);
+  if (entries.length === 0) return summaries;
+  if (Object.keys(options.indexes ?? {}).length > 0) {
+    throw new SchemaError(
+      `${entity}: summaries are not supported together with indexes yet; keep the aggregate in an entity of its own`,
+    );
+  }
+  if (typeof options.table === "string" && options.table.includes("{")) {
+    throw new SchemaError(
+      `${entity}: summaries are not supported on a table per period ('${options.table}') yet`,
+    );
+  }
+  const rowKeys = new Map<string, string>();
+  for (const [name, spec] of entries) {
+    const what = `${entity}.summaries.${name}`;
+    if (!PROPERTY_NAME.test(name)) throw new SchemaError(`${what}: summary names are identifiers`);
+    if (!spec || typeof spec !== "object") throw new SchemaError(`${what}: options are required`);
+    const summary = spec as SummaryOptions & { partitionKey?: unknown; table?: unknown };
+    if (summary.partitionKey !== undefined || summary.table !== undefined) {
+      throw new SchemaError(
+        `${what}: a summary in another partition or table is not supported yet; it lives in the entity's partition (give only rowKey)`,
+      );
+    }
+    assertSummaryRowKey(what, summary.rowKey, rowKey);
+    const clash = rowKeys.get(summary.rowKey);
+    if (clash !== undefined)
+      throw new SchemaError(`${what}: RowKey '${summary.rowKey}' is also the RowKey of summary ${clash}`);
+    rowKeys.set(summary.rowKey, name);
+
+    const targets = new Set<string>();
+    const claim = (target: unknown, role: string): string => {
+      if (typeof target !== "string" || !PROPERTY_NAME.test(target) || target.length > 255)
+        throw new SchemaError(
+          `${what}: ${role} must be a property name (a letter or _ then letters, digits or _)`,
+        );
+      if (RESERVED.has(target) || target.startsWith(LIBRARY_PROPERTY_PREFIX))
+        throw new SchemaError(`${what}: ${role} '${target}' is a reserved property name`);
+      if (targets.has(target)) throw new SchemaError(`${what}: '${target}' names two values of the summary`);
+      targets.add(target);
+      return target;
+    };
+    const count = summary.count === undefined ? undefined : claim(summary.count, "count");
+    const sums: SummaryModel["sums"][number][] = [];
+    const sum = summary.sum ?? {};
+    if (sum === null || typeof sum !== "object")
+      throw new SchemaError(`${what}: sum maps column fields to the names of their sums`);
+    for (const [field, target] of Object.entries(sum as Record<string, unknown>)) {
+      const column = columnsByField.get(field);
+      if (!column) throw new SchemaError(`${what}: sum names unknown field '${field}'`);
+      if (!SUMMABLE.has(column.type)) {
+        throw new SchemaError(
+          `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,
+        );
+      }
+      if ((column as { encrypt?: unknown }).encrypt) {
+        throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
+      }
+      sums.push({ column, target: claim(target, `the sum of '${field}'`) });
+    }
+    if (count === undefined && sums.length === 0)
+      throw new SchemaError(`${what}: give count and/or sum; an empty summary keeps nothing`);
+    if (targets.size + 2 > ServiceLimits.maxProperties)
+      throw new SchemaError(`${what}: too many values for one row`);
+    summaries.set(name, { name, rowKey: summary.rowKey, count, sums });
+  }
+  return summaries;
+}
+
+/**
+ * The RowKey must be a valid literal key; and where the entity's RowKey template has a literal prefix, no
+ * entity may be able to take it (an entity whose template has none is checked on each write instead).
+ */
+function assertSummaryRowKey(what: string, key: unknown, rowKey: KeyTemplate): asserts key is string {
+  if (typeof key !== "string" || key === "")
+    throw new SchemaError(`${what}: rowKey (the summary row's literal RowKey, e.g. "summary") is required`);
+  if (key.includes("{") || key.includes("}"))
+    throw new SchemaError(`${what}: rowKey '${key}' must be literal text (one summary row per partition)`);
+  if (FORBIDDEN_KEY_CHARACTERS.test(key) || key.length * 2 > ServiceLimits.maxKeyBytes)
+    throw new SchemaError(`${what}: rowKey '${key}' is not a valid RowKey`);
+  if (rowKey.literalPrefix !== "" && rowKey.decode(key) !== undefined) {
+    throw new SchemaError(
+      `${what}: rowKey '${key}' could be an entity's RowKey ('${rowKey.source}'); choose one outside the entity's RowKey space`,
+    );
+  }
+}
