@@ -1,0 +1,98 @@
+import "reflect-metadata";
+import { describe, expect, it } from "vitest";
+import { Column, Entity, type EntityOptions, SchemaError } from "../../src/index.js";
+import { getEntityModel } from "../../src/schema/entity-model.js";
+
+/** Defines a small entity with these summaries (options typed loosely: the run-time checks are under test). */
+function define(summaries: unknown, extra: Partial<EntityOptions> = {}) {
+  @Entity({
+    table: "Staff",
+    partitionKey: "{team}",
+    rowKey: "id_{id}",
+    ...extra,
+    summaries: summaries as EntityOptions["summaries"],
+  } as EntityOptions)
+  class Staff {
+    @Column({ type: "String" }) team!: string;
+    @Column({ type: "String" }) id!: string;
+    @Column({ type: "Int32" }) salary!: number;
+    @Column({ type: "Int64" }) big!: bigint;
+    @Column({ type: "Double" }) rate!: number;
+    @Column({ type: "String" }) name!: string;
+    @Column({ type: "String" }) email!: string;
+  }
+  return Staff;
+}
+
+function schemaError(summaries: unknown, extra: Partial<EntityOptions> = {}): string {
+  try {
+    define(summaries, extra);
+  } catch (error) {
+    expect(error).toBeInstanceOf(SchemaError);
+    return (error as SchemaError).message;
+  }
+  throw new Error("expected a SchemaError");
+}
+
+describe("summaries in the entity model", () => {
+  it("resolves count and sums with their columns", () => {
+    const model = getEntityModel(
+      define({
+        perTeam: { rowKey: "summary", count: "n", sum: { salary: "payroll", big: "bigs", rate: "rates" } },
+      }),
+    );
+    const summary = model.summaries.get("perTeam");
+    expect(summary?.rowKey).toBe("summary");
+    expect(summary?.count).toBe("n");
+    expect(summary?.sums.map((s) => [s.column.field, s.column.type, s.target])).toEqual([
+      ["salary", "Int32", "payroll"],
+      ["big", "Int64", "bigs"],
+      ["rate", "Double", "rates"],
+    ]);
+    expect(getEntityModel(define(undefined)).summaries.size).toBe(0);
+  });
+
+  it.each([
+    [
+      "a non-numeric column",
+      { s: { rowKey: "summary", sum: { name: "names" } } },
+      "only Int32, Int64 and Double",
+    ],
+    ["an unknown column", { s: { rowKey: "summary", sum: { nope: "x" } } }, "unknown field 'nope'"],
+    [
+      "two values under one name",
+      { s: { rowKey: "summary", count: "n", sum: { salary: "n" } } },
+      "names two values",
+    ],
+    ["a reserved name", { s: { rowKey: "summary", count: "RowKey" } }, "reserved"],
+    ["a library name", { s: { rowKey: "summary", count: "_tkCount" } }, "reserved"],
+    ["an invalid name", { s: { rowKey: "summary", count: "not valid" } }, "property name"],
+    ["nothing to keep", { s: { rowKey: "summary" } }, "give count and/or sum"],
+    ["no rowKey", { s: { count: "n" } }, "rowKey"],
+    ["a template rowKey", { s: { rowKey: "sum_{team}", count: "n" } }, "literal"],
+    ["a forbidden key character", { s: { rowKey: "a/b", count: "n" } }, "not a valid RowKey"],
+    [
+      "a rowKey in the entity's RowKey space",
+      { s: { rowKey: "id_summary", count: "n" } },
+      "could be an entity's RowKey",
+    ],
+    [
+      "two summaries on one row",
+      { a: { rowKey: "sum", count: "n" }, b: { rowKey: "sum", count: "m" } },
+      "also the RowKey",
+    ],
+    ["another partition", { s: { rowKey: "sum", partitionKey: "all", count: "n" } }, "not supported yet"],
+    ["a bad summary name", { "not-id": { rowKey: "sum", count: "n" } }, "identifiers"],
+  ])("%s is a SchemaError", (_, summaries, message) => {
+    expect(schemaError(summaries)).toContain(message);
+  });
+
+  it("is refused together with indexes (not supported yet)", () => {
+    expect(
+      schemaError(
+        { s: { rowKey: "sum", count: "n" } },
+        { indexes: { byEmail: { rowKey: "email_{email}" } } },
+      ),
+    ).toContain("indexes");
+  });
+});

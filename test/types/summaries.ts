@@ -1,0 +1,75 @@
+// Summaries: `@Entity<T>` checks which columns can be summed; `repository.summary` is typed by its caller.
+
+import { expectTypeOf } from "vitest";
+import {
+  Column,
+  Entity,
+  MemoryStore,
+  type SummableField,
+  type SummaryDrift,
+  type SummaryValues,
+  TableContext,
+} from "../../src/index.js";
+
+class Payroll {
+  department!: string;
+  id!: string;
+  salary!: number;
+  bonus?: bigint;
+  rate?: number | undefined;
+  name!: string;
+  greet(): string {
+    return this.name;
+  }
+}
+
+expectTypeOf<SummableField<Payroll>>().toEqualTypeOf<"salary" | "bonus" | "rate">();
+expectTypeOf<SummableField<unknown>>().toEqualTypeOf<string>();
+
+@Entity<Payroll>({
+  table: "Payrolls",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  summaries: {
+    perDepartment: { rowKey: "summary", count: "people", sum: { salary: "total", bonus: "bonuses" } },
+  },
+})
+export class TypedPayroll extends Payroll {}
+
+@Entity<Payroll>({
+  table: "Payrolls",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  // @ts-expect-error a String column cannot be summed
+  summaries: { perDepartment: { rowKey: "summary", sum: { name: "names" } } },
+})
+export class SumsAString extends Payroll {}
+
+// @ts-expect-error without a type argument, a summed field the class lacks is caught like a key field
+@Entity({
+  table: "Untyped",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  summaries: { s: { rowKey: "summary", sum: { salray: "total" } } },
+})
+export class Misspelled {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) salary!: number;
+}
+
+const db = new TableContext({ store: new MemoryStore() });
+const payrolls = db.repository(TypedPayroll);
+expectTypeOf(payrolls.summary("perDepartment", { department: "Sales" })).toEqualTypeOf<
+  Promise<SummaryValues>
+>();
+expectTypeOf(
+  payrolls.summary<{ people: number; total: number; bonuses: bigint }>("perDepartment", {
+    department: "Sales",
+  }),
+).toEqualTypeOf<Promise<{ people: number; total: number; bonuses: bigint }>>();
+// @ts-expect-error summary values are numbers or bigints
+payrolls.summary<{ people: string }>("perDepartment", { department: "Sales" });
+// @ts-expect-error the partial is the entity's fields
+payrolls.summary("perDepartment", { departmnet: "Sales" });
+expectTypeOf(db.verifySummaries(TypedPayroll)).toEqualTypeOf<Promise<SummaryDrift[]>>();
