@@ -26,6 +26,7 @@ import { Repository } from "./repository.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
+import { repairSummaries } from "./summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
@@ -405,6 +406,18 @@ export class TableContext {
    */
   verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
     return verifySummaries(getEntityModel(entityClass), this.#runner);
+  }
+
+  /**
+   * Rewrites every summary row of the class that disagrees with a recount of its partition (drift left by
+   * writes that bypassed the repository, e.g. another client or `db.dynamic`), and resolves to the drift it
+   * corrected. Safe beside running writers: each row is recounted between two reads of it and written
+   * conditional on its ETag.
+   * @example
+   * const corrected = await db.repairSummaries(Employee);
+   */
+  repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return repairSummaries(getEntityModel(entityClass), this.#runner);
   }
 
   /**

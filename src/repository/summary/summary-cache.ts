@@ -6,6 +6,11 @@ const MAX_ENTRIES = 10_000;
 
 const caches = new WeakMap<StateScope, SummaryCache>();
 
+/** The cache key of one summary row. */
+export function summaryCacheKey(table: string, partitionKey: string, rowKey: string): string {
+  return `${table}\n${partitionKey}\n${rowKey}`;
+}
+
 /**
  * The last known state (ETag and values) of summary rows, per context scope, so a write whose summary
  * row is known needs no read first. A stale entry costs nothing but a round: the write is conditional

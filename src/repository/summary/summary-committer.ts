@@ -19,7 +19,7 @@ import { upcasterOf } from "../entity-rows.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
-import { SummaryCache } from "./summary-cache.js";
+import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,
   committedWrite,
@@ -168,7 +168,7 @@ export class SummaryCommitter {
   }
 
   #cacheKey(partitionKey: string, summary: SummaryModel): string {
-    return `${this.#table}\n${partitionKey}\n${summary.rowKey}`;
+    return summaryCacheKey(this.#table, partitionKey, summary.rowKey);
   }
 
   /** The stored rows the writes replace or delete (inserts need none: an existing key fails them). */
@@ -220,7 +220,7 @@ export class SummaryCommitter {
         return {
           action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
           before,
-          after: write.mode === "merge" ? merged(before, write.wire) : write.wire,
+          after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
           existed: true,
         };
       case "update":
@@ -229,7 +229,7 @@ export class SummaryCommitter {
         return {
           action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
           before,
-          after: write.mode === "merge" ? merged(before, write.wire) : write.wire,
+          after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
           existed: true,
         };
       case "delete":
@@ -317,13 +317,14 @@ interface Plan {
   existed: boolean;
 }
 
-/** A merge's result: the stored row with the sent properties laid over it. */
-function merged(before: WireEntity | undefined, sent: WireEntity): WireEntity {
-  const row: WireEntity = { ...(before ?? {}), ...sent };
+/**
+ * A merge's result as the service stores it: the stored row as it is (not upcast: the merged row carries
+ * the current version's discriminator and is read without upcasting) with the sent properties laid over it.
+ */
+function merged(stored: StoredEntity, sent: WireEntity): WireEntity {
+  const row: WireEntity = { ...stored };
   for (const [name, value] of Object.entries(sent)) {
-    if (value === undefined || value === null) {
-      if (before && before[name] !== undefined) row[name] = before[name];
-    }
+    if (value !== undefined && value !== null) row[name] = value;
   }
   return row;
 }

@@ -89,6 +89,14 @@ export function addTotals(into: SummaryTotals, delta: SummaryTotals, sign: 1 | -
   return result;
 }
 
+/** Every value made non-negative (the scale against which Double rounding is judged). */
+export function absoluteTotals(totals: SummaryTotals): SummaryTotals {
+  const result: SummaryTotals = new Map();
+  for (const [name, value] of totals)
+    result.set(name, typeof value === "bigint" ? (value < 0n ? -value : value) : Math.abs(value));
+  return result;
+}
+
 /** True when both hold the same values (Double sums within rounding of `scale`, the sum of magnitudes). */
 export function sameTotals(a: SummaryTotals, b: SummaryTotals, scale?: SummaryTotals): boolean {
   for (const [name, value] of a) {

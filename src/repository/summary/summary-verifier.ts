@@ -4,6 +4,7 @@ import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { upcasterOf } from "../entity-rows.js";
 import type { StoreRunner } from "../store-runner.js";
 import {
+  absoluteTotals,
   addTotals,
   contributionOf,
   isSummarizedRow,
@@ -82,7 +83,7 @@ export async function verifySummaries<T extends object>(
         const tally = tallyOf(row.partitionKey, summary);
         const contribution = contributionOf(summary, entity);
         tally.actual = addTotals(tally.actual, contribution, 1);
-        tally.magnitude = addTotals(tally.magnitude, absolute(contribution), 1);
+        tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
       }
     }
     continuation = page.continuation;
@@ -111,11 +112,4 @@ export async function verifySummaries<T extends object>(
         ? -1
         : 1,
   );
-}
-
-function absolute(totals: SummaryTotals): SummaryTotals {
-  const result: SummaryTotals = new Map();
-  for (const [name, value] of totals)
-    result.set(name, typeof value === "bigint" ? (value < 0n ? -value : value) : Math.abs(value));
-  return result;
 }

@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { ConcurrencyError, EntityAlreadyExistsError } from "../../errors.js";
+import { quoteString } from "../../query/odata.js";
+import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
+import type { StoreContinuation } from "../../store/table-store.js";
+import { upcasterOf } from "../entity-rows.js";
+import type { StoreRunner } from "../store-runner.js";
+import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
+import {
+  absoluteTotals,
+  addTotals,
+  contributionOf,
+  isSummarizedRow,
+  nextSummaryRow,
+  readSummaryState,
+  type SummaryTotals,
+  sameTotals,
+  zeroTotals,
+} from "./summary-row.js";
+import { type SummaryDrift, verifySummaries } from "./summary-verifier.js";
+
+/** Recount rounds per summary row before giving up (each lost round means a write committed meanwhile). */
+const MAX_ROUNDS = 20;
+
+/**
+ * Rewrites every summary row that disagrees with a recount (`verifySummaries`) and resolves to the drift
+ * it corrected. Each drifting partition is recounted again between two reads of its summary row: every
+ * write through a repository changes that row, so an unchanged ETag proves no such write happened during
+ * the recount, and the corrected row is written conditional on it (a lost race recounts again).
+ */
+export async function repairSummaries<T extends object>(
+  model: EntityModel<T>,
+  runner: StoreRunner,
+): Promise<SummaryDrift[]> {
+  const drift = await verifySummaries(model, runner);
+  const table = runner.tableName(model.table);
+  for (const found of drift) {
+    const summary = model.summaries.get(found.summary) as SummaryModel;
+    await repairRow(model, runner, table, found.partitionKey, summary);
+  }
+  return drift;
+}
+
+async function repairRow(
+  model: EntityModel,
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  summary: SummaryModel,
+): Promise<void> {
+  const read = () => runner.run("get", table, (s) => s.getEntity(table, partitionKey, summary.rowKey));
+  SummaryCache.of(runner.scope).forget(summaryCacheKey(table, partitionKey, summary.rowKey));
+  for (let round = 1; ; round++) {
+    const before = await read();
+    const { actual, magnitude } = await recount(model, runner, table, partitionKey, summary);
+    const after = await read();
+    const state = readSummaryState(summary, after);
+    if (before?.etag !== after?.etag) {
+      if (round >= MAX_ROUNDS) throw new ConcurrencyError({ table, partitionKey, rowKey: summary.rowKey });
+      await runner.retry.contend(round);
+      continue;
+    }
+    if (after !== undefined && sameTotals(state.totals, actual, magnitude)) return;
+    const token = `r${randomBytes(6).toString("base64url")}`;
+    const { row } = nextSummaryRow(summary, partitionKey, state, actual, token);
+    try {
+      await runner.run("repairSummary", table, (s) =>
+        state.etag === undefined ? s.insert(table, row) : s.update(table, row, "replace", state.etag),
+      );
+      return;
+    } catch (error) {
+      // Another write (or our own attempt whose answer was lost): recount and compare again.
+      const race = error instanceof ConcurrencyError || error instanceof EntityAlreadyExistsError;
+      if (!race || round >= MAX_ROUNDS) throw error;
+      await runner.retry.contend(round);
+    }
+  }
+}
+
+/** The summary of one partition recounted from its entity rows (one partition query). */
+async function recount(
+  model: EntityModel,
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  summary: SummaryModel,
+): Promise<{ actual: SummaryTotals; magnitude: SummaryTotals }> {
+  const upcast = upcasterOf(model);
+  let actual = zeroTotals(summary);
+  let magnitude = zeroTotals(summary);
+  let continuation: StoreContinuation | undefined;
+  const filter = `PartitionKey eq ${quoteString(partitionKey)}`;
+  do {
+    const page = await runner.run("repairScan", table, (s) =>
+      s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
+    );
+    for (const row of page.items) {
+      if (!isSummarizedRow(model, row)) continue;
+      const contribution = contributionOf(summary, upcast ? upcast(row) : row);
+      actual = addTotals(actual, contribution, 1);
+      magnitude = addTotals(magnitude, absoluteTotals(contribution), 1);
+    }
+    continuation = page.continuation;
+  } while (continuation);
+  return { actual, magnitude };
+}
