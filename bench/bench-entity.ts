@@ -91,3 +91,16 @@ export function indexedItem(tenant: string, id: number): IndexedItem {
 export function remoteItem(tenant: string, id: number): RemoteIndexedItem {
   return Object.assign(new RemoteIndexedItem(), benchItem(tenant, id));
 }
+
+/** The same item with a same-partition summary (count and sums kept in each write's EGT). */
+@Entity({
+  table: "BenchSummarized",
+  partitionKey: "{tenant}",
+  rowKey: "item_{id:8}",
+  summaries: { perTenant: { rowKey: "summary", count: "items", sum: { count: "counts", big: "bigs" } } },
+})
+export class SummarizedItem extends BenchItem {}
+
+export function summarizedItem(tenant: string, id: number): SummarizedItem {
+  return Object.assign(new SummarizedItem(), benchItem(tenant, id));
+}

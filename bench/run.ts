@@ -18,6 +18,8 @@ import {
   indexedItem,
   RemoteIndexedItem,
   remoteItem,
+  SummarizedItem,
+  summarizedItem,
 } from "./bench-entity.js";
 import { type BenchRow, compare, median, printTable, timeAsync, timeSync } from "./measure.js";
 import { pacingRuns } from "./pacing.js";
@@ -327,6 +329,54 @@ async function indexCosts(connectionString: string): Promise<void> {
   record("lookup by same-partition index / point query", lookup.a, lookup.b, ms, 1.1);
 }
 
+async function summaryCosts(connectionString: string): Promise<void> {
+  console.log("\n[10] summaries: requests per insert (summary row known or cold) and insert latency");
+  let requests = 0;
+  const db = new TableContext({
+    store: AzureStore.fromConnectionString(connectionString),
+    tablePrefix: "sum",
+    onEvent: (event) => {
+      if (event.type === "request") requests++;
+    },
+  });
+  await db.ensureTables(BenchItem, SummarizedItem);
+  const summarized = db.repository(SummarizedItem);
+  const n = quick ? 20 : 50;
+  // Cold: each insert goes to a new partition, whose summary row nobody has read yet.
+  requests = 0;
+  for (let i = 0; i < n; i++) await summarized.insert(summarizedItem(`cold${i}`, i));
+  const cold = requests / n;
+  requests = 0;
+  for (let i = 0; i < n; i++) await summarized.insert(summarizedItem("warm", i));
+  // The first insert into "warm" is cold (2 requests); the rest find its summary row known.
+  const warm = (requests - 2) / (n - 1);
+  rows.push({
+    name: "requests per insert with a summary",
+    ours: `${warm.toFixed(2)} known`,
+    baseline: `${cold.toFixed(2)} cold`,
+    ratio: warm,
+    target: "= 1 (2 cold)",
+    met: warm === 1 && cold === 2,
+  });
+  console.log(`  ${warm.toFixed(2)} requests per insert with the summary row known, ${cold.toFixed(2)} cold`);
+  const plain = db.repository(BenchItem);
+  const m = quick ? 100 : 400;
+  // Every round inserts new keys (one partition per round and kind; its summary row known after the first).
+  let rounds = 0;
+  const latency = await compare(
+    quick ? 4 : 8,
+    () => {
+      const round = rounds++;
+      return timeAsync(m, (i) => summarized.insert(summarizedItem(`lat${round}`, i)));
+    },
+    () => {
+      const round = rounds++;
+      return timeAsync(m, (i) => plain.insert(benchItem(`lat${round}`, i)));
+    },
+  );
+  record("insert with a summary / plain insert", latency.a, latency.b, ms, undefined);
+}
+
 async function main(): Promise<void> {
   const azurite = await startAzurite();
   if (process.argv.includes("--pacing")) {
@@ -345,6 +395,7 @@ async function main(): Promise<void> {
     await indexCosts(azurite.connectionString);
     await parallelReads(azurite.connectionString, record, quick);
     rows.push(...(await pacingRuns(azurite.connectionString, quick)));
+    await summaryCosts(azurite.connectionString);
   } finally {
     await azurite.stop();
   }
