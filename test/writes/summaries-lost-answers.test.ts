@@ -5,7 +5,14 @@
  * another token means it did not (and it is sent again). Expected values are recounted from the rows.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Column, Entity, EntityAlreadyExistsError, etagOf, TableContext } from "../../src/index.js";
+import {
+  Column,
+  ConcurrencyError,
+  Entity,
+  EntityAlreadyExistsError,
+  etagOf,
+  TableContext,
+} from "../../src/index.js";
 import { seededRandom, testSeed } from "../support/seeded-random.js";
 import { type FaultyStores, faultyContext, faultyStores, readTable, storeNames } from "./harness.js";
 
@@ -68,6 +75,25 @@ describe.each(storeNames)("summaries under lost answers on %s", (name) => {
     });
     await repo.insert(member("A", 2, 20));
     expect(await repo.summary("perTeam", { team: "A" })).toEqual({ members: 3, payroll: 330 });
+    expect(await repo.summary("perTeam", { team: "A" })).toEqual(await recount(stores, repo.table, "A"));
+  });
+
+  it("a lost answer after more writes than the row logs is ConcurrencyError marked outcomeUnknown, never a second count", async () => {
+    const { repo, other } = await setup();
+    await repo.insert(member("A", 1, 10));
+    stores.plan.faultNext({
+      method: "submitTransaction",
+      kind: "lost",
+      onFault: async () => {
+        const theirs = other.repository(Member);
+        for (let id = 100; id < 140; id++) await theirs.insert(member("A", id, 1));
+      },
+    });
+    const error = await repo.insert(member("A", 2, 20)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConcurrencyError);
+    expect((error as ConcurrencyError).outcomeUnknown).toBe(true);
+    // It did commit (the fault lost only the answer): counted exactly once.
+    expect(await repo.summary("perTeam", { team: "A" })).toEqual({ members: 42, payroll: 70 });
     expect(await repo.summary("perTeam", { team: "A" })).toEqual(await recount(stores, repo.table, "A"));
   });
 

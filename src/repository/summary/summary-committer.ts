@@ -102,6 +102,8 @@ export class SummaryCommitter {
       // Where each write's action sits in the transaction (-1: nothing to send, e.g. deleting an absent entity).
       let slot = 0;
       const slots = plans.map((plan) => (plan.action ? slot++ : -1));
+      // Nothing to write (deletes of entities already gone): the summary is unchanged.
+      if (entityActions.length === 0) return plans.map((plan) => ({ etag: undefined, existed: plan.existed }));
       const token = randomBytes(6).toString("base64url");
       const summaryRows = this.#summaries.map((summary, i) => {
         const state = states[i] as SummaryState;
@@ -131,7 +133,10 @@ export class SummaryCommitter {
           token,
         });
         if (verdict === "retry") {
-          if (round >= MAX_ROUNDS) throw error;
+          if (round >= MAX_ROUNDS) {
+            const rowKey = (this.#summaries[0] as SummaryModel).rowKey;
+            throw new ConcurrencyError({ table: this.#table, partitionKey, rowKey }, { cause: error });
+          }
           await this.#runner.retry.contend(round);
           continue;
         }
