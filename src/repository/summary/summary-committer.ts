@@ -103,7 +103,8 @@ export class SummaryCommitter {
       let slot = 0;
       const slots = plans.map((plan) => (plan.action ? slot++ : -1));
       // Nothing to write (deletes of entities already gone): the summary is unchanged.
-      if (entityActions.length === 0) return plans.map((plan) => ({ etag: undefined, existed: plan.existed }));
+      if (entityActions.length === 0)
+        return plans.map((plan) => ({ etag: undefined, existed: plan.existed }));
       const token = randomBytes(6).toString("base64url");
       const summaryRows = this.#summaries.map((summary, i) => {
         const state = states[i] as SummaryState;
