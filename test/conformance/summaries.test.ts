@@ -11,6 +11,7 @@ import {
   EntityAlreadyExistsError,
   EntityNotFoundError,
   etagOf,
+  SchemaError,
   TableContext,
   ValidationError,
 } from "../../src/index.js";
@@ -50,6 +51,29 @@ class Employee {
 class Tag {
   @Column({ type: "String" }) owner!: string;
   @Column({ type: "String" }) tag!: string;
+}
+
+/** Shares Employee's table and partitions: its summary row must not be Employee's. */
+@Entity({
+  table: "SumEmployees",
+  partitionKey: "{department}",
+  rowKey: "room_{room}",
+  summaries: { rooms: { rowKey: "summary", count: "rooms" } },
+})
+class Room {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "String" }) room!: string;
+}
+
+@Entity({
+  table: "SumEmployees",
+  partitionKey: "{department}",
+  rowKey: "desk_{desk}",
+  summaries: { desks: { rowKey: "deskSummary", count: "desks" } },
+})
+class Desk {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "String" }) desk!: string;
 }
 
 const FAST = { retries: 8, minDelayMs: 1, maxDelayMs: 20 } as const;
@@ -143,6 +167,23 @@ describe.each(stores)("summaries on %s", (_name, kind) => {
     expect(await db.verifySummaries(Employee)).toEqual([]);
     expect(await db.verifySummaries(Tag)).toEqual([]);
     expect(await tags.summary("tags", { owner: "o" })).toEqual({ n: 2 });
+  });
+
+  it("types sharing a table keep their own summary rows; one on another's row is a SchemaError", async () => {
+    const { db } = await freshContext(kind, [Employee]);
+    await db.repository(Employee).insert(employee("Sales", 1, 100));
+    const desks = db.repository(Desk);
+    await desks.insert(Object.assign(new Desk(), { department: "Sales", desk: "d1" }));
+    expect(await desks.summary("desks", { department: "Sales" })).toEqual({ desks: 1 });
+    const error = await db
+      .repository(Room)
+      .insert(Object.assign(new Room(), { department: "Sales", room: "r1" }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaError);
+    expect(await db.repository(Room).find({ department: "Sales" }).toArray()).toEqual([]);
+    expect((await db.query(Employee, Desk).find({ department: "Sales" }).toArray()).length).toBe(2);
+    expect(await db.verifySummaries(Employee)).toEqual([]);
+    expect(await db.verifySummaries(Desk)).toEqual([]);
   });
 
   it("an entity whose RowKey is the summary's is refused before any request", async () => {

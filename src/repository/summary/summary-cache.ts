@@ -6,9 +6,9 @@ const MAX_ENTRIES = 10_000;
 
 const caches = new WeakMap<StateScope, SummaryCache>();
 
-/** The cache key of one summary row. */
-export function summaryCacheKey(table: string, partitionKey: string, rowKey: string): string {
-  return `${table}\n${partitionKey}\n${rowKey}`;
+/** The cache key of one summary row: its place and its marker (two types' summaries may claim one place). */
+export function summaryCacheKey(table: string, partitionKey: string, rowKey: string, marker: string): string {
+  return `${table}\n${partitionKey}\n${rowKey}\n${marker}`;
 }
 
 /**

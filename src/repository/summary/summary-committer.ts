@@ -28,6 +28,7 @@ import {
   nextSummaryRow,
   readSummaryState,
   type SummaryState,
+  summaryMarker,
 } from "./summary-row.js";
 
 /** One entity write as the caller asked for it; `ifMatch` undefined or `"*"` means unconditional. */
@@ -113,7 +114,7 @@ export class SummaryCommitter {
           totals = addTotals(totals, contributionOf(summary, plan.after), 1);
           totals = addTotals(totals, contributionOf(summary, plan.before), -1);
         }
-        return { state, ...nextSummaryRow(summary, partitionKey, state, totals, token) };
+        return { state, ...nextSummaryRow(this.#model, summary, partitionKey, state, totals, token) };
       });
       const actions: TransactionAction[] = [
         ...entityActions,
@@ -167,14 +168,14 @@ export class SummaryCommitter {
     const row = await this.#runner.run("get", this.#table, (s) =>
       s.getEntity(this.#table, partitionKey, summary.rowKey),
     );
-    const state = readSummaryState(summary, row);
+    const state = readSummaryState(this.#model, summary, row);
     if (state.etag === undefined) this.#cache.forget(key);
     else this.#cache.remember(key, state as SummaryState & { etag: string });
     return state;
   }
 
   #cacheKey(partitionKey: string, summary: SummaryModel): string {
-    return summaryCacheKey(this.#table, partitionKey, summary.rowKey);
+    return summaryCacheKey(this.#table, partitionKey, summary.rowKey, summaryMarker(this.#model, summary));
   }
 
   /** The stored rows the writes replace or delete (inserts need none: an existing key fails them). */

@@ -15,6 +15,7 @@ import {
   readSummaryState,
   type SummaryTotals,
   sameTotals,
+  summaryMarker,
   zeroTotals,
 } from "./summary-row.js";
 import { type SummaryDrift, verifySummaries } from "./summary-verifier.js";
@@ -49,12 +50,14 @@ async function repairRow(
   summary: SummaryModel,
 ): Promise<void> {
   const read = () => runner.run("get", table, (s) => s.getEntity(table, partitionKey, summary.rowKey));
-  SummaryCache.of(runner.scope).forget(summaryCacheKey(table, partitionKey, summary.rowKey));
+  SummaryCache.of(runner.scope).forget(
+    summaryCacheKey(table, partitionKey, summary.rowKey, summaryMarker(model, summary)),
+  );
   for (let round = 1; ; round++) {
     const before = await read();
     const { actual, magnitude } = await recount(model, runner, table, partitionKey, summary);
     const after = await read();
-    const state = readSummaryState(summary, after);
+    const state = readSummaryState(model, summary, after);
     if (before?.etag !== after?.etag) {
       if (round >= MAX_ROUNDS) throw new ConcurrencyError({ table, partitionKey, rowKey: summary.rowKey });
       await runner.retry.contend(round);
@@ -62,7 +65,7 @@ async function repairRow(
     }
     if (after !== undefined && sameTotals(state.totals, actual, magnitude)) return;
     const token = `r${randomBytes(6).toString("base64url")}`;
-    const { row } = nextSummaryRow(summary, partitionKey, state, actual, token);
+    const { row } = nextSummaryRow(model, summary, partitionKey, state, actual, token);
     try {
       await runner.run("repairSummary", table, (s) =>
         state.etag === undefined ? s.insert(table, row) : s.update(table, row, "replace", state.etag),

@@ -1,3 +1,4 @@
+import { SchemaError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TypedValue, WireEntity, WireValue } from "../../store/table-store.js";
 import { COPY_INDEX_PROPERTY, ENTITY_TYPE_PROPERTY, SUMMARY_PROPERTY } from "../../wire/system-properties.js";
@@ -39,10 +40,33 @@ export function zeroTotals(summary: SummaryModel): SummaryTotals {
   return totals;
 }
 
-/** The summary as stored in `row` (zeros where absent); the state of a missing row when `row` is undefined. */
-export function readSummaryState(summary: SummaryModel, row: StoredEntity | undefined): SummaryState {
+/**
+ * What a summary row's marker holds: the entity type and the summary's name (`Employee:perDepartment`;
+ * `:` is in neither), so two types sharing a table never take each other's summary rows for their own.
+ */
+export function summaryMarker(model: EntityModel, summary: SummaryModel): string {
+  return `${model.type}:${summary.name}`;
+}
+
+/**
+ * The summary as stored in `row` (zeros where absent); the state of a missing row when `row` is undefined.
+ * A row at the summary's key that is not this summary's (another type's summary or entity under the same
+ * RowKey in a shared table) is a `SchemaError`: counting on from its values would corrupt both.
+ */
+export function readSummaryState(
+  model: EntityModel,
+  summary: SummaryModel,
+  row: StoredEntity | undefined,
+): SummaryState {
   const totals = zeroTotals(summary);
   if (row === undefined) return { etag: undefined, totals, sequence: 0n, recent: [] };
+  if (row[SUMMARY_PROPERTY] !== summaryMarker(model, summary)) {
+    throw new SchemaError(
+      `${model.name}: the row at RowKey '${summary.rowKey}' of PartitionKey '${row.partitionKey}' is not summary ${summary.name}'s (it holds ${
+        row[SUMMARY_PROPERTY] === undefined ? "an entity" : `summary '${String(row[SUMMARY_PROPERTY])}'`
+      }); give the summary a rowKey of its own`,
+    );
+  }
   for (const [name, zero] of totals) {
     totals.set(name, typeof zero === "number" ? toNumber(row[name]) : toBigInt(row[name]));
   }
@@ -113,6 +137,7 @@ export function sameTotals(a: SummaryTotals, b: SummaryTotals, scale?: SummaryTo
 
 /** The row after one more write: new values, the sequence advanced and this write's token logged. */
 export function nextSummaryRow(
+  model: EntityModel,
   summary: SummaryModel,
   partitionKey: string,
   state: SummaryState,
@@ -125,7 +150,7 @@ export function nextSummaryRow(
     partitionKey,
     rowKey: summary.rowKey,
     [ENTITY_TYPE_PROPERTY]: SUMMARY_TYPE,
-    [SUMMARY_PROPERTY]: summary.name,
+    [SUMMARY_PROPERTY]: summaryMarker(model, summary),
     [SEQUENCE_PROPERTY]: sequence,
     [RECENT_PROPERTY]: recent.join(","),
   };

@@ -13,6 +13,7 @@ import {
   type SummaryTotals,
   type SummaryValues,
   sameTotals,
+  summaryMarker,
   zeroTotals,
 } from "./summary-row.js";
 
@@ -69,11 +70,11 @@ export async function verifySummaries<T extends object>(
       s.queryPage(table, { top: 1000, ...(continuation ? { continuation } : {}) }),
     );
     for (const row of page.items) {
-      const name = row[SUMMARY_PROPERTY];
-      if (name !== undefined) {
-        const summary = model.summaries.get(String(name));
+      const marker = row[SUMMARY_PROPERTY];
+      if (marker !== undefined) {
+        const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
         if (summary && row.rowKey === summary.rowKey) {
-          tallyOf(row.partitionKey, summary).stored = readSummaryState(summary, row).totals;
+          tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
         }
         continue;
       }
