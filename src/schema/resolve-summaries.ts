@@ -32,6 +32,9 @@ export function resolveSummaries(
       `${entity}: summaries are not supported together with indexes yet; keep the aggregate in an entity of its own`,
     );
   }
+  if (options.wide === true) {
+    throw new SchemaError(`${entity}: summaries are not supported on wide entities yet`);
+  }
   if (typeof options.table === "string" && options.table.includes("{")) {
     throw new SchemaError(
       `${entity}: summaries are not supported on a table per period ('${options.table}') yet`,

@@ -186,6 +186,29 @@ describe.each(stores)("summaries on %s", (_name, kind) => {
     expect(await db.verifySummaries(Desk)).toEqual([]);
   });
 
+  it("db.eventually moves an employee between partitions with both summaries exact", async () => {
+    const { db } = await freshContext(kind, [Employee]);
+    const repo = db.repository(Employee);
+    await repo.insert(employee("Sales", 1, 100, 2n));
+    await repo.insert(employee("Sales", 2, 50));
+    const moving = await repo.getOrThrow({ department: "Sales", employeeId: 1 });
+    await db.eventually((tx) => {
+      tx.delete(Employee, moving);
+      tx.insert(employee("HR", 1, 120, 2n));
+    });
+    expect(await repo.summary("perDepartment", { department: "Sales" })).toMatchObject({
+      employees: 1,
+      totalSalary: 50,
+      totalBonus: 0n,
+    });
+    expect(await repo.summary("perDepartment", { department: "HR" })).toMatchObject({
+      employees: 1,
+      totalSalary: 120,
+      totalBonus: 2n,
+    });
+    expect(await db.verifySummaries(Employee)).toEqual([]);
+  });
+
   it("an entity whose RowKey is the summary's is refused before any request", async () => {
     const { db, counter } = await freshContext(kind, [Tag]);
     const tags = db.repository(Tag);

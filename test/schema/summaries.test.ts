@@ -87,6 +87,12 @@ describe("summaries in the entity model", () => {
     expect(schemaError(summaries)).toContain(message);
   });
 
+  it("is refused on wide entities (not supported yet)", () => {
+    expect(
+      schemaError({ s: { rowKey: "sum", count: "n" } }, { wide: true } as Partial<EntityOptions>),
+    ).toContain("wide");
+  });
+
   it("is refused together with indexes (not supported yet)", () => {
     expect(
       schemaError(

@@ -10,7 +10,10 @@ export interface RecordedStep {
   type: string;
   /** The physical table (prefix and period applied). */
   at: string;
-  /** Entities with secondary indexes can only be replayed through their class (copies derive from it). */
+  /**
+   * Entities with secondary indexes or summaries can only be replayed through their class (copies and
+   * summary rows derive from it).
+   */
   indexed: boolean;
   mode: WriteMode;
   /** The version the step is conditional on: an ETag, or `null` for "absent". */

@@ -106,7 +106,8 @@ function record(step: PlannedStep, expect: string | null): RecordedStep {
     table: step.model.table,
     type: step.model.type,
     at: step.physicalTable,
-    indexed: step.model.indexes.size > 0,
+    // Summaries too: their rows change with each write, which only the class's repository does.
+    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0,
     mode: step.mode,
     expect,
     wire: encodeWire(step.wire),
