@@ -66,7 +66,7 @@ export async function parallelReads(
   record: Recorder,
   quick: boolean,
 ): Promise<void> {
-  console.log(`\n[9] parallel reads: getMany and a ${BUCKETS}-bucket fan-out`);
+  console.log(`\n[11] parallel reads: getMany and a ${BUCKETS}-bucket fan-out`);
   const db = new TableContext({
     store: AzureStore.fromConnectionString(connectionString),
     tablePrefix: "par",
