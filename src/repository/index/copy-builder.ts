@@ -25,8 +25,10 @@ export function buildCopy<T extends object>(
     : undefined;
   for (const column of model.columns) {
     if (keep && !keep.has(column.field)) continue;
-    const value = entityWire[column.property];
-    if (value !== undefined) copy[column.property] = value;
+    for (const property of column.properties) {
+      const value = entityWire[property];
+      if (value !== undefined) copy[property] = value;
+    }
   }
   copy.EntityType = entityWire.EntityType;
   copy[COPY_INDEX_PROPERTY] = ref.index;
