@@ -19,6 +19,7 @@ import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
 import { readThroughput, type ThroughputOptions } from "./pacing/throughput-options.js";
+import { registerPeriodTables } from "./period-tables.js";
 import { repairAllIndexes } from "./repair/index-repair-kind.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "./repair/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repair/repair-worker.js";
@@ -409,6 +410,8 @@ export class TableContext {
     // The caller's operations first (no request), then again with index copies added.
     assertValidTransaction(tx.operations, this.#runner.limits);
     const first = tx.operations[0] as PlannedOperation;
+    // A period's table that does not exist yet is created by the transaction's first write of it.
+    registerPeriodTables(this.#runner, first.model);
     const table = this.#runner.tableName(first.table);
     const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
     assertValidTransaction(expanded.operations, this.#runner.limits);
