@@ -96,11 +96,6 @@ export function buildEntityModel<T extends object>(
   const tableTemplate = periodTable
     ? TableTemplate.parse(options.table, fieldTypeIn(`${name}: table`), `${name}: table`)
     : undefined;
-  if (tableTemplate && Object.keys(options.indexes ?? {}).length > 0) {
-    throw new SchemaError(
-      `${name}: indexes are not supported on a table per period ('${options.table}'); keep the entity in a fixed table to index it`,
-    );
-  }
 
   const type = options.type ?? ctor.name;
   if (!type || !TYPE_NAME.test(type)) {
@@ -123,7 +118,15 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
-  const indexes = resolveIndexes(name, options, columnsByField, fieldTypeIn, partitionKey.source, rowKey);
+  const indexes = resolveIndexes(
+    name,
+    options,
+    columnsByField,
+    fieldTypeIn,
+    partitionKey.source,
+    rowKey,
+    tableTemplate,
+  );
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,
@@ -301,6 +304,7 @@ function resolveIndexes(
   fieldTypeIn: (what: string) => (field: string) => KeyFieldType | "unsupported" | undefined,
   partitionKeySource: string,
   rowKeyOfEntity: KeyTemplate,
+  entityTableTemplate: TableTemplate | undefined,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
   const rowKeyPrefixes = new Map<string, string>();
@@ -310,7 +314,17 @@ function resolveIndexes(
     if (!index || typeof index !== "object") throw new SchemaError(`${what}: options are required`);
     const spec = index as IndexOptions;
     const table = spec.table ?? options.table;
-    assertTableName(table, `${what}: table`);
+    // A table per period for the copies too: `Logs{at:month}` (the entity's, by default) or another template.
+    const tableTemplate = TableTemplate.isTemplate(table)
+      ? TableTemplate.parse(String(table), fieldTypeIn(`${what}.table`), `${what}: table`)
+      : undefined;
+    if (!tableTemplate) assertTableName(table, `${what}: table`);
+    if (spec.list && (tableTemplate || entityTableTemplate)) {
+      // A list entry names its entities by PartitionKey and RowKey only: not which period's table holds them.
+      throw new SchemaError(
+        `${what}: a list index cannot ${entityTableTemplate ? `index an entity kept in a table per period ('${options.table}'): its entries name entities by keys only, not by their period's table` : `live in a table per period ('${String(table)}')`}; use a copy index (list: false)`,
+      );
+    }
     const partitionKey = parseTemplate(
       spec.partitionKey ?? partitionKeySource,
       fieldTypeIn(`${what}.partitionKey`),
@@ -351,6 +365,7 @@ function resolveIndexes(
     indexes.set(indexName, {
       name: indexName,
       table,
+      ...(tableTemplate === undefined ? {} : { tableTemplate }),
       partitionKey,
       rowKey,
       intraPartition,

@@ -61,22 +61,72 @@ describe("table templates are checked at definition time", () => {
     }
   });
 
-  it("refuses indexes on a table per period", () => {
-    const error = schemaError(() => {
+  it("accepts copy indexes on a table per period, and refuses list indexes there with the reason", () => {
+    @Entity({
+      table: "Logs{at:day}",
+      partitionKey: "{id}",
+      rowKey: "r",
+      indexes: {
+        byText: { partitionKey: "{text}", rowKey: "{id}" },
+        fixed: { table: "LogTexts", partitionKey: "{text}", rowKey: "{id}" },
+        daily: { table: "LogTexts{at:day}", partitionKey: "{text}", rowKey: "{id}" },
+      },
+    })
+    class Indexed {
+      @Column({ type: "DateTime" }) at!: Date;
+      @Column({ type: "String" }) id!: string;
+      @Column({ type: "String" }) text!: string;
+    }
+    expect(Indexed).toBeDefined();
+    const list = schemaError(() => {
       @Entity({
         table: "Logs{at:day}",
         partitionKey: "{id}",
         rowKey: "r",
-        indexes: { byText: { partitionKey: "{text}", rowKey: "{id}" } },
+        indexes: { byText: { table: "LogTexts", partitionKey: "{text}", rowKey: "t", list: true } },
       })
-      class Indexed {
+      class Listed {
         @Column({ type: "DateTime" }) at!: Date;
         @Column({ type: "String" }) id!: string;
         @Column({ type: "String" }) text!: string;
       }
-      return Indexed;
+      return Listed;
     });
-    expect(error.message).toMatch(/indexes are not supported on a table per period/);
+    expect(list.message).toMatch(
+      /Listed\.indexes\.byText: a list index cannot index an entity kept in a table per period .*entries name entities by keys only/,
+    );
+    const listTable = schemaError(() => {
+      @Entity({
+        table: "Logs",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byText: { table: "LogTexts{at:day}", partitionKey: "{text}", rowKey: "t", list: true } },
+      })
+      class ListedPerDay {
+        @Column({ type: "DateTime" }) at!: Date;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String" }) text!: string;
+      }
+      return ListedPerDay;
+    });
+    expect(listTable.message).toMatch(
+      /a list index cannot live in a table per period \('LogTexts\{at:day\}'\)/,
+    );
+    const badIndexTable = schemaError(() => {
+      @Entity({
+        table: "Logs{at:day}",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byText: { table: "LogTexts{id:day}", partitionKey: "{text}", rowKey: "{id}" } },
+      })
+      class BadIndexTable {
+        @Column({ type: "DateTime" }) at!: Date;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String" }) text!: string;
+      }
+      return BadIndexTable;
+    });
+    expect(badIndexTable.message).toMatch(/BadIndexTable\.indexes\.byText: table/);
   });
 });
 

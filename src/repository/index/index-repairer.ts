@@ -182,7 +182,7 @@ async function repairScan<T extends object>(
     const outcome = await reconcileEntity(
       model,
       runner,
-      scan.table,
+      entity.table,
       entity.partitionKey,
       entity.rowKey,
       entity.refs,
