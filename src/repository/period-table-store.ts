@@ -28,7 +28,7 @@ export class PeriodTableNames {
 
   /** True for a physical table name one of the templates produces. */
   has(table: string): boolean {
-    if (!table.startsWith(this.#prefix)) return false;
+    if (this.#templates.size === 0 || !table.startsWith(this.#prefix)) return false;
     const name = table.slice(this.#prefix.length);
     for (const template of this.#templates) if (template.periodOf(name) !== undefined) return true;
     return false;
@@ -52,10 +52,12 @@ export class PeriodTableStore extends DelegatingStore {
   }
 
   override insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    if (!this.#periods.has(table)) return this.inner.insert(table, entity);
     return this.#creating(table, () => this.inner.insert(table, entity));
   }
 
   override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    if (!this.#periods.has(table)) return this.inner.upsert(table, entity, mode);
     return this.#creating(table, () => this.inner.upsert(table, entity, mode));
   }
 
@@ -67,14 +69,15 @@ export class PeriodTableStore extends DelegatingStore {
     const send = () => this.inner.submitTransaction(table, partitionKey, actions);
     // Only deletes and updates: the entities cannot exist, and an empty table helps nobody.
     const writes = actions.some((action) => action.kind === "insert" || action.kind === "upsert");
-    return writes ? this.#creating(table, send) : send();
+    return writes && this.#periods.has(table) ? this.#creating(table, send) : send();
   }
 
+  /** Sends a write to a period table; on 404 TableNotFound creates the table and sends it once more. */
   async #creating<R>(table: string, write: () => Promise<R>): Promise<R> {
     try {
       return await write();
     } catch (error) {
-      if (!isTableNotFound(error) || !this.#periods.has(table)) throw error;
+      if (!isTableNotFound(error)) throw error;
       await this.inner.createTable(table);
       return write();
     }
