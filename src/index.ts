@@ -45,7 +45,7 @@ export { type EntityOf, MultiEntitySource } from "./repository/multi-entity-sour
 export type { PaceChange } from "./repository/pacing/pace-bucket.js";
 export type { PaceReport } from "./repository/pacing/pacer.js";
 export type { ThroughputOptions } from "./repository/pacing/throughput-options.js";
-export type { PatchChanges } from "./repository/patch-changes.js";
+export type { PatchChanges, SeriesSlots } from "./repository/patch-changes.js";
 export type { RepairCounts, RepairReport } from "./repository/repair/repair-kind.js";
 export type { RepairWorker, RepairWorkerOptions } from "./repository/repair/repair-worker.js";
 export type {

@@ -502,6 +502,14 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     if (!column) {
       throw new ValidationError("unknown-field", `${this.#model.name} has no column '${field}'`, { field });
     }
+    if (column.series !== undefined) {
+      // The service compares single properties; a series is one property per slot.
+      throw new ValidationError(
+        "series-filter",
+        `${this.#model.name}.${field} is a data series (${column.series} properties, one per slot): where() cannot compare it; filter a slot with filter(odata\`${column.properties[0]} eq …\`)`,
+        { field },
+      );
+    }
     if (op === undefined || !OPERATORS.has(op)) {
       throw new ValidationError(
         "operator",

@@ -181,7 +181,12 @@ function commonColumns(models: readonly EntityModel[]): Map<string, ColumnModel>
   for (const column of first.columns) {
     const everywhere = rest.every((model) => {
       const other = model.columnsByField.get(column.field);
-      return other !== undefined && other.property === column.property && other.type === column.type;
+      return (
+        other !== undefined &&
+        other.property === column.property &&
+        other.type === column.type &&
+        other.series === column.series
+      );
     });
     if (everywhere) common.set(column.field, column);
   }
@@ -204,11 +209,11 @@ function shapeOf<U extends object>(
     toWire: unmapped,
     fromWire: unmapped,
     propertiesOf(fields) {
-      return fields.map((field) => {
+      return fields.flatMap((field) => {
         const column = common.get(field);
         if (!column)
           throw new ValidationError("unknown-field", `${label}: no common column '${field}'`, { field });
-        return column.property;
+        return column.properties;
       });
     },
   };

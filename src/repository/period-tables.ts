@@ -1,11 +1,11 @@
-import { StoreError } from "../errors.js";
+import type { TableTemplate } from "../keys/table-template.js";
 import type { QueryExecutor } from "../query/query.js";
+import type { EntityModel } from "../schema/entity-model.js";
 import type { BulkResult } from "./bulk/bulk-types.js";
+import { isTableNotFound } from "./period-table-store.js";
+import type { StoreRunner } from "./store-runner.js";
 
-/** True for the service's 404 `TableNotFound`: the table of a period nobody has written to yet. */
-export function isTableNotFound(error: unknown): boolean {
-  return error instanceof StoreError && error.statusCode === 404 && error.serviceCode === "TableNotFound";
-}
+export { isTableNotFound } from "./period-table-store.js";
 
 /** The executor of one period's table: a table that does not exist yet reads as empty. */
 export function tolerateMissingTable<T>(executor: QueryExecutor<T>): QueryExecutor<T> {
@@ -67,4 +67,29 @@ export async function periodBulk<I, R>(
     total.failed.push(...result.failed);
   }
   return total;
+}
+
+/** Lets the runner's store create the period tables of an entity (and of its indexes) on first write. */
+export function registerPeriodTables(runner: StoreRunner, model: EntityModel): void {
+  if (model.tableTemplate !== undefined) runner.periodTables.add(model.tableTemplate);
+  for (const index of model.indexes.values()) {
+    if (index.tableTemplate !== undefined) runner.periodTables.add(index.tableTemplate);
+  }
+}
+
+/** The existing tables of a period template with the end of each period, ascending (one listing request). */
+export async function listPeriodTables(
+  runner: StoreRunner,
+  template: TableTemplate,
+): Promise<{ name: string; end: Date }[]> {
+  const contextPrefix = runner.tableName("");
+  const prefix = runner.tableName(template.literalPrefix);
+  const names = await runner.run("listTables", prefix, (s) => s.listTables(prefix));
+  const tables: { name: string; end: Date }[] = [];
+  for (const name of names.sort()) {
+    // The listing matches by prefix; keep only names this template produces (not `Logs2026x`).
+    const start = template.periodOf(name.slice(contextPrefix.length));
+    if (start !== undefined) tables.push({ name, end: template.nextPeriod(start) });
+  }
+  return tables;
 }

@@ -22,7 +22,7 @@ import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
 import { type PatchChanges, patchInstance } from "./patch-changes.js";
-import { isTableNotFound, periodBulk, tolerateMissingTable } from "./period-tables.js";
+import { isTableNotFound, periodBulk, registerPeriodTables, tolerateMissingTable } from "./period-tables.js";
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
 import type { StoreRunner } from "./store-runner.js";
@@ -115,6 +115,7 @@ export class Repository<T extends object> {
     this.#runner = runner;
     this.#periodTable = periodTable !== undefined;
     this.#periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
+    registerPeriodTables(runner, model);
     this.#writer = model.wide
       ? new WideWriter(model, this.#table, runner)
       : model.indexes.size > 0
@@ -168,7 +169,11 @@ export class Repository<T extends object> {
     return this.#route({ [template.field]: at }) as Repository<T>;
   }
 
-  /** Runs a write; when the period's table does not exist yet, creates it and runs the write once more. */
+  /**
+   * Runs a write; when the period's table does not exist yet, creates it and runs the write once more.
+   * The store creates it for the write requests themselves (see period-table-store.ts); this covers
+   * the reads an indexed write makes first.
+   */
   async #creatingTable<R>(write: () => Promise<R>): Promise<R> {
     try {
       return await write();
@@ -178,16 +183,6 @@ export class Repository<T extends object> {
       await this.#runner.run("createTable", table, (s) => s.createTable(table));
       return write();
     }
-  }
-
-  /**
-   * Before a bulk write to a period's table: creates the table (one request per period per bulk call),
-   * since a batch failing on a missing table is reported, not thrown, and could not simply be retried.
-   */
-  async #ensurePeriodTable(): Promise<void> {
-    if (!this.#periodTable) return;
-    const table = this.#table;
-    await this.#runner.run("createTable", table, (s) => s.createTable(table));
   }
 
   /** Runs a write of an existing entity: a missing period table means a missing entity. */
@@ -391,7 +386,7 @@ export class Repository<T extends object> {
         (item) => this.#periodOf(item),
         (r, group) => r.bulkInsert(group, options),
       );
-    await this.#ensurePeriodTable();
+    // A batch meeting a missing period table creates it and is sent again (period-table-store.ts).
     return this.#writer.bulkInsert(items, options);
   }
 
@@ -406,7 +401,6 @@ export class Repository<T extends object> {
         (item) => this.#periodOf(item),
         (r, group) => r.bulkUpsert(group, options),
       );
-    await this.#ensurePeriodTable();
     return this.#writer.bulkUpsert(items, writeMode(options.mode), options);
   }
 

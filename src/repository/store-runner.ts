@@ -6,6 +6,7 @@ import { limitsOf } from "./backend-limits.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
 import { PacedStore } from "./pacing/paced-store.js";
 import type { Pacer } from "./pacing/pacer.js";
+import { PeriodTableNames, PeriodTableStore } from "./period-table-store.js";
 import { RequestSlots } from "./request-slots.js";
 import type { AttemptContext, RetryPolicy } from "./retry-policy.js";
 import { SlotLimitedStore } from "./slot-limited-store.js";
@@ -34,6 +35,8 @@ export class StoreRunner {
   readonly #tablePrefix: string;
   /** Where tracked ETags and copies of instances read or written through this runner are valid. */
   readonly scope: StateScope;
+  /** The period tables (`Logs{at:month}`) of the entities used: their first write creates them. */
+  readonly periodTables: PeriodTableNames;
 
   constructor(
     store: TableStore,
@@ -53,7 +56,10 @@ export class StoreRunner {
         ? checked
         : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
     // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
-    this.#target = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+    const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+    // Outermost: a period table's creation and the write sent again are each paced and slotted.
+    this.periodTables = new PeriodTableNames(tablePrefix);
+    this.#target = new PeriodTableStore(paced, this.periodTables);
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
     this.scope = scopeOf(store, tablePrefix);

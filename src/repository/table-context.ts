@@ -1,4 +1,5 @@
 import { SchemaError, TransactionError, ValidationError } from "../errors.js";
+import type { TableTemplate } from "../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
@@ -19,6 +20,7 @@ import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
 import { readThroughput, type ThroughputOptions } from "./pacing/throughput-options.js";
+import { listPeriodTables, registerPeriodTables } from "./period-tables.js";
 import { repairAllIndexes } from "./repair/index-repair-kind.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "./repair/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repair/repair-worker.js";
@@ -303,8 +305,8 @@ export class TableContext {
   }
 
   /**
-   * Creates the tables of these entity classes and of their indexes, where missing. An entity with a
-   * table per period gets none here: each period's table is created by its first write.
+   * Creates the tables of these entity classes and of their indexes, where missing. A table per
+   * period (of an entity or of an index) gets none here: each period's table is created by its first write.
    */
   async ensureTables(...entityClasses: EntityClass[]): Promise<void> {
     const tables = new Set<string>();
@@ -314,7 +316,7 @@ export class TableContext {
       this.#claimType(model);
       if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
       for (const index of model.indexes.values()) {
-        tables.add(this.#runner.tableName(index.table));
+        if (index.tableTemplate === undefined) tables.add(this.#runner.tableName(index.table));
         // Copies outside the entity's partition are kept consistent through the intent log.
         if (!index.intraPartition) tables.add(this.#runner.tableName(INTENTS_TABLE));
       }
@@ -334,7 +336,8 @@ export class TableContext {
 
   /**
    * Deletes every period table of the entity that ends at or before `before` (its whole period is
-   * earlier), one request per table whatever it holds, and resolves to the names dropped, ascending.
+   * earlier), one request per table whatever it holds, and resolves to the names dropped, ascending
+   * (then those of its indexes' own period tables, dropped by the same rule).
    * @example
    * await db.dropTables(LogEntry, { before: new Date("2026-01-01T00:00:00Z") }); // drops 2025's months
    */
@@ -351,6 +354,22 @@ export class TableContext {
       await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
       dropped.push(name);
     }
+    // Index copies kept in a table per period of their own go with their periods (copies in a fixed
+    // table outlive their entities as orphans, which repairIndexes({ scan: true }) removes).
+    const model = getEntityModel(entityClass);
+    const templates = new Map<string, TableTemplate>();
+    for (const index of model.indexes.values()) {
+      const template = index.tableTemplate;
+      if (template && template.source !== model.tableTemplate?.source)
+        templates.set(template.source, template);
+    }
+    for (const template of templates.values()) {
+      for (const { name, end } of await listPeriodTables(this.#runner, template)) {
+        if (end.getTime() > before.getTime()) break;
+        await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
+        dropped.push(name);
+      }
+    }
     return dropped;
   }
 
@@ -364,16 +383,7 @@ export class TableContext {
         `${method}: ${model.name} has a fixed table '${model.table}', not a table per period ('Logs{at:month}')`,
       );
     }
-    const contextPrefix = this.#runner.tableName("");
-    const prefix = this.#runner.tableName(template.literalPrefix);
-    const names = await this.#runner.run("listTables", prefix, (s) => s.listTables(prefix));
-    const tables: { name: string; end: Date }[] = [];
-    for (const name of names.sort()) {
-      // The listing matches by prefix; keep only names this template produces (not `Logs2026x`).
-      const start = template.periodOf(name.slice(contextPrefix.length));
-      if (start !== undefined) tables.push({ name, end: template.nextPeriod(start) });
-    }
-    return tables;
+    return listPeriodTables(this.#runner, template);
   }
 
   /**
@@ -383,7 +393,9 @@ export class TableContext {
    * them (`orphans`).
    */
   verifyIndexes<T extends object>(entityClass: EntityClass<T>): Promise<IndexDrift> {
-    return verifyIndexes(getEntityModel(entityClass), this.#runner);
+    const model = getEntityModel(entityClass);
+    registerPeriodTables(this.#runner, model);
+    return verifyIndexes(model, this.#runner);
   }
 
   /**
@@ -395,7 +407,10 @@ export class TableContext {
     entityClass: EntityClass<T>,
     options: RepairOptions = {},
   ): Promise<RepairResult> {
-    return repairIndexes(getEntityModel(entityClass), this.#runner, options);
+    const model = getEntityModel(entityClass);
+    // Repair writes copies: a period's copy table missing meanwhile is created like on any write.
+    registerPeriodTables(this.#runner, model);
+    return repairIndexes(model, this.#runner, options);
   }
 
   /**
@@ -433,6 +448,8 @@ export class TableContext {
     // The caller's operations first (no request), then again with index copies added.
     assertValidTransaction(tx.operations, this.#runner.limits);
     const first = tx.operations[0] as PlannedOperation;
+    // A period's table that does not exist yet is created by the transaction's first write of it.
+    registerPeriodTables(this.#runner, first.model);
     const table = this.#runner.tableName(first.table);
     const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
     assertValidTransaction(expanded.operations, this.#runner.limits);

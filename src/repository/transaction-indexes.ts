@@ -12,6 +12,7 @@ import {
 import { trackedCopies } from "./index/copy-state.js";
 import { foreignProperties } from "./index/foreign-properties.js";
 import { planLocalActions } from "./index/local-plan.js";
+import { isTableNotFound } from "./period-tables.js";
 import type { StoreRunner } from "./store-runner.js";
 import type { PlannedOperation } from "./transaction.js";
 
@@ -161,9 +162,13 @@ async function priorState(
     const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
-  const stored = await runner.run("get", table, (s) =>
-    s.getEntity(table, operation.partitionKey, operation.rowKey),
-  );
+  const stored = await runner
+    .run("get", table, (s) => s.getEntity(table, operation.partitionKey, operation.rowKey))
+    .catch((error: unknown) => {
+      // A period's table nobody has written to yet holds no entity (the commit creates it).
+      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+      throw error;
+    });
   if (!stored) return undefined;
   const model = operation.model;
   const refs =

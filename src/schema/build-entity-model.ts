@@ -48,42 +48,55 @@ export function buildEntityModel<T extends object>(
   const columns = records.map((record) => resolveColumn(name, record));
   const columnsByField = new Map<string, ColumnModel>();
   const byProperty = new Map<string, ColumnModel>();
+  let properties = 0;
   for (const column of columns) {
-    const clash = byProperty.get(column.property);
-    if (clash) {
-      throw new SchemaError(
-        `${name}: fields '${clash.field}' and '${column.field}' are both stored as property '${column.property}'`,
-      );
+    for (const property of column.properties) {
+      const clash = byProperty.get(property);
+      if (clash) {
+        throw new SchemaError(
+          `${name}: fields '${clash.field}' and '${column.field}' are both stored as property '${property}'`,
+        );
+      }
+      byProperty.set(property, column);
     }
-    byProperty.set(column.property, column);
+    properties += column.properties.length;
     columnsByField.set(column.field, column);
   }
   const wide = options.wide ?? false;
   if (typeof wide !== "boolean") throw new SchemaError(`${name}: wide must be true or false`);
-  if (wide) assertWideColumnCount(name, columns.length);
-  else if (columns.length + 1 > ServiceLimits.maxProperties) {
+  // Every slot of a series is a property of its own.
+  if (wide) assertWideColumnCount(name, properties);
+  else if (properties + 1 > ServiceLimits.maxProperties) {
+    const slots = properties === columns.length ? "" : ` (series count one per slot)`;
     throw new SchemaError(
-      `${name} has ${columns.length} columns; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}'`,
+      `${name} has ${properties} column properties${slots}; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}'`,
     );
   }
 
-  const fieldType = (field: string): KeyFieldType | "unsupported" | undefined => {
-    const column = columnsByField.get(field);
-    if (!column) return undefined;
-    return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
-  };
-  const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`, {
-    allowHash: true,
-  });
-  const rowKey = parseTemplate(options.rowKey, fieldType, `${name}.rowKey`);
+  // Which key type a template field has; a series is refused by name (it is many properties, not one value).
+  const fieldTypeIn =
+    (what: string) =>
+    (field: string): KeyFieldType | "unsupported" | undefined => {
+      const column = columnsByField.get(field);
+      if (!column) return undefined;
+      if (column.series !== undefined) {
+        throw new SchemaError(
+          `${what}: field '${field}' is a data series (series: ${column.series}), stored as ${column.series} properties; ` +
+            "a series cannot be part of a key, index or table template: use a scalar column",
+        );
+      }
+      return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
+    };
+  const partitionKey = parseTemplate(
+    options.partitionKey,
+    fieldTypeIn(`${name}.partitionKey`),
+    `${name}.partitionKey`,
+    { allowHash: true },
+  );
+  const rowKey = parseTemplate(options.rowKey, fieldTypeIn(`${name}.rowKey`), `${name}.rowKey`);
   const tableTemplate = periodTable
-    ? TableTemplate.parse(options.table, fieldType, `${name}: table`)
+    ? TableTemplate.parse(options.table, fieldTypeIn(`${name}: table`), `${name}: table`)
     : undefined;
-  if (tableTemplate && Object.keys(options.indexes ?? {}).length > 0) {
-    throw new SchemaError(
-      `${name}: indexes are not supported on a table per period ('${options.table}'); keep the entity in a fixed table to index it`,
-    );
-  }
 
   const type = options.type ?? ctor.name;
   if (!type || !TYPE_NAME.test(type)) {
@@ -106,7 +119,15 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
-  const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
+  const indexes = resolveIndexes(
+    name,
+    options,
+    columnsByField,
+    fieldTypeIn,
+    partitionKey.source,
+    rowKey,
+    tableTemplate,
+  );
   const summaries = resolveSummaries(name, options, columnsByField, rowKey);
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
@@ -221,9 +242,44 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
     throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
   }
-  return options.jsonClass
+  const series = options.series === undefined ? undefined : seriesSlots(entity, record, property);
+  const column = options.jsonClass
     ? { field, property, type, jsonClass: options.jsonClass }
     : { field, property, type };
+  return series === undefined
+    ? { ...column, properties: [property] }
+    : { ...column, properties: series, series: series.length };
+}
+
+/** The most slots a series can have: every property of an entity but its discriminator. */
+const MAX_SERIES = ServiceLimits.maxProperties - 1;
+
+/**
+ * The stored names of a series' slots: the prefix plus the slot number zero-padded to the width of
+ * the last one (`hourly00` … `hourly23`), so the names sort in slot order.
+ */
+function seriesSlots(entity: string, record: ColumnRecord, prefix: string): string[] {
+  const { field, options } = record;
+  const count = options.series;
+  if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_SERIES) {
+    throw new SchemaError(
+      `${entity}.${field}: series must be an integer from 1 to ${MAX_SERIES} (one property per slot, and an entity holds at most ${ServiceLimits.maxProperties} properties), got ${String(count)}`,
+    );
+  }
+  if (options.type === undefined) {
+    // design:type of an array field is Array: it says nothing about the slots' type.
+    throw new SchemaError(
+      `${entity}.${field}: a series needs its slots' type: @Column({ type: "Int32", series: ${count} })`,
+    );
+  }
+  const width = String(count - 1).length;
+  const last = `${prefix}${String(count - 1).padStart(width, "0")}`;
+  if (last.length > ServiceLimits.maxPropertyNameLength) {
+    throw new SchemaError(
+      `${entity}.${field}: slot property '${last}' is longer than ${ServiceLimits.maxPropertyNameLength} characters; set a shorter @Column({ name })`,
+    );
+  }
+  return Array.from({ length: count }, (_, slot) => `${prefix}${String(slot).padStart(width, "0")}`);
 }
 
 function parseTemplate(
@@ -248,9 +304,10 @@ function resolveIndexes(
   entity: string,
   options: EntityOptions,
   columnsByField: ReadonlyMap<string, ColumnModel>,
-  fieldType: (field: string) => KeyFieldType | "unsupported" | undefined,
+  fieldTypeIn: (what: string) => (field: string) => KeyFieldType | "unsupported" | undefined,
   partitionKeySource: string,
   rowKeyOfEntity: KeyTemplate,
+  entityTableTemplate: TableTemplate | undefined,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
   const rowKeyPrefixes = new Map<string, string>();
@@ -260,13 +317,23 @@ function resolveIndexes(
     if (!index || typeof index !== "object") throw new SchemaError(`${what}: options are required`);
     const spec = index as IndexOptions;
     const table = spec.table ?? options.table;
-    assertTableName(table, `${what}: table`);
+    // A table per period for the copies too: `Logs{at:month}` (the entity's, by default) or another template.
+    const tableTemplate = TableTemplate.isTemplate(table)
+      ? TableTemplate.parse(String(table), fieldTypeIn(`${what}.table`), `${what}: table`)
+      : undefined;
+    if (!tableTemplate) assertTableName(table, `${what}: table`);
+    if (spec.list && (tableTemplate || entityTableTemplate)) {
+      // A list entry names its entities by PartitionKey and RowKey only: not which period's table holds them.
+      throw new SchemaError(
+        `${what}: a list index cannot ${entityTableTemplate ? `index an entity kept in a table per period ('${options.table}'): its entries name entities by keys only, not by their period's table` : `live in a table per period ('${String(table)}')`}; use a copy index (list: false)`,
+      );
+    }
     const partitionKey = parseTemplate(
       spec.partitionKey ?? partitionKeySource,
-      fieldType,
+      fieldTypeIn(`${what}.partitionKey`),
       `${what}.partitionKey`,
     );
-    const rowKey = parseTemplate(spec.rowKey, fieldType, `${what}.rowKey`);
+    const rowKey = parseTemplate(spec.rowKey, fieldTypeIn(`${what}.rowKey`), `${what}.rowKey`);
     if (spec.list && spec.project)
       throw new SchemaError(`${what}: a list index holds keys only; project does not apply`);
     for (const field of spec.project ?? []) {
@@ -301,6 +368,7 @@ function resolveIndexes(
     indexes.set(indexName, {
       name: indexName,
       table,
+      ...(tableTemplate === undefined ? {} : { tableTemplate }),
       partitionKey,
       rowKey,
       intraPartition,

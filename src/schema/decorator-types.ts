@@ -15,11 +15,16 @@ export type ColumnTypeValue<T extends ColumnType> = T extends "String" | "Guid"
             ? Uint8Array
             : unknown;
 
-/** The field type `@Column(options)` accepts: from `options.type`, or anything when it is left to inference. */
+/**
+ * The field type `@Column(options)` accepts: from `options.type`, or anything when it is left to
+ * inference; with `series`, an array of that type whose slots may be `undefined` (`number[]` fits too).
+ */
 export type ColumnValueOf<O> = O extends { type: infer T extends ColumnType }
   ? [T] extends [never]
     ? unknown
-    : ColumnTypeValue<T>
+    : O extends { series: number }
+      ? readonly (ColumnTypeValue<T> | undefined)[]
+      : ColumnTypeValue<T>
   : unknown;
 
 /**

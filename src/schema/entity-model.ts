@@ -14,6 +14,8 @@ export interface ColumnModel extends MappedColumn {}
 export interface IndexModel {
   readonly name: string;
   readonly table: string;
+  /** Set when `table` names a period (`Logs{at:month}`): each copy lives in its entity's period's table. */
+  readonly tableTemplate?: TableTemplate | undefined;
   readonly partitionKey: KeyTemplate;
   readonly rowKey: KeyTemplate;
   /** True when the copies live in the entity's own table and partition (kept atomic with an EGT). */

@@ -11,6 +11,12 @@ export interface ColumnOptions {
    * instance of that class when read (with `class-transformer`, so nested `@Type` decorators work).
    */
   jsonClass?: (new () => object) | undefined;
+  /**
+   * A data series: the field is an array of this many values of `type`, stored one property per
+   * slot (`hourly00` … `hourly23` for `series: 24`; the stored prefix is `name` when given), so
+   * `repository.patch(key, { hourly: { 13: 5 } })` changes one slot. Not for key or index fields.
+   */
+  series?: number | undefined;
 }
 
 /** Options of one secondary index (see the indexes issue); validated at definition time. */

@@ -82,6 +82,11 @@ export function resolveSummaries(
           `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,
         );
       }
+      if (column.series !== undefined) {
+        throw new SchemaError(
+          `${what}: '${field}' is a data series (${column.series} slots); sum a scalar column instead`,
+        );
+      }
       if ((column as { encrypt?: unknown }).encrypt) {
         throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
       }

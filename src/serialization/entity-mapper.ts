@@ -4,7 +4,7 @@ import type { EntityClass } from "../util/entity-class.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY } from "../wire/system-properties.js";
-import type { StoredEntity, WireEntity } from "../wire/wire-entity.js";
+import type { StoredEntity, WireEntity, WireValue } from "../wire/wire-entity.js";
 import { rememberEtag } from "./entity-etag.js";
 import type { MappedColumn } from "./mapped-column.js";
 import { createValueReader, createValueWriter, wireValueSize } from "./value-codecs.js";
@@ -18,7 +18,7 @@ export interface EntityMapper<T extends object> {
    * row's ETag is recorded for the instance once, in `scope` (the reading context's store and prefix).
    */
   fromWire(stored: StoredEntity, scope?: StateScope): T;
-  /** The stored property names of the given fields (for `$select`). */
+  /** The stored property names of the given fields (for `$select`; every slot of a series). */
   propertiesOf(fields: readonly string[]): string[];
 }
 
@@ -44,6 +44,9 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const { columns } = source;
   const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass));
   const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
+  // Series columns go through their own (slower) code: one property per slot.
+  const seriesOut = columns.map((c) => (c.series === undefined ? undefined : seriesWriter(source.name, c)));
+  const seriesIn = columns.map((c, i) => (c.series === undefined ? undefined : seriesReader(c, readers[i]!)));
   const discriminator = `${source.type}@${source.version}`;
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
 
@@ -54,7 +57,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "let v, w;",
     ...columns.map(
       (c, i) =>
-        `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i)} }`,
+        `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${c.series === undefined ? writeStatement(c, i) : `size += seriesOut[${i}](v, out);`} }`,
     ),
     `out[${JSON.stringify(ENTITY_TYPE_PROPERTY)}] = ${JSON.stringify(discriminator)};`,
     "if (size > maxEntityBytes) tooLarge(size);",
@@ -64,9 +67,10 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const fromWireBody = [
     "const o = Object.create(proto);",
     "let v;",
-    ...columns.map(
-      (c, i) =>
-        `v = s[${JSON.stringify(c.property)}]; if (v !== undefined && v !== null) o[${JSON.stringify(c.field)}] = ${readExpression(c, i)};`,
+    ...columns.map((c, i) =>
+      c.series === undefined
+        ? `v = s[${JSON.stringify(c.property)}]; if (v !== undefined && v !== null) o[${JSON.stringify(c.field)}] = ${readExpression(c, i)};`
+        : `o[${JSON.stringify(c.field)}] = seriesIn[${i}](s);`,
     ),
     // Key fields absent from the properties (projections, rows written by other clients) come from the keys.
     keyFields.length > 0
@@ -100,6 +104,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "pk",
     "rk",
     "writers",
+    "seriesOut",
     "sizeOf",
     "maxEntityBytes",
     "tooLarge",
@@ -109,6 +114,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     source.partitionKey,
     source.rowKey,
     writers,
+    seriesOut,
     wireValueSize,
     source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes,
     tooLarge,
@@ -118,22 +124,77 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const fromWire = new Function(
     "proto",
     "readers",
+    "seriesIn",
     "fillKeys",
     "remember",
     `return function fromWire(s, scope) {\n${fromWireBody}\n};`,
-  )(source.ctor.prototype, readers, fillKeys, rememberEtag) as (s: StoredEntity, scope?: StateScope) => T;
+  )(source.ctor.prototype, readers, seriesIn, fillKeys, rememberEtag) as (
+    s: StoredEntity,
+    scope?: StateScope,
+  ) => T;
 
   return {
     toWire,
     fromWire,
     propertiesOf(fields) {
-      return fields.map((field) => {
+      // A series is selected whole: every slot.
+      return fields.flatMap((field) => {
         const column = source.columnsByField.get(field);
         if (!column)
           throw new ValidationError("unknown-field", `${source.name} has no column '${field}'`, { field });
-        return column.property;
+        return column.properties;
       });
     },
+  };
+}
+
+/**
+ * Writes a series' array into `out`, one property per slot, and returns the bytes it adds. Absent
+ * slots (`undefined`, `null`, holes) are not sent: a replace drops them, a merge keeps what is stored.
+ */
+function seriesWriter(entity: string, column: MappedColumn): (value: unknown, out: WireEntity) => number {
+  const { field, properties, type } = column;
+  const slotWriters = properties.map((_, slot) =>
+    createValueWriter(type, `${field}[${slot}]`, column.jsonClass),
+  );
+  return (value, out) => {
+    if (!Array.isArray(value)) {
+      throw new ValidationError(
+        "type",
+        `${entity}.${field}: a series takes an array of ${properties.length} values, got ${typeof value}`,
+        { field },
+      );
+    }
+    if (value.length > properties.length) {
+      throw new ValidationError(
+        "series-length",
+        `${entity}.${field}: ${value.length} values exceed the series' ${properties.length} slots`,
+        { field },
+      );
+    }
+    let size = 0;
+    for (let slot = 0; slot < value.length; slot++) {
+      const item: unknown = value[slot];
+      if (item === undefined || item === null) continue;
+      const property = properties[slot] as string;
+      const wire = (slotWriters[slot] as (v: unknown) => WireValue)(item);
+      out[property] = wire;
+      size += 8 + property.length * 2 + wireValueSize(type, wire);
+    }
+    return size;
+  };
+}
+
+/** Rebuilds a series' array from its slot properties: always its full length, `undefined` where absent. */
+function seriesReader(column: MappedColumn, read: (v: unknown) => unknown): (s: StoredEntity) => unknown[] {
+  const { properties } = column;
+  return (s) => {
+    const values = new Array<unknown>(properties.length).fill(undefined);
+    for (let slot = 0; slot < properties.length; slot++) {
+      const v = s[properties[slot] as string];
+      if (v !== undefined && v !== null) values[slot] = read(v);
+    }
+    return values;
   };
 }
 

@@ -4,8 +4,12 @@ import type { ColumnType } from "../wire/column-type.js";
 export interface MappedColumn {
   /** The class field. */
   readonly field: string;
-  /** The property name stored in the table. */
+  /** The property name stored in the table (for a series: the prefix of its slots' names). */
   readonly property: string;
+  /** Every property name the column is stored under: `[property]`, or a series' slot names in order. */
+  readonly properties: readonly string[];
+  /** For a data series: its number of slots (the field is an array of that length). */
+  readonly series?: number;
   readonly type: ColumnType;
   /** For Json columns: the class values are rebuilt as. */
   readonly jsonClass?: new () => object;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { Column, Entity, EntityNotFoundError, SchemaError, ValidationError } from "../../src/index.js";
+import {
+  Column,
+  Entity,
+  EntityNotFoundError,
+  SchemaError,
+  TransactionError,
+  ValidationError,
+} from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 import { rejectionOf } from "../support/rejection.js";
 
@@ -54,22 +61,72 @@ describe("table templates are checked at definition time", () => {
     }
   });
 
-  it("refuses indexes on a table per period", () => {
-    const error = schemaError(() => {
+  it("accepts copy indexes on a table per period, and refuses list indexes there with the reason", () => {
+    @Entity({
+      table: "Logs{at:day}",
+      partitionKey: "{id}",
+      rowKey: "r",
+      indexes: {
+        byText: { partitionKey: "{text}", rowKey: "{id}" },
+        fixed: { table: "LogTexts", partitionKey: "{text}", rowKey: "{id}" },
+        daily: { table: "LogTexts{at:day}", partitionKey: "{text}", rowKey: "{id}" },
+      },
+    })
+    class Indexed {
+      @Column({ type: "DateTime" }) at!: Date;
+      @Column({ type: "String" }) id!: string;
+      @Column({ type: "String" }) text!: string;
+    }
+    expect(Indexed).toBeDefined();
+    const list = schemaError(() => {
       @Entity({
         table: "Logs{at:day}",
         partitionKey: "{id}",
         rowKey: "r",
-        indexes: { byText: { partitionKey: "{text}", rowKey: "{id}" } },
+        indexes: { byText: { table: "LogTexts", partitionKey: "{text}", rowKey: "t", list: true } },
       })
-      class Indexed {
+      class Listed {
         @Column({ type: "DateTime" }) at!: Date;
         @Column({ type: "String" }) id!: string;
         @Column({ type: "String" }) text!: string;
       }
-      return Indexed;
+      return Listed;
     });
-    expect(error.message).toMatch(/indexes are not supported on a table per period/);
+    expect(list.message).toMatch(
+      /Listed\.indexes\.byText: a list index cannot index an entity kept in a table per period .*entries name entities by keys only/,
+    );
+    const listTable = schemaError(() => {
+      @Entity({
+        table: "Logs",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byText: { table: "LogTexts{at:day}", partitionKey: "{text}", rowKey: "t", list: true } },
+      })
+      class ListedPerDay {
+        @Column({ type: "DateTime" }) at!: Date;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String" }) text!: string;
+      }
+      return ListedPerDay;
+    });
+    expect(listTable.message).toMatch(
+      /a list index cannot live in a table per period \('LogTexts\{at:day\}'\)/,
+    );
+    const badIndexTable = schemaError(() => {
+      @Entity({
+        table: "Logs{at:day}",
+        partitionKey: "{id}",
+        rowKey: "r",
+        indexes: { byText: { table: "LogTexts{id:day}", partitionKey: "{text}", rowKey: "{id}" } },
+      })
+      class BadIndexTable {
+        @Column({ type: "DateTime" }) at!: Date;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String" }) text!: string;
+      }
+      return BadIndexTable;
+    });
+    expect(badIndexTable.message).toMatch(/BadIndexTable\.indexes\.byText: table/);
   });
 });
 
@@ -181,6 +238,72 @@ describe.each(stores)("table per period on %s", (_name, kind) => {
     const deleted = await logs.bulkDelete(rows);
     expect(deleted.failed).toEqual([]);
     for (const row of rows) expect(await logs.get(row)).toBeUndefined();
+  });
+});
+
+describe.each(stores)("writes meeting a period table that does not exist yet on %s", (_name, kind) => {
+  it("a transaction creates the table and is sent once more; later transactions cost one request", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const april = [entry("2026-04-01T00:00:00.000Z", "a1"), entry("2026-04-02T00:00:00.000Z", "a2")];
+    counter.reset();
+    await db.transaction((tx) => {
+      tx.insert(april[0] as LogEntry);
+      tx.upsert(april[1] as LogEntry);
+    });
+    expect(counter.log.map((call) => call.method)).toEqual([
+      "submitTransaction",
+      "createTable",
+      "submitTransaction",
+    ]);
+    expect(counter.log[1]?.table).toBe(`${prefix}Logs202604`);
+    for (const row of april) expect((await logs.get(row))?.text).toBe(row.text);
+
+    counter.reset();
+    await db.transaction((tx) => tx.upsert(entry("2026-04-03T00:00:00.000Z", "a3")));
+    expect(counter.log.map((call) => call.method)).toEqual(["submitTransaction"]);
+    // Deletes alone in a period without a table create nothing: the service's answer stands.
+    counter.reset();
+    const error = await rejectionOf(
+      db.transaction((tx) => tx.delete(LogEntry, entry("2026-05-01T00:00:00.000Z", "m"), { ifMatch: "*" })),
+    );
+    expect(error).toBeInstanceOf(TransactionError);
+    expect(counter.log.map((call) => call.method)).toEqual(["submitTransaction"]);
+    expect(await db.tablesOf(LogEntry)).toEqual([`${prefix}Logs202604`]);
+  });
+
+  it("bulk writes create each new period's table on its first batch only, and bulk deletes of a missing period succeed", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [LogEntry]);
+    const logs = db.repository(LogEntry);
+    const rows = [
+      entry("2026-06-05T00:00:00.000Z", "j1"),
+      entry("2026-07-05T00:00:00.000Z", "l1"),
+      entry("2026-06-06T00:00:00.000Z", "j2"),
+      entry("2026-06-06T00:00:00.000Z", "j3", "api"),
+    ];
+    counter.reset();
+    const result = await logs.bulkInsert(rows);
+    expect(result.failed).toEqual([]);
+    expect(result.written).toBe(4);
+    const created = counter.log.filter((call) => call.method === "createTable").map((call) => call.table);
+    // One table per new period; a batch of a period whose table another batch just created may create it again.
+    expect([...new Set(created)].sort()).toEqual([`${prefix}Logs202606`, `${prefix}Logs202607`]);
+    for (const row of rows) expect((await logs.get(row))?.text).toBe(row.text);
+
+    counter.reset();
+    const again = await logs.bulkUpsert(rows.slice(0, 3));
+    expect(again.failed).toEqual([]);
+    // Tables exist now: only the batches (June's two partitions hold one batch: same source "web").
+    expect(counter.log.map((call) => call.method)).toEqual(["submitTransaction", "submitTransaction"]);
+
+    counter.reset();
+    const gone = await logs.bulkDelete([
+      entry("2027-01-01T00:00:00.000Z", "x"),
+      entry("2027-01-02T00:00:00.000Z", "y"),
+    ]);
+    expect(gone).toMatchObject({ written: 2, failed: [] });
+    expect(counter.calls.createTable).toBe(0);
+    expect(await db.tablesOf(LogEntry)).toEqual([`${prefix}Logs202606`, `${prefix}Logs202607`]);
   });
 });
 

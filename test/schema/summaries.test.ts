@@ -20,6 +20,7 @@ function define(summaries: unknown, extra: Partial<EntityOptions> = {}) {
     @Column({ type: "Double" }) rate!: number;
     @Column({ type: "String" }) name!: string;
     @Column({ type: "String" }) email!: string;
+    @Column({ type: "Int32", series: 4 }) hourly!: Array<number | undefined>;
   }
   return Staff;
 }
@@ -85,6 +86,10 @@ describe("summaries in the entity model", () => {
     ["a bad summary name", { "not-id": { rowKey: "sum", count: "n" } }, "identifiers"],
   ])("%s is a SchemaError", (_, summaries, message) => {
     expect(schemaError(summaries)).toContain(message);
+  });
+
+  it("refuses summing a data series (an array, not one number)", () => {
+    expect(schemaError({ s: { rowKey: "sum", sum: { hourly: "total" } } })).toContain("data series");
   });
 
   it("is refused on wide entities (not supported yet)", () => {

@@ -2,6 +2,7 @@ import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
 import { assertWithinLimits } from "../backend-limits.js";
+import { isTableNotFound } from "../period-tables.js";
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
 import { runBulk } from "./bulk-runner.js";
@@ -38,6 +39,10 @@ export function writeBulk<T extends object>(
         runner.emit({ type: "batch-committed", table, partitionKey, operations: pending.length });
         return { retries: retries + submitted.retries };
       } catch (error) {
+        // A period nobody wrote to has no table: every entity a batch of deletes names is gone.
+        if (isTableNotFound(error) && runner.periodTables.has(table) && pending.every(isDelete)) {
+          return { retries };
+        }
         // Deleting what is already gone is not a failure of a bulk delete: drop it and resend the rest.
         const missing = missingDelete(error, pending);
         if (missing === undefined) {
@@ -77,4 +82,8 @@ function missingDelete(error: unknown, actions: readonly TransactionAction[]): n
   // A missing table is a 404 too: a failure, never "the entity is already gone".
   if (error.serviceCode === "TableNotFound") return undefined;
   return actions[error.index]?.kind === "delete" ? error.index : undefined;
+}
+
+function isDelete(action: TransactionAction): boolean {
+  return action.kind === "delete";
 }

@@ -20,13 +20,22 @@ export function buildCopy<T extends object>(
 ): WireEntity {
   const index = indexOf(model, ref);
   const copy: WireEntity = { partitionKey: ref.partitionKey, rowKey: ref.rowKey };
+  // Key fields always; so are period fields: a copy names its entity's period table (and its own).
   const keep = index.project
-    ? new Set([...index.project, ...model.partitionKey.fields, ...model.rowKey.fields])
+    ? new Set([
+        ...index.project,
+        ...model.partitionKey.fields,
+        ...model.rowKey.fields,
+        ...(model.tableTemplate ? [model.tableTemplate.field] : []),
+        ...(index.tableTemplate ? [index.tableTemplate.field] : []),
+      ])
     : undefined;
   for (const column of model.columns) {
     if (keep && !keep.has(column.field)) continue;
-    const value = entityWire[column.property];
-    if (value !== undefined) copy[column.property] = value;
+    for (const property of column.properties) {
+      const value = entityWire[property];
+      if (value !== undefined) copy[property] = value;
+    }
   }
   copy.EntityType = entityWire.EntityType;
   copy[COPY_INDEX_PROPERTY] = ref.index;

@@ -1,6 +1,7 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+import { isTableNotFound } from "../period-tables.js";
 import type { StoreRunner } from "../store-runner.js";
 import { buildCopy } from "./copy-builder.js";
 import {
@@ -19,8 +20,8 @@ import {
   isCopyRowOf,
   isEntityRowOf,
   isNewerRow,
+  ownerOf,
   sameRefSet,
-  sourceOf,
 } from "./copy-rows.js";
 
 /** Which of an entity's derived copies a reconciliation writes. */
@@ -103,7 +104,7 @@ export async function reconcileEntity<T extends object>(
         if (!inScope(ref)) continue;
         touched.set(refKey(ref), ref);
         const copy = buildCopy(model, state.wire, ref);
-        const step = await writeCopy(model, runner, table, ref, copy, partitionKey, rowKey);
+        const step = await writeCopy(model, runner, ref, copy, partitionKey, rowKey);
         if (step === "written") {
           outcome.written++;
           changed = true;
@@ -153,14 +154,19 @@ async function readRow(
   partitionKey: string,
   rowKey: string,
 ): Promise<StoredEntity | undefined> {
-  return runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  try {
+    return await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  } catch (error) {
+    // A period's table not created yet (or dropped) holds nothing.
+    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+    throw error;
+  }
 }
 
 /** Writes one derived copy where it is missing or differs; never overwrites another live entity's copy. */
 async function writeCopy<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
-  entityTable: string,
   ref: CopyRef,
   copy: WireEntity,
   partitionKey: string,
@@ -174,7 +180,7 @@ async function writeCopy<T extends object>(
     }
     const ours = isCopyOf(model, row, ref.index, partitionKey, rowKey);
     if (ours && holdsCopy(copy, row)) return "same";
-    if (!ours && !(await abandoned(model, runner, entityTable, row, ref))) return "foreign";
+    if (!ours && !(await abandoned(model, runner, row, ref))) return "foreign";
     await runner.run("repairCopy", ref.table, (s) => s.update(ref.table, copy, "replace", row.etag));
     return "written";
   } catch (error) {
@@ -196,14 +202,14 @@ async function writeCopy<T extends object>(
 async function abandoned<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
-  entityTable: string,
   row: StoredEntity,
   ref: CopyRef,
 ): Promise<boolean> {
   if (!isCopyRowOf(model, row)) return false;
-  const owner = sourceOf(row);
+  // The owner's table: the entity's, or for a table per period the one its period names.
+  const owner = ownerOf(model, runner, ref.table, row);
   if (!owner) return true;
-  const stored = await readRow(runner, entityTable, owner.partitionKey, owner.rowKey);
+  const stored = await readRow(runner, owner.table, owner.partitionKey, owner.rowKey);
   if (!stored || !isEntityRowOf(model, stored)) return true;
   if (isNewerRow(model, stored)) return false;
   const key = refKey(ref);

@@ -30,7 +30,7 @@ export function deriveCopyRefs<T extends object>(
     try {
       refs.push({
         index: index.name,
-        table: tableName(index.table),
+        table: tableName(index.tableTemplate ? index.tableTemplate.nameOf(values) : index.table),
         partitionKey: index.partitionKey.encode(values, "PartitionKey"),
         rowKey: index.rowKey.encode(values, "RowKey"),
       });

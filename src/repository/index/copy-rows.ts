@@ -81,6 +81,32 @@ export function sourceOf(row: StoredEntity): { partitionKey: string; rowKey: str
     : undefined;
 }
 
+/**
+ * The entity a copy row names, with its physical table: the entity's fixed table, or, for a table
+ * per period, the period's table its period field names (copies always carry that field). Missing
+ * when the row names no entity (or, for a period, no readable period).
+ */
+export function ownerOf(
+  model: EntityModel,
+  runner: StoreRunner,
+  copyTable: string,
+  row: StoredEntity,
+): { table: string; partitionKey: string; rowKey: string } | undefined {
+  const source = sourceOf(row);
+  if (!source) return undefined;
+  const template = model.tableTemplate;
+  if (template === undefined) return { table: runner.tableName(model.table), ...source };
+  // Copies in the entity's own period table belong to an entity of that table.
+  const index = model.indexes.get(String(row[COPY_INDEX_PROPERTY]));
+  if (index?.tableTemplate?.source === template.source) return { table: copyTable, ...source };
+  try {
+    const values = model.mapper.fromWire(row) as Record<string, unknown>;
+    return { table: runner.tableName(template.nameOf(values)), ...source };
+  } catch {
+    return undefined;
+  }
+}
+
 /** An entity row as the model sees it now: its wire form (what copies are built from) and what it derives. */
 export interface EntityState {
   wire: WireEntity;

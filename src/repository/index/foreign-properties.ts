@@ -12,7 +12,7 @@ export function foreignProperties<T extends object>(
   model: EntityModel<T>,
   stored: StoredEntity,
 ): Partial<WireEntity> {
-  const known = new Set(model.columns.map((c) => c.property));
+  const known = new Set(model.columns.flatMap((c) => c.properties));
   const foreign: Partial<WireEntity> = {};
   for (const name in stored) if (isUserProperty(name) && !known.has(name)) foreign[name] = stored[name];
   return foreign;

@@ -5,6 +5,7 @@ import type { QueryExplanation } from "../../query/query-plan.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
+import { tolerateMissingTable } from "../period-tables.js";
 import { queryExecutor } from "../query-executor.js";
 import type { StoreRunner } from "../store-runner.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
@@ -18,6 +19,7 @@ import { listShardsFilter, parseMember, readList } from "./list-index.js";
 export class IndexLookup<T extends object> {
   readonly #model: EntityModel<T>;
   readonly #index: IndexModel;
+  /** The copies' table; for an index kept in a table per period, the prefixed template (for messages). */
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #keySpace: EntityModel<T>;
@@ -61,19 +63,39 @@ export class IndexLookup<T extends object> {
     const key = values as Record<string, unknown>;
     const partitionKey = this.#index.partitionKey.encode(key, "PartitionKey");
     const rowKey = this.#index.rowKey.encode(key, "RowKey");
-    return this.#executor().fetchPoint(this.#table, partitionKey, rowKey, undefined);
+    return this.#executor().fetchPoint(this.#tableOf(key), partitionKey, rowKey, undefined);
   }
 
-  /** Range query over the index: partition fields required, leading row-key fields narrow it. */
+  /**
+   * Range query over the index: partition fields required, leading row-key fields narrow it; for an
+   * index kept in a table per period, the period field too (it picks the period's table).
+   */
   find(values: Partial<T>): Query<T> {
     if (this.#index.list) return this.#findInList(values as Record<string, unknown>);
+    const table = this.#tableOf(values as Record<string, unknown>);
     const state = findState(
       `${this.#model.name}.indexes.${this.#index.name}`,
       this.#index.partitionKey,
       this.#index.rowKey,
-      values as Record<string, unknown>,
+      this.#keyValues(values as Record<string, unknown>),
     );
-    return Query.build(this.#keySpace, this.#executor(), { table: this.#table, ...state, filters: [] });
+    return Query.build(this.#keySpace, this.#executor(), { table, ...state, filters: [] });
+  }
+
+  /** The values without the period field that only picks the table (unless the index's keys hold it too). */
+  #keyValues(values: Record<string, unknown>): Record<string, unknown> {
+    const field = this.#index.tableTemplate?.field;
+    const { partitionKey, rowKey } = this.#index;
+    if (field === undefined || partitionKey.fields.includes(field) || rowKey.fields.includes(field))
+      return values;
+    const { [field]: _period, ...rest } = values;
+    return rest;
+  }
+
+  /** The physical table of the copies: fixed, or the period's table the values name (its field is then required). */
+  #tableOf(values: Record<string, unknown>): string {
+    const template = this.#index.tableTemplate;
+    return template === undefined ? this.#table : this.#runner.tableName(template.nameOf(values));
   }
 
   /** How `get(values)` runs, without sending anything. */
@@ -148,12 +170,14 @@ export class IndexLookup<T extends object> {
   /** Copies carry no ETag of their entity: the instances built from them track none. */
   #executor(): QueryExecutor<T> {
     const name = this.#index.name;
-    return queryExecutor(this.#runner, (stored) => {
+    const executor = queryExecutor(this.#runner, (stored) => {
       if (stored[COPY_INDEX_PROPERTY] !== name) return undefined;
       const entity = this.#model.mapper.fromWire(stored);
       rememberEtag(entity, undefined);
       return entity;
     });
+    // A period nobody has written to has no table yet: its copies read as none.
+    return this.#index.tableTemplate === undefined ? executor : tolerateMissingTable(executor);
   }
 }
 

@@ -1,5 +1,6 @@
 import { ConcurrencyError, EntityNotFoundError, StoreError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import { registerPeriodTables } from "../period-tables.js";
 import type { StoreRunner } from "../store-runner.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { encodeCopyRefs } from "./copy-ref.js";
@@ -52,6 +53,8 @@ export async function repairIndexes<T extends object>(
   runner: StoreRunner,
   options: RepairOptions,
 ): Promise<RepairResult> {
+  // Replays write copies: a period's copy table missing meanwhile is created like on any write.
+  registerPeriodTables(runner, model);
   const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
   const minAge = options.minIntentAgeMs ?? 0;
   if (!Number.isSafeInteger(minAge) || minAge < 0) {
@@ -182,7 +185,7 @@ async function repairScan<T extends object>(
     const outcome = await reconcileEntity(
       model,
       runner,
-      scan.table,
+      entity.table,
       entity.partitionKey,
       entity.rowKey,
       entity.refs,

@@ -1,6 +1,7 @@
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
+import { listPeriodTables } from "../period-tables.js";
 import type { StoreRunner } from "../store-runner.js";
 import { buildCopy } from "./copy-builder.js";
 import { COPY_INDEX_PROPERTY, COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, refKey } from "./copy-ref.js";
@@ -12,8 +13,8 @@ import {
   isEntityRowOf,
   isNewerRow,
   keepsCopies,
+  ownerOf,
   sameRefSet,
-  sourceOf,
 } from "./copy-rows.js";
 
 /** Index drift found by `verifyIndexes`. */
@@ -25,6 +26,8 @@ export interface IndexDrift {
 
 /** The entity a drifting copy belongs to, with the refs to reconcile for it. */
 export interface DriftingEntity {
+  /** The entity's physical table (one of its period tables, for a table per period). */
+  table: string;
   partitionKey: string;
   rowKey: string;
   refs: CopyRef[];
@@ -33,8 +36,6 @@ export interface DriftingEntity {
 /** Everything a scan found: the drift report, and what `repairIndexes({ scan: true })` needs to fix it. */
 export interface IndexScan {
   drift: IndexDrift;
-  /** The entity table the scan read. */
-  table: string;
   /** Entities with missing or stale copies, orphans naming them, or a copy list that disagrees with their values. */
   entities: DriftingEntity[];
   /** Orphan copies that name no entity at all, with the ETag they were read with. */
@@ -45,6 +46,7 @@ export interface IndexScan {
 interface Expected {
   ref: CopyRef;
   copy: WireEntity;
+  table: string;
   partitionKey: string;
   rowKey: string;
 }
@@ -57,34 +59,45 @@ export async function verifyIndexes<T extends object>(
   return (await scanIndexes(model, runner)).drift;
 }
 
+/** One key for an entity row: its table and keys. */
+const entityKey = (table: string, partitionKey: string, rowKey: string): string =>
+  `${table}\u0000${partitionKey}\u0000${rowKey}`;
+
 /**
  * Reads the entity's table and every table its indexes write to (each once), derives each
  * entity's copies from its current values and compares them with the copy rows found: a derived
  * copy with no row is `missing`, one whose row holds other values is `stale`, a copy row of this
- * type's indexes that no entity derives is an `orphan`. Reads only.
+ * type's indexes that no entity derives is an `orphan`. Reads only. For a table per period (of the
+ * entity or of an index), every existing period table is read (listed as `db.tablesOf` lists them).
  */
 export async function scanIndexes<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
 ): Promise<IndexScan> {
-  const entityTable = runner.tableName(model.table);
+  const entityTables = model.tableTemplate
+    ? (await listPeriodTables(runner, model.tableTemplate)).map((t) => t.name)
+    : [runner.tableName(model.table)];
   const indexTables = new Map<string, Set<string>>();
   for (const index of model.indexes.values()) {
     if (!keepsCopies(index)) continue;
-    const table = runner.tableName(index.table);
-    const names = indexTables.get(table) ?? new Set<string>();
-    names.add(index.name);
-    indexTables.set(table, names);
+    const tables = index.tableTemplate
+      ? (await listPeriodTables(runner, index.tableTemplate)).map((t) => t.name)
+      : [runner.tableName(index.table)];
+    for (const table of tables) {
+      const names = indexTables.get(table) ?? new Set<string>();
+      names.add(index.name);
+      indexTables.set(table, names);
+    }
   }
 
   const expected = new Map<string, Expected[]>();
   const present = new Map<string, { ref: CopyRef; row: StoredEntity }>();
   const entities = new Map<string, DriftingEntity>();
-  const entityOf = (partitionKey: string, rowKey: string): DriftingEntity => {
-    const key = `${partitionKey}\u0000${rowKey}`;
+  const entityOf = (table: string, partitionKey: string, rowKey: string): DriftingEntity => {
+    const key = entityKey(table, partitionKey, rowKey);
     let entity = entities.get(key);
     if (!entity) {
-      entity = { partitionKey, rowKey, refs: [] };
+      entity = { table, partitionKey, rowKey, refs: [] };
       entities.set(key, entity);
     }
     return entity;
@@ -100,34 +113,38 @@ export async function scanIndexes<T extends object>(
     present.set(refKey(ref), { ref, row });
   };
 
-  const entityTableIndexes = indexTables.get(entityTable);
   // Entities written by a newer version of the class: neither they nor their copies are judged here.
   const newer = new Set<string>();
-  await scanTable(runner, entityTable, undefined, (row) => {
-    if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
-      newer.add(`${row.partitionKey}\u0000${row.rowKey}`);
-    } else if (isEntityRowOf(model, row)) {
-      const state = entityStateOf(model, runner, row);
-      for (const ref of state.copies) {
-        const key = refKey(ref);
-        const claimants = expected.get(key) ?? [];
-        claimants.push({
-          ref,
-          copy: buildCopy(model, state.wire, ref),
-          partitionKey: row.partitionKey,
-          rowKey: row.rowKey,
-        });
-        expected.set(key, claimants);
+  for (const entityTable of entityTables) {
+    const entityTableIndexes = indexTables.get(entityTable);
+    await scanTable(runner, entityTable, undefined, (row) => {
+      if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
+        newer.add(entityKey(entityTable, row.partitionKey, row.rowKey));
+      } else if (isEntityRowOf(model, row)) {
+        const state = entityStateOf(model, runner, row);
+        for (const ref of state.copies) {
+          const key = refKey(ref);
+          const claimants = expected.get(key) ?? [];
+          claimants.push({
+            ref,
+            copy: buildCopy(model, state.wire, ref),
+            table: entityTable,
+            partitionKey: row.partitionKey,
+            rowKey: row.rowKey,
+          });
+          expected.set(key, claimants);
+        }
+        // A copy list that disagrees with the values: the next write would miss stale copies.
+        const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
+        if (recorded === undefined || !sameRefSet(recorded, state.refs))
+          entityOf(entityTable, row.partitionKey, row.rowKey);
+      } else if (entityTableIndexes) {
+        collectCopy(entityTable, entityTableIndexes, row);
       }
-      // A copy list that disagrees with the values: the next write would miss stale copies.
-      const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
-      if (recorded === undefined || !sameRefSet(recorded, state.refs)) entityOf(row.partitionKey, row.rowKey);
-    } else if (entityTableIndexes) {
-      collectCopy(entityTable, entityTableIndexes, row);
-    }
-  });
+    });
+  }
   for (const [table, names] of indexTables) {
-    if (table === entityTable) continue;
+    if (entityTables.includes(table)) continue;
     const filter = [...names].map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`).join(" or ");
     await scanTable(runner, table, filter, (row) => collectCopy(table, names, row));
   }
@@ -140,8 +157,10 @@ export async function scanIndexes<T extends object>(
     const holder =
       (found &&
         claimants.find((c) => {
-          const owner = sourceOf(found.row);
-          return owner?.partitionKey === c.partitionKey && owner.rowKey === c.rowKey;
+          const owner = ownerOf(model, runner, found.ref.table, found.row);
+          return (
+            owner?.table === c.table && owner.partitionKey === c.partitionKey && owner.rowKey === c.rowKey
+          );
         })) ??
       claimants[0];
     for (const claimant of claimants) {
@@ -151,21 +170,21 @@ export async function scanIndexes<T extends object>(
       } else {
         drift.missing.push(claimant.ref);
       }
-      entityOf(claimant.partitionKey, claimant.rowKey).refs.push(claimant.ref);
+      entityOf(claimant.table, claimant.partitionKey, claimant.rowKey).refs.push(claimant.ref);
     }
   }
   for (const [key, { ref, row }] of present) {
     if (expected.has(key)) continue;
-    const owner = sourceOf(row);
-    if (owner && newer.has(`${owner.partitionKey}\u0000${owner.rowKey}`)) continue;
+    const owner = ownerOf(model, runner, ref.table, row);
+    if (owner && newer.has(entityKey(owner.table, owner.partitionKey, owner.rowKey))) continue;
     drift.orphans.push(ref);
-    if (owner) entityOf(owner.partitionKey, owner.rowKey).refs.push(ref);
+    if (owner) entityOf(owner.table, owner.partitionKey, owner.rowKey).refs.push(ref);
     else unowned.push({ ref, etag: row.etag });
   }
   drift.missing.sort(compareRefs);
   drift.stale.sort(compareRefs);
   drift.orphans.sort(compareRefs);
-  return { drift, table: entityTable, entities: [...entities.values()], unowned };
+  return { drift, entities: [...entities.values()], unowned };
 }
 
 /** Reads every row of a table (optionally filtered), page by page. */
