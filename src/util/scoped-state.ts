@@ -22,23 +22,26 @@ type Entry<V> = { scope: StateScope; value: V } | Map<StateScope, V>;
  */
 export class ScopedState<V> {
   readonly #slot = Symbol("tablekit.state");
-  readonly #fallback = new WeakMap<object, Entry<V>>();
+  /** Entries of objects that cannot take a property; `null` hides a slot set before they were frozen. */
+  readonly #fallback = new WeakMap<object, Entry<V> | null>();
 
   #entry(instance: object): Entry<V> | undefined {
     const own = (instance as Record<symbol, Entry<V> | undefined>)[this.#slot];
-    return own !== undefined ? own : this.#fallback.get(instance);
+    if (Object.isExtensible(instance)) return own;
+    const kept = this.#fallback.get(instance);
+    return kept === null ? undefined : (kept ?? own);
   }
 
   #store(instance: object, entry: Entry<V> | undefined): void {
     const slot = this.#slot;
-    if (Object.hasOwn(instance, slot)) {
+    if (!Object.isExtensible(instance)) {
+      // Frozen or sealed: its slot (if any) can no longer change; the WeakMap overrides it.
+      if (entry === undefined && !Object.hasOwn(instance, slot)) this.#fallback.delete(instance);
+      else this.#fallback.set(instance, entry ?? null);
+    } else if (Object.hasOwn(instance, slot)) {
       (instance as Record<symbol, Entry<V> | undefined>)[slot] = entry;
-    } else if (entry === undefined) {
-      this.#fallback.delete(instance);
-    } else if (Object.isExtensible(instance)) {
+    } else if (entry !== undefined) {
       Object.defineProperty(instance, slot, { value: entry, writable: true, configurable: true });
-    } else {
-      this.#fallback.set(instance, entry);
     }
   }
 

@@ -39,6 +39,14 @@ describe("ScopedState", () => {
     expect(state.get(frozen, scopeA)).toBe("f");
     state.set(frozen, scopeA, undefined);
     expect(state.latest(frozen)).toBeUndefined();
+    // Recorded first, frozen later (a read entity the caller freezes before writing it).
+    const later: { id: number } = { id: 3 };
+    state.set(later, scopeA, "before");
+    Object.freeze(later);
+    state.set(later, scopeA, "after");
+    expect(state.get(later, scopeA)).toBe("after");
+    state.set(later, scopeA, undefined);
+    expect(state.latest(later)).toBeUndefined();
   });
 
   it("two states on one instance do not see each other", () => {
