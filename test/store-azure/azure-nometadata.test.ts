@@ -6,7 +6,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import { AzureSASCredential, TableClient, type TableEntity } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Column, Entity, etagOf, TableContext } from "../../src/index.js";
+import { Column, Entity, etagOf, TableContext, ValidationError } from "../../src/index.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { etagFromTimestamp } from "../../src/store/azure/nometadata-rows.js";
 import type { PropertyTypes, StoreContinuation, StoredEntity } from "../../src/store/table-store.js";
@@ -268,6 +268,14 @@ describe("typed reads with odata=nometadata (Azurite)", () => {
     expect(optedOut.urls).toHaveLength(2);
     expect(recorder.urls).toHaveLength(2);
     expect(cosmosUrls).toHaveLength(1);
+  });
+});
+
+describe("the metadata option", () => {
+  it("accepts none and minimal only, before any request", () => {
+    const options = { metadata: "full" } as unknown as { metadata: "none" };
+    expect(() => createAzuriteStore(options)).toThrow(ValidationError);
+    expect(() => createAzuriteStore({ metadata: "none" })).not.toThrow();
   });
 });
 
