@@ -235,6 +235,39 @@ describe("typed reads with odata=nometadata (Azurite)", () => {
     expect(row.int32).toBe("abc");
   });
 
+  it("re-reads only the untypable rows of a page, and a page with many of them whole", async () => {
+    const mixed = uniqueTableName("nometamixed");
+    await store.createTable(mixed);
+    const writer = TableClient.fromConnectionString(azuriteConnectionString(), mixed, {
+      allowInsecureConnection: true,
+    });
+    try {
+      for (let i = 0; i < 12; i++) {
+        // Rows 3 and 7 hold text in the Int32 column; from row 8 on, every row does.
+        const n = i === 3 || i === 7 || i >= 8 ? `text ${i}` : i;
+        await writer.upsertEntity(
+          { partitionKey: "p", rowKey: `r${String(i).padStart(2, "0")}`, n },
+          "Replace",
+        );
+      }
+      const types: PropertyTypes = { n: "Int32" };
+      const filter = "RowKey lt 'r08'";
+      recorder.urls.length = 0;
+      expect((await store.queryPage(mixed, { filter, types })).items).toEqual(
+        (await minimal.queryPage(mixed, { filter })).items,
+      );
+      // One light page, then one annotated read per untypable row.
+      expect(recorder.urls.map(usesNometadata)).toEqual([true, false, false]);
+      recorder.urls.length = 0;
+      expect((await store.queryPage(mixed, { types })).items).toEqual(
+        (await minimal.queryPage(mixed, {})).items,
+      );
+      expect(recorder.urls.map(usesNometadata)).toEqual([true, false]);
+    } finally {
+      await store.deleteTable(mixed);
+    }
+  });
+
   it("asks for minimal metadata when told to, for untyped reads, and on the Cosmos DB Table API", async () => {
     const optedOut = recordingHttp();
     const plain = createAzuriteStore({ metadata: "minimal", httpClient: optedOut.http });

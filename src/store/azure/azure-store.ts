@@ -18,6 +18,7 @@ import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits
 import type {
   PropertyTypes,
   StoreCapabilities,
+  StoreContinuation,
   StoredEntity,
   StorePage,
   StoreQuery,
@@ -196,10 +197,14 @@ export class AzureStore implements TableStore {
     const client = this.#client(table);
     if (query.types !== undefined && this.#nometadata) {
       const page = await this.#queryNometadata(client, table, query, query.types);
-      // A row the model cannot type: the whole page again with type annotations, so its rows,
-      // filter and continuation stay one consistent answer.
+      // Too many rows the model cannot type: the whole page again with type annotations.
       if (page !== undefined) return page;
     }
+    return this.#queryMinimal(client, table, query);
+  }
+
+  /** One query page through the SDK, with minimal metadata (type annotations). */
+  async #queryMinimal(client: TableClient, table: string, query: StoreQuery): Promise<StorePage> {
     const select =
       query.select !== undefined && query.select.length > 0 ? (query.select as string[]) : undefined;
     const page = await this.#runWhole({ operation: "queryPage", table }, async (abortSignal) => {
@@ -388,7 +393,10 @@ export class AzureStore implements TableStore {
     return entity;
   }
 
-  /** One query page with `odata=nometadata`; `undefined` when a row does not fit the model. */
+  /**
+   * One query page with `odata=nometadata`. Rows the model cannot type are read again one by one;
+   * `undefined` when there are more than `MAX_ROW_REREADS` of them (the caller reads the page again).
+   */
   async #queryNometadata(
     client: TableClient,
     table: string,
@@ -410,16 +418,56 @@ export class AzureStore implements TableStore {
     );
     const rows = (bodyOf(response) as { value?: Array<Record<string, unknown>> } | undefined)?.value ?? [];
     const read = nometadataRowReader(types);
-    const items: StoredEntity[] = new Array(rows.length);
+    const items: Array<StoredEntity | undefined> = new Array(rows.length);
+    let untyped: number[] | undefined;
     for (let i = 0; i < rows.length; i++) {
       const entity = read(rows[i] as Record<string, unknown>);
-      if (entity === undefined) return undefined;
+      if (entity === undefined) (untyped ??= []).push(i);
       items[i] = entity;
     }
+    if (untyped !== undefined) {
+      if (untyped.length > MAX_ROW_REREADS) return undefined;
+      for (const i of untyped) {
+        const row = rows[i] as Record<string, unknown>;
+        if (typeof row.PartitionKey !== "string" || typeof row.RowKey !== "string") return undefined;
+        items[i] = await this.#rereadRow(client, table, query, row.PartitionKey, row.RowKey);
+      }
+    }
+    const kept =
+      untyped === undefined ? (items as StoredEntity[]) : items.filter((item) => item !== undefined);
     const nextPartitionKey = response.headers.get("x-ms-continuation-nextpartitionkey");
-    if (!nextPartitionKey) return { items };
+    if (!nextPartitionKey) return { items: kept };
     const nextRowKey = response.headers.get("x-ms-continuation-nextrowkey");
-    return { items, continuation: nextRowKey ? { nextPartitionKey, nextRowKey } : { nextPartitionKey } };
+    return {
+      items: kept,
+      continuation: nextRowKey ? { nextPartitionKey, nextRowKey } : { nextPartitionKey },
+    };
+  }
+
+  /**
+   * One row of a light page that the model could not type, read again with type annotations under
+   * the page's own filter (narrowed to its keys) and `$select`: its current version if it still
+   * matches, `undefined` if it was deleted or changed out of the filter since (a query is no snapshot).
+   */
+  async #rereadRow(
+    client: TableClient,
+    table: string,
+    query: StoreQuery,
+    partitionKey: string,
+    rowKey: string,
+  ): Promise<StoredEntity | undefined> {
+    const keys = `PartitionKey eq '${quote(partitionKey)}' and RowKey eq '${quote(rowKey)}'`;
+    let continuation: StoreContinuation | undefined;
+    do {
+      const page = await this.#queryMinimal(client, table, {
+        filter: query.filter === undefined ? keys : `(${query.filter}) and ${keys}`,
+        ...(query.select === undefined ? {} : { select: query.select }),
+        ...(continuation === undefined ? {} : { continuation }),
+      });
+      if (page.items.length > 0) return page.items[0];
+      continuation = page.continuation;
+    } while (continuation !== undefined);
+    return undefined;
   }
 
   /** The URL of a read: the account URL (which may carry a SAS query) plus `path` and the query text. */
@@ -523,6 +571,9 @@ function tableNamePrefixFilter(prefix: string): string | undefined {
   const upper = prefix.slice(0, -1) + String.fromCharCode(last + 1);
   return `TableName ge ${quote(prefix)} and TableName lt ${quote(upper)}`;
 }
+
+/** Untypable rows of one light page read again one by one; more and the page is read again whole. */
+const MAX_ROW_REREADS = 4;
 
 /** The payload format of typed reads: JSON without type annotations. */
 const NOMETADATA_FORMAT = "application/json;odata=nometadata";
