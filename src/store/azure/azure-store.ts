@@ -422,7 +422,10 @@ export class AzureStore implements TableStore {
     let untyped: number[] | undefined;
     for (let i = 0; i < rows.length; i++) {
       const entity = read(rows[i] as Record<string, unknown>);
-      if (entity === undefined) (untyped ??= []).push(i);
+      if (entity === undefined) {
+        untyped ??= [];
+        untyped.push(i);
+      }
       items[i] = entity;
     }
     if (untyped !== undefined) {
