@@ -5,8 +5,9 @@ const cache = new WeakMap<EntityModel, PropertyTypes | undefined>();
 
 /**
  * The property types a typed read of `model` expects, which let a store read rows without type
- * annotations (`AzureStore`: `odata=nometadata`). `undefined` for a model with an upcaster: its rows
- * of older versions have a shape the current columns do not describe, so they keep their annotations.
+ * annotations (`AzureStore`: `odata=nometadata`). `undefined` for a model with an upcaster (its rows
+ * of older versions have a shape the current columns do not describe) and for a wide model (its rows
+ * are parts holding values under other names): those reads keep their annotations.
  * Properties outside the model (discriminator, bookkeeping) are Strings and need no type.
  */
 export function readTypesOf(model: EntityModel): PropertyTypes | undefined {
