@@ -377,6 +377,18 @@ describe("repositories read through nometadata (Azurite)", () => {
       expect(a).toBeInstanceOf(Reading);
       expect(etagOf(a as Reading)).toBe(etagOf(b as Reading));
     }
+    // Through every store wrapper of a context (pacing, concurrency slots) the reads stay light.
+    const wrapped = recordingHttp();
+    const paced = new TableContext({
+      store: createAzuriteStore({ httpClient: wrapped.http }),
+      tablePrefix: prefix,
+      throughput: { perPartition: 1000 },
+      maxConcurrentRequests: 4,
+    });
+    expect(await paced.repository(Reading).get({ sensor: "s1", id: "a" })).toEqual(pairs[0]?.[1]);
+    expect(await paced.repository(Reading).find({ sensor: "s1" }).toArray()).toHaveLength(2);
+    expect(wrapped.urls).toHaveLength(2);
+    expect(wrapped.urls.every(usesNometadata)).toBe(true);
     const [first] = pairs[0] as [Reading, Reading];
     expect(first.total).toBe(-9223372036854775808n);
     // The derived ETag holds as a write condition.
