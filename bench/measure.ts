@@ -7,6 +7,50 @@ export async function timeAsync(iterations: number, fn: (i: number) => Promise<u
   return (performance.now() - start) / iterations;
 }
 
+/** Wall time and the client's own CPU time (user + system, `process.cpuUsage`) of one unit of work. */
+export interface Sample {
+  /** Milliseconds of wall time. */
+  wall: number;
+  /** Microseconds of this process's CPU time (Azurite runs in another process, so it is not counted). */
+  cpu: number;
+}
+
+/** Runs `fn` `iterations` times; the mean wall time and client CPU per call. */
+export async function sampleAsync(iterations: number, fn: (i: number) => Promise<unknown>): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) await fn(i);
+  const wall = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  return { wall: wall / iterations, cpu: (cpu.user + cpu.system) / iterations };
+}
+
+/** `compare` for samples: alternating rounds, the median wall time and the median CPU time of each side. */
+export async function compareSamples(
+  rounds: number,
+  a: () => Promise<Sample>,
+  b: () => Promise<Sample>,
+): Promise<{ a: Sample; b: Sample }> {
+  const as: Sample[] = [];
+  const bs: Sample[] = [];
+  await a();
+  await b();
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  const mid = (samples: Sample[]): Sample => ({
+    wall: median(samples.map((s) => s.wall)),
+    cpu: median(samples.map((s) => s.cpu)),
+  });
+  return { a: mid(as), b: mid(bs) };
+}
+
 /** Runs `fn` `iterations` times synchronously and returns the mean nanoseconds per call. */
 export function timeSync(iterations: number, fn: (i: number) => unknown): number {
   let sink = 0;

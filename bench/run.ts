@@ -4,6 +4,7 @@
  * It prints ratios; it asserts nothing (correctness lives in the tests).
  */
 import "reflect-metadata";
+import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
 import { odata, TableClient, type TableTransaction } from "@azure/data-tables";
 import { startAzurite } from "../scripts/azurite-process.js";
 import { AzureStore, MemoryStore, TableContext } from "../src/index.js";
@@ -21,13 +22,43 @@ import {
   SummarizedItem,
   summarizedItem,
 } from "./bench-entity.js";
-import { type BenchRow, compare, median, printTable, timeAsync, timeSync } from "./measure.js";
+import {
+  type BenchRow,
+  compare,
+  compareSamples,
+  median,
+  printTable,
+  type Sample,
+  sampleAsync,
+  timeAsync,
+  timeSync,
+} from "./measure.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 
 const quick = process.argv.includes("--quick");
 const rows: BenchRow[] = [];
 const ms = (v: number) => `${v.toFixed(3)} ms`;
+const us = (v: number) => `${v.toFixed(1)} µs`;
+
+/** Records a side-by-side sample twice: its wall time and its client CPU time. */
+function recordSample(
+  name: string,
+  ours: Sample,
+  baseline: Sample,
+  wallTarget: number | undefined,
+  cpuTarget: number | undefined,
+  perEntity = 1,
+): void {
+  record(name, ours.wall, baseline.wall, ms, wallTarget);
+  record(
+    `${name}: client CPU${perEntity === 1 ? "" : " per entity"}`,
+    ours.cpu / perEntity,
+    baseline.cpu / perEntity,
+    us,
+    cpuTarget,
+  );
+}
 
 function record(
   name: string,
@@ -72,58 +103,72 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
   // Many short alternating rounds (median taken): the machine's drift hits both sides alike.
   const n = quick ? 100 : 200;
   const rounds = quick ? 4 : 20;
-  const get = await compare(
+  const get = await compareSamples(
     rounds,
-    () => timeAsync(n, (i) => repo.get({ tenant: "point", id: i % 1000 })),
-    () => timeAsync(n, (i) => client.getEntity("point", `item_${String(i % 1000).padStart(8, "0")}`)),
+    () => sampleAsync(n, (i) => repo.get({ tenant: "point", id: i % 1000 })),
+    () => sampleAsync(n, (i) => client.getEntity("point", `item_${String(i % 1000).padStart(8, "0")}`)),
   );
-  record("point get", get.a, get.b, ms, 1.05);
+  recordSample("point get", get.a, get.b, 1.05, 1.0);
 
-  const upsert = await compare(
+  const upsert = await compareSamples(
     rounds,
-    () => timeAsync(n, (i) => repo.upsert(benchItem("upsert", i))),
+    () => sampleAsync(n, (i) => repo.upsert(benchItem("upsert", i))),
     () =>
-      timeAsync(n, (i) => client.upsertEntity(handWrittenToWire(benchItem("upsert", i)) as never, "Replace")),
+      sampleAsync(n, (i) =>
+        client.upsertEntity(handWrittenToWire(benchItem("upsert", i)) as never, "Replace"),
+      ),
   );
-  record("single upsert", upsert.a, upsert.b, ms, 1.05);
+  recordSample("single upsert", upsert.a, upsert.b, 1.05, undefined);
 
   const scanRounds = quick ? 2 : 6;
-  const scan = await compare(
-    scanRounds,
-    async () => {
-      const start = performance.now();
+  const scanned = quick ? 2_000 : 10_000;
+  const scanWith = (r: typeof repo) => () =>
+    sampleAsync(1, async () => {
       let count = 0;
-      for await (const item of repo.find({ tenant: "scan" })) if (item.id >= 0) count++;
-      if (count === 0) throw new Error("scan returned nothing");
-      return performance.now() - start;
-    },
-    async () => {
-      const start = performance.now();
+      for await (const item of r.find({ tenant: "scan" })) if (item.id >= 0) count++;
+      if (count !== scanned) throw new Error(`scan returned ${count} rows`);
+    });
+  const rawScan = () =>
+    sampleAsync(1, async () => {
       let count = 0;
       for await (const row of client.listEntities({
         queryOptions: { filter: odata`PartitionKey eq ${"scan"}` },
       })) {
         if (row.rowKey) count++;
       }
-      if (count === 0) throw new Error("scan returned nothing");
-      return performance.now() - start;
-    },
+      if (count !== scanned) throw new Error(`scan returned ${count} rows`);
+    });
+  const scan = await compareSamples(scanRounds, scanWith(repo), rawScan);
+  recordSample(`${quick ? "2,000" : "10,000"}-entity partition scan`, scan.a, scan.b, 0.85, 1.0, scanned);
+  // The same scan with annotated payloads ({ metadata: "minimal" }): what the lighter payload saves.
+  const minimalDb = new TableContext({
+    store: AzureStore.fromConnectionString(connectionString, { metadata: "minimal" }),
+    tablePrefix: "bench",
+  });
+  const minimalScan = await compareSamples(scanRounds, scanWith(minimalDb.repository(BenchItem)), rawScan);
+  recordSample("  … with metadata: minimal", minimalScan.a, minimalScan.b, undefined, undefined, scanned);
+  const bytes = await scanBytes(connectionString, scanned);
+  record(
+    "response bytes per scanned entity (nometadata / minimal)",
+    bytes.none,
+    bytes.minimal,
+    (v) => `${v.toFixed(0)} B`,
+    0.75,
   );
-  record(`${quick ? "2,000" : "10,000"}-entity partition scan`, scan.a, scan.b, ms, 1.1);
 
   console.log("\n[2] 100-operation transaction: tablekit vs raw submitTransaction");
   let batchId = 0;
-  const tx = await compare(
+  const tx = await compareSamples(
     rounds,
     () =>
-      timeAsync(quick ? 5 : 20, async () => {
+      sampleAsync(quick ? 5 : 20, async () => {
         const id = batchId++;
         await db.transaction((t) => {
           for (let i = 0; i < 100; i++) t.upsert(benchItem(`tx${id % 50}`, i));
         });
       }),
     () =>
-      timeAsync(quick ? 5 : 20, async () => {
+      sampleAsync(quick ? 5 : 20, async () => {
         const id = batchId++;
         const actions: TableTransaction["actions"] = [];
         for (let i = 0; i < 100; i++)
@@ -131,7 +176,7 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
         await client.submitTransaction(actions);
       }),
   );
-  record("100-op transaction", tx.a, tx.b, ms, 1.05);
+  recordSample("100-op transaction", tx.a, tx.b, 1.05, undefined);
 
   console.log("\n[3] MemoryStore vs Azurite through the same repository calls");
   const memory = new TableContext({ store: new MemoryStore() });
@@ -145,6 +190,30 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
   const memRange = await timeAsync(500, () => rangeOf(memRepo));
   const azRange = await timeAsync(quick ? 20 : 100, () => rangeOf(repo));
   record("100-row range: MemoryStore / Azurite", memRange, azRange, ms, undefined);
+}
+
+/** Response body bytes per entity of one repository scan, read with each payload format. */
+async function scanBytes(connectionString: string, rows: number): Promise<{ none: number; minimal: number }> {
+  const result = { none: 0, minimal: 0 };
+  for (const metadata of ["none", "minimal"] as const) {
+    const inner = createDefaultHttpClient();
+    let total = 0;
+    const httpClient: HttpClient = {
+      async sendRequest(request) {
+        const response = await inner.sendRequest(request);
+        total += Buffer.byteLength(response.bodyAsText ?? "");
+        return response;
+      },
+    };
+    const db = new TableContext({
+      store: AzureStore.fromConnectionString(connectionString, { metadata, httpClient }),
+      tablePrefix: "bench",
+    });
+    const count = (await db.repository(BenchItem).find({ tenant: "scan" }).toArray()).length;
+    if (count !== rows) throw new Error(`scan returned ${count} rows`);
+    result[metadata] = total / rows;
+  }
+  return result;
 }
 
 function mapping(): void {

@@ -103,6 +103,7 @@ export {
 export type { PageBreaks } from "./store/memory/query-pager.js";
 export type {
   EdmType,
+  PropertyTypes,
   StoreCapabilities,
   StoreContinuation,
   StoredEntity,

@@ -25,6 +25,7 @@ import { type PatchChanges, patchInstance } from "./patch-changes.js";
 import { isTableNotFound, periodBulk, registerPeriodTables, tolerateMissingTable } from "./period-tables.js";
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
+import { readTypesOf } from "./read-types.js";
 import type { StoreRunner } from "./store-runner.js";
 import { publicValues, type SummaryValues } from "./summary/summary-row.js";
 import { SummaryWriter } from "./summary/summary-writer.js";
@@ -126,7 +127,7 @@ export class Repository<T extends object> {
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const executor = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
-      : queryExecutor(runner, (stored) => this.readRow(stored));
+      : queryExecutor(runner, (stored) => this.readRow(stored), readTypesOf(model));
     // A period without a table yet holds no entities: reads answer empty instead of failing.
     this.#executor = this.#periodTable ? tolerateMissingTable(executor) : executor;
   }

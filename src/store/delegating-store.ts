@@ -1,4 +1,5 @@
 import type {
+  PropertyTypes,
   StoreCapabilities,
   StoredEntity,
   StorePage,
@@ -51,8 +52,9 @@ export abstract class DelegatingStore implements TableStore {
     partitionKey: string,
     rowKey: string,
     select?: readonly string[],
+    types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
-    return this.send(() => this.inner.getEntity(table, partitionKey, rowKey, select));
+    return this.send(() => this.inner.getEntity(table, partitionKey, rowKey, select, types));
   }
 
   queryPage(table: string, query: StoreQuery): Promise<StorePage> {

@@ -9,6 +9,7 @@
 
 import type { StoreLimits } from "../util/store-limits.js";
 import type {
+  PropertyTypes,
   StoreContinuation,
   StoredEntity,
   TransactionAction,
@@ -20,6 +21,7 @@ import type {
 export type { StoreLimits } from "../util/store-limits.js";
 export type {
   EdmType,
+  PropertyTypes,
   StoreContinuation,
   StoredEntity,
   TransactionAction,
@@ -39,6 +41,12 @@ export interface StoreQuery {
   /** Maximum entities in this page (`$top`), at most 1,000. */
   top?: number | undefined;
   continuation?: StoreContinuation | undefined;
+  /**
+   * The types the caller expects of the rows' properties (a typed repository's model). A store may
+   * use them to read lighter payloads (`AzureStore`: `odata=nometadata`); the rows it returns are the
+   * same either way. Absent for rows of unknown shape.
+   */
+  types?: PropertyTypes | undefined;
 }
 
 /** One page of a store query: the entities and, when more may follow, where to continue. */
@@ -80,12 +88,13 @@ export interface TableStore {
    */
   listTables(prefix?: string): Promise<string[]>;
 
-  /** Point read; `undefined` when absent. */
+  /** Point read; `undefined` when absent. `types`: as in `StoreQuery.types`. */
   getEntity(
     table: string,
     partitionKey: string,
     rowKey: string,
     select?: readonly string[],
+    types?: PropertyTypes,
   ): Promise<StoredEntity | undefined>;
   /** One page of a query. */
   queryPage(table: string, query: StoreQuery): Promise<StorePage>;

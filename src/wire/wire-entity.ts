@@ -36,6 +36,13 @@ export interface StoredEntity extends WireEntity {
   timestamp?: Date;
 }
 
+/**
+ * The EDM type of each property a typed reader expects (its entity model's columns). With it a store
+ * may ask for payloads without type annotations (`odata=nometadata`) and type the values itself;
+ * properties not named here arrive as their plain JSON values.
+ */
+export type PropertyTypes = Readonly<Record<string, EdmType>>;
+
 /** Where the next page of a query starts (the service's NextPartitionKey / NextRowKey). */
 export interface StoreContinuation {
   nextPartitionKey: string;

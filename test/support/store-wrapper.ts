@@ -1,4 +1,5 @@
 import type {
+  PropertyTypes,
   StoreCapabilities,
   StoredEntity,
   StorePage,
@@ -86,10 +87,11 @@ export abstract class StoreWrapper implements TableStore {
     partitionKey: string,
     rowKey: string,
     select?: readonly string[],
+    types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
     const identity = requestIdentity(partitionKey, rowKey, select?.join(","));
     return this.around({ method: "getEntity", table, partitionKey, identity }, () =>
-      this.inner.getEntity(table, partitionKey, rowKey, select),
+      this.inner.getEntity(table, partitionKey, rowKey, select, types),
     );
   }
 

@@ -48,8 +48,13 @@ const azure: AzureStoreOptions = {
   requestTimeoutMs: undefined,
   httpClient: undefined,
   sdkRetries: undefined,
+  metadata: undefined,
 };
 AzureStore.fromConnectionString("UseDevelopmentStorage=true", azure);
+AzureStore.fromConnectionString("UseDevelopmentStorage=true", { metadata: "minimal" });
+AzureStore.fromConnectionString("UseDevelopmentStorage=true", { metadata: "none" });
+// @ts-expect-error only "none" and "minimal" (fullmetadata would only add bytes)
+AzureStore.fromConnectionString("UseDevelopmentStorage=true", { metadata: "full" });
 expectTypeOf(memory).toEqualTypeOf<MemoryStoreOptions>();
 
 const employees = db.repository(Employee);

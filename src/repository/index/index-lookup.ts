@@ -7,6 +7,7 @@ import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { tolerateMissingTable } from "../period-tables.js";
 import { queryExecutor } from "../query-executor.js";
+import { readTypesOf } from "../read-types.js";
 import type { StoreRunner } from "../store-runner.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
@@ -127,6 +128,7 @@ export class IndexLookup<T extends object> {
     const model = this.#model;
     const runner = this.#runner;
     const entityTable = runner.tableName(model.table);
+    const types = readTypesOf(model);
     const executor: QueryExecutor<T> = {
       fetchPoint: async () => {
         throw new ValidationError("list-index-get", "a list index has no point query");
@@ -142,7 +144,7 @@ export class IndexLookup<T extends object> {
         const slice = members.slice(offset, offset + top);
         const found = await mapBounded(slice, 8, (key) =>
           runner.run("get", entityTable, (s) =>
-            s.getEntity(entityTable, key.partitionKey, key.rowKey, select),
+            s.getEntity(entityTable, key.partitionKey, key.rowKey, select, types),
           ),
         );
         const items: T[] = [];
@@ -170,12 +172,16 @@ export class IndexLookup<T extends object> {
   /** Copies carry no ETag of their entity: the instances built from them track none. */
   #executor(): QueryExecutor<T> {
     const name = this.#index.name;
-    const executor = queryExecutor(this.#runner, (stored) => {
-      if (stored[COPY_INDEX_PROPERTY] !== name) return undefined;
-      const entity = this.#model.mapper.fromWire(stored);
-      rememberEtag(entity, undefined);
-      return entity;
-    });
+    const executor = queryExecutor(
+      this.#runner,
+      (stored) => {
+        if (stored[COPY_INDEX_PROPERTY] !== name) return undefined;
+        const entity = this.#model.mapper.fromWire(stored);
+        rememberEtag(entity, undefined);
+        return entity;
+      },
+      readTypesOf(this.#model),
+    );
     // A period nobody has written to has no table yet: its copies read as none.
     return this.#index.tableTemplate === undefined ? executor : tolerateMissingTable(executor);
   }

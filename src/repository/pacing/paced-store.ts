@@ -1,6 +1,7 @@
 import { StoreError } from "../../errors.js";
 import { DelegatingStore } from "../../store/delegating-store.js";
 import type {
+  PropertyTypes,
   StoredEntity,
   StorePage,
   StoreQuery,
@@ -34,9 +35,10 @@ export class PacedStore extends DelegatingStore {
     partitionKey: string,
     rowKey: string,
     select?: readonly string[],
+    types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
     return this.#paced(table, partitionKey, 1, () =>
-      this.inner.getEntity(table, partitionKey, rowKey, select),
+      this.inner.getEntity(table, partitionKey, rowKey, select, types),
     );
   }
 

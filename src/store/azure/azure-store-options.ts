@@ -23,6 +23,13 @@ export interface AzureStoreOptions {
    * retries are off unless asked for: two layers would multiply attempts and hide failures.
    */
   sdkRetries?: number | undefined;
+  /**
+   * The payload format of typed reads (repositories' get, find, scan, index reads). `"none"` (the
+   * default) asks for JSON without type annotations (`odata=nometadata`, about 30% fewer bytes) and
+   * types the values by the entity model; `"minimal"` keeps the annotated format. The Cosmos DB Table
+   * API always uses minimal metadata. Untyped reads (`db.dynamic`, `db.query(A, B)`) always do.
+   */
+  metadata?: "none" | "minimal" | undefined;
 }
 
 /** Default per-request timeout. */
