@@ -181,7 +181,12 @@ function commonColumns(models: readonly EntityModel[]): Map<string, ColumnModel>
   for (const column of first.columns) {
     const everywhere = rest.every((model) => {
       const other = model.columnsByField.get(column.field);
-      return other !== undefined && other.property === column.property && other.type === column.type;
+      return (
+        other !== undefined &&
+        other.property === column.property &&
+        other.type === column.type &&
+        other.encrypted === column.encrypted
+      );
     });
     if (everywhere) common.set(column.field, column);
   }

@@ -3,6 +3,9 @@ import type { TableStore } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
+import { EncryptedRowTypes } from "./encryption/encrypted-row-types.js";
+import { EncryptingStore } from "./encryption/encrypting-store.js";
+import type { KeyResolver } from "./encryption/key-resolver.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
 import { PacedStore } from "./pacing/paced-store.js";
 import type { Pacer } from "./pacing/pacer.js";
@@ -34,6 +37,10 @@ export class StoreRunner {
   readonly #tablePrefix: string;
   /** Where tracked ETags and copies of instances read or written through this runner are valid. */
   readonly scope: StateScope;
+  /** Seals and opens encrypted columns on every request (see encrypting-store.ts). */
+  readonly encryption: EncryptingStore;
+  /** Which rows hold encrypted columns; the context records the models it uses here. */
+  readonly encryptedTypes: EncryptedRowTypes;
 
   constructor(
     store: TableStore,
@@ -42,6 +49,7 @@ export class StoreRunner {
     tablePrefix = "",
     maxConcurrentRequests?: number,
     pacer?: Pacer,
+    keys?: KeyResolver,
   ) {
     this.store = store;
     this.retry = retry;
@@ -53,7 +61,11 @@ export class StoreRunner {
         ? checked
         : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
     // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
-    this.#target = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+    const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+    // Outermost: limits see the sealed rows, and sealing (a key service call) holds no request slot.
+    this.encryptedTypes = new EncryptedRowTypes(tablePrefix);
+    this.encryption = new EncryptingStore(paced, this.encryptedTypes, keys);
+    this.#target = this.encryption;
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
     this.scope = scopeOf(store, tablePrefix);

@@ -79,6 +79,9 @@ export function buildEntityModel<T extends object>(
   const tableTemplate = periodTable
     ? TableTemplate.parse(options.table, fieldType, `${name}: table`)
     : undefined;
+  assertNotEncrypted(columnsByField, partitionKey.fields, `${name}.partitionKey`);
+  assertNotEncrypted(columnsByField, rowKey.fields, `${name}.rowKey`);
+  if (tableTemplate) assertNotEncrypted(columnsByField, [tableTemplate.field], `${name}: table`);
   if (tableTemplate && Object.keys(options.indexes ?? {}).length > 0) {
     throw new SchemaError(
       `${name}: indexes are not supported on a table per period ('${options.table}'); keep the entity in a fixed table to index it`,
@@ -221,9 +224,34 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
     throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
   }
-  return options.jsonClass
-    ? { field, property, type, jsonClass: options.jsonClass }
-    : { field, property, type };
+  if (options.encrypt !== undefined && typeof options.encrypt !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: encrypt must be true or false`);
+  }
+  return {
+    field,
+    property,
+    type,
+    ...(options.jsonClass ? { jsonClass: options.jsonClass } : {}),
+    ...(options.encrypt ? { encrypted: true as const } : {}),
+  };
+}
+
+/**
+ * An encrypted value is stored as ciphertext: it cannot form a key (the key would hold the plaintext,
+ * and could not be ordered or found) nor be compared by the service.
+ */
+function assertNotEncrypted(
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  fields: readonly string[],
+  what: string,
+): void {
+  for (const field of fields) {
+    if (columnsByField.get(field)?.encrypted) {
+      throw new SchemaError(
+        `${what} uses the encrypted column '${field}': keys are stored in clear and compared by the service; keep encrypted columns out of key templates`,
+      );
+    }
+  }
 }
 
 function parseTemplate(
@@ -267,6 +295,8 @@ function resolveIndexes(
       `${what}.partitionKey`,
     );
     const rowKey = parseTemplate(spec.rowKey, fieldType, `${what}.rowKey`);
+    assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`);
+    assertNotEncrypted(columnsByField, rowKey.fields, `${what}.rowKey`);
     if (spec.list && spec.project)
       throw new SchemaError(`${what}: a list index holds keys only; project does not apply`);
     for (const field of spec.project ?? []) {

@@ -42,7 +42,7 @@ interface MapperSource {
  */
 export function compileEntityMapper<T extends object>(source: MapperSource): EntityMapper<T> {
   const { columns } = source;
-  const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass));
+  const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass, c.encrypted === true));
   const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
   const discriminator = `${source.type}@${source.version}`;
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
