@@ -144,6 +144,9 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
 function writeStatement(column: MappedColumn, i: number): string {
   const property = JSON.stringify(column.property);
   const overhead = 8 + column.property.length * 2;
+  // Encrypted values are checked by their writer (the size once encrypted); the store seals them.
+  if (column.encrypted)
+    return `w = writers[${i}](v); out[${property}] = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
   switch (column.type) {
     case "String":
       return `if (typeof v !== "string" || v.length > ${ServiceLimits.maxStringLength}) writers[${i}](v); out[${property}] = v; size += ${overhead + 4} + v.length * 2;`;

@@ -55,6 +55,41 @@ export function createValueWriter(
   jsonClass?: new () => object,
   redact = false,
 ): ValueWriter {
+  const write = createPlainWriter(type, field, jsonClass, redact);
+  if (!redact) return write;
+  return (value) => {
+    const wire = write(value);
+    const bytes =
+      typeof wire === "string"
+        ? Buffer.byteLength(wire, "utf8")
+        : wire instanceof Uint8Array
+          ? wire.byteLength
+          : 0;
+    // Checked here, before any request (an indexed write records its intent first): the exact size
+    // is checked again once sealed, when the wrapped key's length is known.
+    if (bytes + MIN_ENVELOPE_OVERHEAD > ServiceLimits.maxBinaryBytes) {
+      fail(
+        field,
+        "encrypted-size",
+        `the encrypted value would be over ${bytes + MIN_ENVELOPE_OVERHEAD} bytes; a Binary property holds at most ${ServiceLimits.maxBinaryBytes} (64 KiB), counting text as UTF-8 plus the encryption header`,
+      );
+    }
+    return wire;
+  };
+}
+
+/**
+ * The least an encryption envelope adds to a value's bytes: the type byte, version, key id length,
+ * a 1-byte key id, the wrapped key's length and at least 32 bytes of wrapped key, IV and GCM tag.
+ */
+const MIN_ENVELOPE_OVERHEAD = 1 + 1 + 1 + 1 + 2 + 32 + 12 + 16;
+
+function createPlainWriter(
+  type: ColumnType,
+  field: string,
+  jsonClass: (new () => object) | undefined,
+  redact: boolean,
+): ValueWriter {
   const describe = redact ? describeType : describeValue;
   const text = (value: unknown): string => (redact ? "the value" : String(value));
   switch (type) {
