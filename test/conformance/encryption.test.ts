@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   Column,
   EncryptionError,
+  type EncryptionOptions,
   Entity,
   type KeyResolver,
   localKeys,
@@ -405,9 +406,10 @@ describe("encryption options and schema", () => {
       { keys: {} },
       { keys: { currentKeyId: "", wrapKey() {}, unwrapKey() {} } },
     ]) {
-      // biome-ignore lint/suspicious/noExplicitAny: deliberately wrong input
       expect(
-        await failureOf(() => new TableContext({ store, encryption: encryption as any })),
+        await failureOf(
+          () => new TableContext({ store, encryption: encryption as unknown as EncryptionOptions }),
+        ),
       ).toBeInstanceOf(ValidationError);
     }
   });
