@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { EncryptionError, ValidationError } from "../../errors.js";
 import { DelegatingStore } from "../../store/delegating-store.js";
 import type {
@@ -20,13 +19,14 @@ import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.
 import {
   DATA_KEY_BYTES,
   MAX_WRAPPED_KEY_BYTES,
-  openValue,
-  readEnvelopeHeader,
+  openAt,
+  parseEnvelope,
+  rowBinding,
   type SealingKey,
-  sealValue,
-  type ValueLocation,
+  sealAt,
 } from "./envelope.js";
 import { assertKeyId, type KeyResolver } from "./key-resolver.js";
+import { randomView } from "./random-pool.js";
 import { bytesToValue, valueToBytes } from "./value-bytes.js";
 
 /** Unwrapped data keys kept per context (a few KiB): enough for the rows of a page read twice. */
@@ -47,7 +47,7 @@ export class EncryptingStore extends DelegatingStore {
   readonly #types: EncryptedRowTypes;
   readonly #keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
   /** The sealed form of a wire entity already sent once: a retry resends the same bytes. */
-  readonly #sealed = new WeakMap<WireEntity, { table: string; sealed: WireEntity }>();
+  readonly #sealed = new WeakMap<WireEntity, { table: string; plain: WireEntity; sealed: WireEntity }>();
   /** The key ids each opened row's values were under (for `db.reencrypt`). */
   readonly #keyIds = new WeakMap<StoredEntity, ReadonlySet<string>>();
 
@@ -143,18 +143,18 @@ export class EncryptingStore extends DelegatingStore {
       );
     }
     const earlier = this.#sealed.get(wire);
-    if (earlier !== undefined && earlier.table === table) return earlier.sealed;
+    if (earlier !== undefined && earlier.table === table && sameProperties(earlier.plain, wire))
+      return earlier.sealed;
     const key = await this.#freshKey(resolver, table, wire, present);
     const sealed: WireEntity = { ...wire };
-    const location: ValueLocation = {
+    const row = rowBinding({
       table: this.#types.logicalTable(table),
       partitionKey: wire.partitionKey,
       rowKey: wire.rowKey,
-      property: "",
-    };
+    });
     for (const column of present) {
       const plaintext = valueToBytes(wire[column.property] as WireValue) as Uint8Array;
-      const envelope = sealValue(key, { ...location, property: column.property }, plaintext);
+      const envelope = sealAt(key, row, column.property, plaintext);
       if (envelope.byteLength > ServiceLimits.maxBinaryBytes) {
         throw new ValidationError(
           "encrypted-size",
@@ -171,7 +171,7 @@ export class EncryptingStore extends DelegatingStore {
         `${model.name}: entity is ${size} bytes once encrypted; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB)`,
       );
     }
-    this.#sealed.set(wire, { table, sealed });
+    this.#sealed.set(wire, { table, plain: { ...wire }, sealed });
     return sealed;
   }
 
@@ -184,7 +184,7 @@ export class EncryptingStore extends DelegatingStore {
   ): Promise<SealingKey> {
     const keyId = resolver.currentKeyId;
     assertKeyId(keyId, "encryption.keys.currentKeyId");
-    const dataKey = randomBytes(DATA_KEY_BYTES);
+    const dataKey = Buffer.from(randomView(DATA_KEY_BYTES));
     const fail = (reason: string, cause?: unknown): never => {
       throw new EncryptionError(
         {
@@ -199,6 +199,7 @@ export class EncryptingStore extends DelegatingStore {
     };
     let wrapped: Uint8Array;
     try {
+      // A copy: the resolver must not be able to change the key the values are sealed with.
       wrapped = await resolver.wrapKey(keyId, new Uint8Array(dataKey));
     } catch (error) {
       return fail(`the key resolver could not wrap the data key under key id '${keyId}'`, error);
@@ -220,7 +221,10 @@ export class EncryptingStore extends DelegatingStore {
     const encrypted = this.#types.lookup(table, row);
     if (encrypted === undefined) return row;
     let opened: StoredEntity | undefined;
+    let binding: Buffer | undefined;
     const keyIds = new Set<string>();
+    // The columns of one write share their wrapped key: unwrap (or look up) once per row.
+    let last: { keyId: string; wrapped: Uint8Array; dataKey: Uint8Array } | undefined;
     for (const column of encrypted.columns) {
       const stored = row[column.property];
       if (stored === undefined || stored === null) continue;
@@ -231,38 +235,39 @@ export class EncryptingStore extends DelegatingStore {
         );
       };
       const bytes = binaryOf(stored);
-      if (bytes === undefined) fail("the stored value is not encrypted (expected a Binary envelope)");
-      const header = readEnvelopeHeader(bytes as Uint8Array);
-      if (header === undefined) fail("the stored value is not an encryption envelope of a known version");
-      const { keyId, wrapped } = header as NonNullable<typeof header>;
+      if (bytes === undefined) return fail("the stored value is not encrypted (expected a Binary envelope)");
+      const envelope = parseEnvelope(bytes);
+      if (envelope === undefined)
+        return fail("the stored value is not an encryption envelope of a known version");
+      const { keyId, wrapped } = envelope;
       let dataKey: Uint8Array;
-      try {
-        dataKey = await this.#keys.get(keyId, wrapped, async () => {
-          const key = await resolver.unwrapKey(keyId, wrapped);
-          if (!(key instanceof Uint8Array) || key.byteLength !== DATA_KEY_BYTES)
-            throw new ValidationError("data-key", `unwrapKey must return ${DATA_KEY_BYTES} bytes`);
-          return key;
-        });
-      } catch (error) {
-        return fail(
-          `the data key under key id '${keyId}' could not be unwrapped (unknown key id, or the wrong key)`,
-          error,
-        );
+      if (last !== undefined && last.keyId === keyId && Buffer.compare(last.wrapped, wrapped) === 0) {
+        dataKey = last.dataKey;
+      } else {
+        try {
+          dataKey = await this.#keys.get(keyId, wrapped, () => unwrap(resolver, keyId, wrapped));
+        } catch (error) {
+          return fail(
+            `the data key under key id '${keyId}' could not be unwrapped (unknown key id, or the wrong key)`,
+            error,
+          );
+        }
+        last = { keyId, wrapped, dataKey };
       }
-      const location = {
+      binding ??= rowBinding({
         table: this.#types.logicalTable(table),
         partitionKey: row.partitionKey,
         rowKey: row.rowKey,
-        property: column.property,
-      };
-      const plaintext = openValue(bytes as Uint8Array, dataKey, location);
-      if (plaintext === undefined)
-        fail(
+      });
+      const plaintext = openAt(envelope, dataKey, binding, column.property);
+      if (plaintext === undefined) {
+        return fail(
           "the value does not verify under its key and place (tampered with, or copied from another row, column or table)",
         );
+      }
       let value: WireValue;
       try {
-        value = bytesToValue(plaintext as Uint8Array);
+        value = bytesToValue(plaintext);
       } catch (error) {
         return fail("the decrypted value has an unknown type", error);
       }
@@ -274,6 +279,23 @@ export class EncryptingStore extends DelegatingStore {
     this.#keyIds.set(opened, keyIds);
     return opened;
   }
+}
+
+async function unwrap(resolver: KeyResolver, keyId: string, wrapped: Uint8Array): Promise<Uint8Array> {
+  const key = await resolver.unwrapKey(keyId, wrapped);
+  if (!(key instanceof Uint8Array) || key.byteLength !== DATA_KEY_BYTES)
+    throw new ValidationError("data-key", `unwrapKey must return ${DATA_KEY_BYTES} bytes`);
+  return key;
+}
+
+/** True when a wire entity still holds what it held when it was sealed (it may have been edited since). */
+function sameProperties(before: WireEntity, now: WireEntity): boolean {
+  let count = 0;
+  for (const name in now) {
+    if (before[name] !== now[name]) return false;
+    count++;
+  }
+  return count === Object.keys(before).length;
 }
 
 /** The bytes of a stored Binary value in any of the SDK's shapes. */

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv } from "node:crypto";
+import { randomView } from "./random-pool.js";
 
 /**
  * The stored form of one encrypted property (a Binary property under the column's own name):
@@ -45,7 +46,8 @@ export interface EnvelopeHeader {
   wrapped: Uint8Array;
 }
 
-interface ParsedEnvelope extends EnvelopeHeader {
+/** An envelope split into its parts (views into its bytes). */
+export interface ParsedEnvelope extends EnvelopeHeader {
   header: Uint8Array;
   iv: Uint8Array;
   ciphertext: Uint8Array;
@@ -54,20 +56,46 @@ interface ParsedEnvelope extends EnvelopeHeader {
 
 /** Encrypts one property's plaintext under the write's data key, bound to its location. */
 export function sealValue(key: SealingKey, location: ValueLocation, plaintext: Uint8Array): Uint8Array {
-  const header = encodeHeader(key.keyId, key.wrapped);
-  const iv = randomBytes(IV_BYTES);
+  return sealAt(key, rowBinding(location), location.property, plaintext);
+}
+
+/** `sealValue` with the row's part of the associated data (`rowBinding`) computed once per row. */
+export function sealAt(
+  key: SealingKey,
+  row: Uint8Array,
+  property: string,
+  plaintext: Uint8Array,
+): Uint8Array {
+  const header = headerOf(key);
+  const iv = randomView(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key.dataKey, iv);
-  cipher.setAAD(associatedData(header, location));
+  cipher.setAAD(header);
+  cipher.setAAD(row);
+  cipher.setAAD(lengthPrefixed(property));
   const first = cipher.update(plaintext);
   const last = cipher.final();
-  const tag = cipher.getAuthTag();
   const out = new Uint8Array(header.byteLength + IV_BYTES + first.byteLength + last.byteLength + TAG_BYTES);
-  let at = 0;
-  for (const part of [header, iv, first, last, tag]) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
+  out.set(header, 0);
+  let at = header.byteLength;
+  out.set(iv, at);
+  at += IV_BYTES;
+  out.set(first, at);
+  at += first.byteLength;
+  if (last.byteLength > 0) out.set(last, at);
+  out.set(cipher.getAuthTag(), at + last.byteLength);
   return out;
+}
+
+/** The header of a write's envelopes, encoded once for all its columns. */
+const headers = new WeakMap<SealingKey, Uint8Array>();
+
+function headerOf(key: SealingKey): Uint8Array {
+  let header = headers.get(key);
+  if (header === undefined) {
+    header = encodeHeader(key.keyId, key.wrapped);
+    headers.set(key, header);
+  }
+  return header;
 }
 
 /** The key id and wrapped data key of an envelope; `undefined` when the bytes are not one. */
@@ -85,10 +113,21 @@ export function openValue(
   location: ValueLocation,
 ): Uint8Array | undefined {
   const parsed = parseEnvelope(bytes);
-  if (parsed === undefined) return undefined;
+  return parsed === undefined ? undefined : openAt(parsed, dataKey, rowBinding(location), location.property);
+}
+
+/** `openValue` of an envelope parsed once, with the row's part of the associated data computed once per row. */
+export function openAt(
+  parsed: ParsedEnvelope,
+  dataKey: Uint8Array,
+  row: Uint8Array,
+  property: string,
+): Uint8Array | undefined {
   try {
     const decipher = createDecipheriv("aes-256-gcm", dataKey, parsed.iv);
-    decipher.setAAD(associatedData(parsed.header, location));
+    decipher.setAAD(parsed.header);
+    decipher.setAAD(row);
+    decipher.setAAD(lengthPrefixed(property));
     decipher.setAuthTag(parsed.tag);
     const first = decipher.update(parsed.ciphertext);
     const last = decipher.final();
@@ -96,6 +135,31 @@ export function openValue(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The row's part of the associated data: the table (lower-cased: the service's table names are
+ * case-insensitive), PartitionKey and RowKey, each as a 4-byte big-endian length and its UTF-8 bytes.
+ * The property follows the same way, and the envelope header comes first.
+ */
+export function rowBinding(location: Omit<ValueLocation, "property">): Buffer {
+  const parts = [location.table.toLowerCase(), location.partitionKey, location.rowKey];
+  let size = 0;
+  for (const part of parts) size += 4 + Buffer.byteLength(part, "utf8");
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const part of parts) {
+    const written = out.write(part, at + 4, "utf8");
+    out.writeUInt32BE(written, at);
+    at += 4 + written;
+  }
+  return out;
+}
+
+function lengthPrefixed(text: string): Buffer {
+  const out = Buffer.allocUnsafe(4 + Buffer.byteLength(text, "utf8"));
+  out.writeUInt32BE(out.write(text, 4, "utf8"), 0);
+  return out;
 }
 
 /** The stored size of an envelope for a plaintext of `plaintextBytes` (for the size checks). */
@@ -115,37 +179,23 @@ function encodeHeader(keyId: string, wrapped: Uint8Array): Uint8Array {
   return header;
 }
 
-function parseEnvelope(bytes: Uint8Array): ParsedEnvelope | undefined {
+/** The parts of an envelope; `undefined` when the bytes are not one of a known version. */
+export function parseEnvelope(bytes: Uint8Array): ParsedEnvelope | undefined {
   if (bytes.byteLength < 4 || bytes[0] !== ENVELOPE_VERSION) return undefined;
   const idLength = bytes[1] as number;
   if (idLength === 0 || bytes.byteLength < 4 + idLength) return undefined;
   const wrappedLength = ((bytes[2 + idLength] as number) << 8) | (bytes[3 + idLength] as number);
   const headerLength = 4 + idLength + wrappedLength;
   if (bytes.byteLength < headerLength + IV_BYTES + TAG_BYTES) return undefined;
-  const view = (from: number, to: number) => bytes.subarray(from, to);
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
-    keyId: Buffer.from(view(2, 2 + idLength)).toString("utf8"),
-    wrapped: view(4 + idLength, headerLength),
-    header: view(0, headerLength),
-    iv: view(headerLength, headerLength + IV_BYTES),
-    ciphertext: view(headerLength + IV_BYTES, bytes.byteLength - TAG_BYTES),
-    tag: view(bytes.byteLength - TAG_BYTES, bytes.byteLength),
+    keyId: buffer.toString("utf8", 2, 2 + idLength),
+    wrapped: buffer.subarray(4 + idLength, headerLength),
+    header: buffer.subarray(0, headerLength),
+    iv: buffer.subarray(headerLength, headerLength + IV_BYTES),
+    ciphertext: buffer.subarray(headerLength + IV_BYTES, buffer.byteLength - TAG_BYTES),
+    tag: buffer.subarray(buffer.byteLength - TAG_BYTES),
   };
-}
-
-/** The associated data: the header, then each location part as a 4-byte length and its UTF-8 bytes. */
-function associatedData(header: Uint8Array, location: ValueLocation): Buffer {
-  // Table names are case-insensitive in the service: bind the lower-case name.
-  const parts = [location.table.toLowerCase(), location.partitionKey, location.rowKey, location.property].map(
-    (text) => Buffer.from(text, "utf8"),
-  );
-  const out = Buffer.alloc(header.byteLength + parts.reduce((sum, part) => sum + 4 + part.byteLength, 0));
-  out.set(header, 0);
-  let at = header.byteLength;
-  for (const part of parts) {
-    out.writeUInt32BE(part.byteLength, at);
-    out.set(part, at + 4);
-    at += 4 + part.byteLength;
-  }
-  return out;
 }
