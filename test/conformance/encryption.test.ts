@@ -56,6 +56,14 @@ class VaultItem {
   @Column({ type: "String", encrypt: true }) secret!: string;
 }
 
+@Entity({ table: "Notes{at:month}", partitionKey: "{author}", rowKey: "n_{id:3}" })
+class Note {
+  @Column({ type: "String" }) author!: string;
+  @Column({ type: "Int32" }) id!: number;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String", encrypt: true }) text!: string;
+}
+
 function patient(patientId: number, diagnosis = SECRET): Patient {
   return Object.assign(new Patient(), { ward: "north", patientId, code: `c${patientId}`, diagnosis });
 }
@@ -299,6 +307,49 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
       EncryptionError,
     );
     expect(unknown.message).toContain("'k2'");
+  });
+
+  it("encrypts rows of a table per period, bound to the period's table, and rotates them all", async () => {
+    const { counter, prefix } = await setup();
+    const v1 = new TableContext({
+      store: counter,
+      tablePrefix: prefix,
+      encryption: { keys: localKeys({ k1: key1 }, "k1") },
+    });
+    const note = (month: number) =>
+      Object.assign(new Note(), {
+        author: "ann",
+        id: 1,
+        at: new Date(Date.UTC(2026, month, 3)),
+        text: `${SECRET} ${month}`,
+      });
+    await v1.repository(Note).insert(note(9));
+    await v1.repository(Note).insert(note(10));
+    const october = await rawRow(counter, `${prefix}Notes202610`, "ann", "n_001");
+    expect(october.text).toBeInstanceOf(Uint8Array);
+
+    const v2 = new TableContext({
+      store: counter,
+      tablePrefix: prefix,
+      encryption: { keys: localKeys({ k1: key1, k2: key2 }, "k2") },
+    });
+    expect(await v2.reencrypt(Note, { scan: true })).toEqual({ scanned: 2, reencrypted: 2, skipped: 0 });
+    const november = await rawRow(counter, `${prefix}Notes202611`, "ann", "n_001");
+    expect(keyIdOf(november.text)).toBe("k2");
+    // October's value copied into November's table at the same keys fails: the table is bound too.
+    const rotated = await rawRow(counter, `${prefix}Notes202610`, "ann", "n_001");
+    await counter.upsert(
+      `${prefix}Notes202611`,
+      { partitionKey: "ann", rowKey: "n_001", text: rotated.text },
+      "merge",
+    );
+    await expectRejection(
+      v2.repository(Note).get({ author: "ann", id: 1, at: note(10).at }),
+      EncryptionError,
+      {
+        column: "text",
+      },
+    );
   });
 
   it("lets a concurrent write win over reencrypt", async () => {
