@@ -79,12 +79,14 @@ export class EncryptingStore extends DelegatingStore {
     select?: readonly string[],
   ): Promise<StoredEntity | undefined> {
     const row = await super.getEntity(table, partitionKey, rowKey, select);
-    return row === undefined ? undefined : this.#open(table, row);
+    return row === undefined || !this.#opens(table, row) ? row : this.#open(table, row);
   }
 
   override async queryPage(table: string, query: StoreQuery): Promise<StorePage> {
     const page = await super.queryPage(table, query);
     const items = page.items;
+    // Most pages hold no encrypted rows: return them untouched, without a promise per row.
+    if (!items.some((row) => this.#opens(table, row))) return page;
     const opened: StoredEntity[] = new Array(items.length);
     for (let start = 0; start < items.length; start += OPEN_CONCURRENCY) {
       const chunk = items.slice(start, start + OPEN_CONCURRENCY);
@@ -124,6 +126,11 @@ export class EncryptingStore extends DelegatingStore {
       }),
     );
     return super.submitTransaction(table, partitionKey, sealed);
+  }
+
+  /** Whether reading this row decrypts something (a resolver, and a model with encrypted columns). */
+  #opens(table: string, row: StoredEntity): boolean {
+    return this.#resolver !== undefined && this.#types.lookup(table, row) !== undefined;
   }
 
   async #seal(table: string, wire: WireEntity): Promise<WireEntity> {
