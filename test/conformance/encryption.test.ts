@@ -14,6 +14,7 @@ import {
   localKeys,
   SchemaError,
   type StoredEntity,
+  StoreError,
   TableContext,
   type TableKitEvent,
   type TableStore,
@@ -254,6 +255,41 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
     expect(raw.secret).toBeInstanceOf(Uint8Array);
     const read = await db.repository(VaultItem).find({ owner: "ann" }).toArray();
     expect(read.map((v) => v.secret)).toEqual([`${SECRET}1`, `${SECRET}2`]);
+  });
+
+  it("records eventual transactions with encrypted columns sealed, and repair applies them", async () => {
+    const { counter, prefix } = await setup();
+    let failNext = true;
+    const failing: TableStore = new Proxy(counter, {
+      get(target, property, receiver) {
+        if (property !== "insert") return Reflect.get(target, property, receiver);
+        return async (...args: Parameters<TableStore["insert"]>) => {
+          if (failNext && args[0] === `${prefix}Vault`) {
+            failNext = false;
+            throw new StoreError("injected fault after the intent was recorded", { statusCode: 500 });
+          }
+          return target.insert(...args);
+        };
+      },
+    });
+    const db = new TableContext({
+      store: failing,
+      tablePrefix: prefix,
+      retry: false,
+      encryption: { keys: localKeys({ k1: key1 }, "k1") },
+    });
+    await db.ensureTables(VaultItem);
+    const item = Object.assign(new VaultItem(), { owner: "eve", slot: 1, secret: SECRET });
+    await expectRejection(
+      db.eventually((tx) => tx.insert(item)),
+      StoreError,
+    );
+    const log = await counter.queryPage(`${prefix}TablekitIntents`, {});
+    expect(log.items.length).toBeGreaterThan(0);
+    expect(JSON.stringify(log.items)).not.toContain(SECRET);
+    await db.repair();
+    expect((await rawRow(counter, `${prefix}Vault`, "eve", "v_001")).secret).toBeInstanceOf(Uint8Array);
+    expect((await db.repository(VaultItem).get({ owner: "eve", slot: 1 }))?.secret).toBe(SECRET);
   });
 
   it("reads rows of old keys after rotation and rewrites them under the current key with reencrypt", async () => {

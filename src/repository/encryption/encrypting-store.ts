@@ -67,6 +67,23 @@ export class EncryptingStore extends DelegatingStore {
     return this.#resolver?.currentKeyId;
   }
 
+  /**
+   * The wire entity with its encrypted columns sealed for its row in `table`, for copies of a write
+   * kept elsewhere before it is applied (the eventual-transaction log): plaintext is never at rest.
+   * Without a resolver, a row with encrypted columns is a `ValidationError` (nothing is sent).
+   */
+  sealCopy(table: string, wire: WireEntity): Promise<WireEntity> {
+    return this.#seal(table, wire);
+  }
+
+  /** What `sealCopy` sealed, in clear again (the write through this store seals it afresh). */
+  async openCopy(table: string, wire: WireEntity): Promise<WireEntity> {
+    const stored = { ...wire, etag: "" } as StoredEntity;
+    if (!this.#opens(table, stored)) return wire;
+    const { etag: _etag, ...opened } = await this.#open(table, stored);
+    return opened as WireEntity;
+  }
+
   /** The encrypted columns of a row of this table, if any (see `EncryptedRowTypes`). */
   encryptedColumnsOf(table: string, row: WireEntity): EncryptedColumns | undefined {
     return this.#types.lookup(table, row);
