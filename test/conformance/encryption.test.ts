@@ -65,6 +65,16 @@ class Note {
   @Column({ type: "String", encrypt: true }) text!: string;
 }
 
+/** Wide: 300 encrypted columns spread over several rows, each row's values bound to that row. */
+class WideSecret {
+  id!: string;
+  [column: string]: unknown;
+}
+Column({ type: "String" })(WideSecret.prototype, "id");
+for (let i = 0; i < 300; i++)
+  Column({ type: "Int32", encrypt: true })(WideSecret.prototype, `m${i}` as string);
+Entity({ table: "WideSecrets", partitionKey: "w", rowKey: "{id}", wide: true })(WideSecret);
+
 function patient(patientId: number, diagnosis = SECRET): Patient {
   return Object.assign(new Patient(), { ward: "north", patientId, code: `c${patientId}`, diagnosis });
 }
@@ -290,6 +300,22 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
     await db.repair();
     expect((await rawRow(counter, `${prefix}Vault`, "eve", "v_001")).secret).toBeInstanceOf(Uint8Array);
     expect((await db.repository(VaultItem).get({ owner: "eve", slot: 1 }))?.secret).toBe(SECRET);
+  });
+
+  it("encrypts wide entities row by row", async () => {
+    const { db } = await setup();
+    await db.ensureTables(WideSecret);
+    const wide = Object.assign(new WideSecret(), { id: "a" });
+    for (let i = 0; i < 300; i++) wide[`m${i}`] = i * 7;
+    await db.repository(WideSecret).insert(wide);
+    const rows = (await db.store.queryPage(`${db.repository(WideSecret).table}`, {})).items;
+    expect(rows.length).toBeGreaterThan(1);
+    const columns = rows.flatMap((row) => Object.keys(row).filter((name) => /^m[0-9]+$/.test(name)));
+    expect(columns).toHaveLength(300);
+    for (const row of rows)
+      for (const name of Object.keys(row))
+        if (/^m[0-9]+$/.test(name)) expect(row[name], name).toBeInstanceOf(Uint8Array);
+    expect({ ...(await db.repository(WideSecret).get({ id: "a" })) }).toEqual({ ...wide });
   });
 
   it("reads rows of old keys after rotation and rewrites them under the current key with reencrypt", async () => {
