@@ -82,7 +82,7 @@ export function resolveSummaries(
           `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,
         );
       }
-      if ((column as { encrypt?: unknown }).encrypt) {
+      if (column.encrypted) {
         throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
       }
       sums.push({ column, target: claim(target, `the sum of '${field}'`) });

@@ -535,6 +535,7 @@ describe("encryption options and schema", () => {
           @Column(column as { type: "String" }) a!: string;
           @Column({ type: "String" }) b!: string;
           @Column({ type: "DateTime", encrypt: true }) at!: Date;
+          @Column({ type: "Int32", encrypt: true }) n!: number;
         }
         return Secret;
       });
@@ -544,6 +545,9 @@ describe("encryption options and schema", () => {
     expect(await define({ indexes: { byAt: { rowKey: "at_{at}" } } }, { type: "String" })).toBeInstanceOf(
       SchemaError,
     );
+    expect(
+      await define({ summaries: { perA: { rowKey: "sum", sum: { n: "total" } } } }, { type: "String" }),
+    ).toMatchObject({ message: expect.stringContaining("encrypted") });
     expect(await define({}, { type: "String", encrypt: "yes" })).toMatchObject({
       message: expect.stringContaining("encrypt"),
     });
