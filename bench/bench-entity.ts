@@ -104,3 +104,22 @@ export class SummarizedItem extends BenchItem {}
 export function summarizedItem(tenant: string, id: number): SummarizedItem {
   return Object.assign(new SummarizedItem(), benchItem(tenant, id));
 }
+
+/** The same 10 columns with two of them (`name`, `note`) encrypted client-side. */
+@Entity({ table: "BenchEncrypted", partitionKey: "{tenant}", rowKey: "item_{id:8}" })
+export class EncryptedItem {
+  @Column({ type: "String" }) tenant!: string;
+  @Column({ type: "Int32" }) id!: number;
+  @Column({ type: "String", encrypt: true }) name!: string;
+  @Column({ type: "Double" }) score!: number;
+  @Column({ type: "Int32" }) count!: number;
+  @Column({ type: "Int64" }) big!: bigint;
+  @Column({ type: "Boolean" }) active!: boolean;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "Guid" }) ref!: string;
+  @Column({ type: "String", encrypt: true }) note!: string;
+}
+
+export function encryptedItem(tenant: string, id: number): EncryptedItem {
+  return Object.assign(new EncryptedItem(), benchItem(tenant, id));
+}

@@ -33,6 +33,9 @@ export {
   type DynamicUpsertOptions,
 } from "./repository/dynamic/dynamic-repository.js";
 export type { DynamicRow } from "./repository/dynamic/dynamic-row.js";
+export type { EncryptionOptions, KeyResolver } from "./repository/encryption/key-resolver.js";
+export { localKeys } from "./repository/encryption/local-keys.js";
+export type { ReencryptOptions, ReencryptResult } from "./repository/encryption/reencrypt.js";
 export type { StepOutcome } from "./repository/eventual/apply-step.js";
 export { EventualTransaction } from "./repository/eventual/eventual-transaction.js";
 export type { EventualRepairCounts } from "./repository/eventual/repair-eventual.js";
@@ -60,6 +63,7 @@ export type {
 } from "./repository/repository.js";
 export { Repository } from "./repository/repository.js";
 export type { RetryOptions } from "./repository/retry-policy.js";
+export type { SasOptions, SasPermissions } from "./repository/scoped-sas.js";
 export type { SummaryValues } from "./repository/summary/summary-row.js";
 export type { SummaryDrift } from "./repository/summary/summary-verifier.js";
 export {
@@ -110,6 +114,8 @@ export type {
   StoreLimits,
   StorePage,
   StoreQuery,
+  TableSasIssuer,
+  TableSasRequest,
   TableStore,
   TransactionAction,
   TypedValue,

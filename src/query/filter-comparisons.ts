@@ -50,3 +50,29 @@ export function countComparisons(filter: string): number {
   }
   return count;
 }
+
+/** The identifiers of a filter outside quoted literals (property names, operators, keywords). */
+export function filterIdentifiers(filter: string): Set<string> {
+  const names = new Set<string>();
+  let word = "";
+  let quoted = false;
+  for (let i = 0; i <= filter.length; i++) {
+    const ch = filter[i] ?? " ";
+    if (quoted) {
+      if (ch === "'") {
+        if (filter[i + 1] === "'") i++;
+        else quoted = false;
+      }
+      continue;
+    }
+    if (/[A-Za-z0-9_]/.test(ch)) {
+      word += ch;
+      continue;
+    }
+    if (word !== "") names.add(word);
+    word = "";
+    // A typed literal's prefix (datetime'…', X'…') is a word too; its quote opens the literal.
+    if (ch === "'") quoted = true;
+  }
+  return names;
+}

@@ -8,7 +8,7 @@ import type { StoreContinuation } from "../wire/wire-entity.js";
 import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { type FanOut, firstOfFanOut, iterateFanOut, pageFanOut } from "./fan-out.js";
-import { countComparisons, isSelfContained } from "./filter-comparisons.js";
+import { countComparisons, filterIdentifiers, isSelfContained } from "./filter-comparisons.js";
 import { checkedMaxRequests, type QueryPageStats, RequestBudget } from "./query-budget.js";
 import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
 import { assertKeyOrderBounded, assertTakeFitsPage } from "./unsorted-order.js";
@@ -156,6 +156,10 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
         "filter",
         "filter() needs one self-contained expression (closed quotes, balanced parentheses); build it with the odata template",
       );
+    }
+    for (const name of filterIdentifiers(expression)) {
+      const column = this.#model.columns.find((c) => c.encrypted && c.property === name);
+      if (column) throw encryptedFilter(this.#model.name, column.field);
     }
     return this.#with({ filters: [...this.#state.filters, expression] });
   }
@@ -510,6 +514,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
         { field },
       );
     }
+    if (column.encrypted) throw encryptedFilter(this.#model.name, field);
     if (op === undefined || !OPERATORS.has(op)) {
       throw new ValidationError(
         "operator",
@@ -563,5 +568,14 @@ function assertNoBudget(bounded: boolean, what: string): void {
   throw new ValidationError(
     "max-requests",
     `${what} on a store with unsorted results reads the whole key range; maxRequests cannot bound it`,
+  );
+}
+
+/** The service stores an encrypted column as ciphertext: a comparison with it could never match. */
+function encryptedFilter(entity: string, field: string): ValidationError {
+  return new ValidationError(
+    "encrypted-filter",
+    `${entity}.${field} is encrypted: the service holds only ciphertext, so it cannot be filtered on; filter after reading, or keep a non-secret column to query by`,
+    { field },
   );
 }

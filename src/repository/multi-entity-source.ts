@@ -185,7 +185,8 @@ function commonColumns(models: readonly EntityModel[]): Map<string, ColumnModel>
         other !== undefined &&
         other.property === column.property &&
         other.type === column.type &&
-        other.series === column.series
+        other.series === column.series &&
+        other.encrypted === column.encrypted
       );
     });
     if (everywhere) common.set(column.field, column);

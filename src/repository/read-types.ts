@@ -15,10 +15,11 @@ export function readTypesOf(model: EntityModel): PropertyTypes | undefined {
   let types: PropertyTypes | undefined;
   if (model.upcast === undefined && !model.wide) {
     const record: Record<string, EdmType> = {};
-    // A Json column is stored as a String; a data series stores each slot under its own name.
+    // A Json column is stored as a String, an encrypted one as Binary (its sealed bytes); a data
+    // series stores each slot under its own name.
     for (const column of model.columns) {
-      for (const property of column.properties)
-        record[property] = column.type === "Json" ? "String" : column.type;
+      const stored = column.encrypted ? "Binary" : column.type === "Json" ? "String" : column.type;
+      for (const property of column.properties) record[property] = stored;
     }
     types = Object.freeze(record);
   }

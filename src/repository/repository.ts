@@ -26,6 +26,7 @@ import { isTableNotFound, periodBulk, registerPeriodTables, tolerateMissingTable
 import { PlainWriter } from "./plain-writer.js";
 import { queryExecutor } from "./query-executor.js";
 import { readTypesOf } from "./read-types.js";
+import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
 import { publicValues, type SummaryValues } from "./summary/summary-row.js";
 import { SummaryWriter } from "./summary/summary-writer.js";
@@ -488,6 +489,29 @@ export class Repository<T extends object> {
     const value = hashed === undefined ? undefined : (partial as Record<string, unknown>)[hashed];
     if (hashed === undefined || value === undefined || hashed in state.rowFields) return query;
     return query.where({ [hashed]: value } as WhereValues<T>);
+  }
+
+  /**
+   * A SAS token (a query string, without `?`) for this entity's table (with the context's
+   * `tablePrefix`; the period's table for a table per period, so `partial` needs the period field)
+   * that reaches only the partition `partial` fixes, and within it the RowKeys with the prefix its
+   * leading RowKey fields give (at least the entity's literal RowKey prefix): hand it to a client that
+   * may touch only its own rows. Signed locally, nothing is sent. Needs an `AzureStore` connected with
+   * an account key; any other store, a `partial` without every partition field, or an `expiresOn` not
+   * after `startsOn` (or now) is a `ValidationError`.
+   * @example
+   * const sas = employees.sasFor({ department: "Sales" }, { permissions: "r", expiresOn: new Date(Date.now() + 3_600_000) });
+   */
+  sasFor(partial: Partial<T>, options: SasOptions): string {
+    const period = this.#route(partial);
+    if (period) return period.sasFor(partial, options);
+    return scopedSas(
+      this.#model,
+      this.#runner.store,
+      this.#table,
+      partial as Record<string, unknown>,
+      options,
+    );
   }
 
   /**

@@ -3,6 +3,9 @@ import type { TableStore } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
+import { EncryptedRowTypes } from "./encryption/encrypted-row-types.js";
+import { EncryptingStore } from "./encryption/encrypting-store.js";
+import type { KeyResolver } from "./encryption/key-resolver.js";
 import { LimitCheckedStore } from "./limit-checked-store.js";
 import { PacedStore } from "./pacing/paced-store.js";
 import type { Pacer } from "./pacing/pacer.js";
@@ -37,6 +40,10 @@ export class StoreRunner {
   readonly scope: StateScope;
   /** The period tables (`Logs{at:month}`) of the entities used: their first write creates them. */
   readonly periodTables: PeriodTableNames;
+  /** Seals and opens encrypted columns on every request (see encrypting-store.ts). */
+  readonly encryption: EncryptingStore;
+  /** Which rows hold encrypted columns; the context records the models it uses here. */
+  readonly encryptedTypes: EncryptedRowTypes;
 
   constructor(
     store: TableStore,
@@ -45,6 +52,7 @@ export class StoreRunner {
     tablePrefix = "",
     maxConcurrentRequests?: number,
     pacer?: Pacer,
+    keys?: KeyResolver,
   ) {
     this.store = store;
     this.retry = retry;
@@ -57,9 +65,12 @@ export class StoreRunner {
         : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
     // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
     const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
-    // Outermost: a period table's creation and the write sent again are each paced and slotted.
+    // Limits see the sealed rows, and sealing (a key service call) holds no request slot.
+    this.encryptedTypes = new EncryptedRowTypes(tablePrefix);
+    this.encryption = new EncryptingStore(paced, this.encryptedTypes, keys);
+    // Outermost: a period table's creation and the write sent again (already sealed) are each paced and slotted.
     this.periodTables = new PeriodTableNames(tablePrefix);
-    this.#target = new PeriodTableStore(paced, this.periodTables);
+    this.#target = new PeriodTableStore(this.encryption, this.periodTables);
     this.#listener = listener;
     this.#tablePrefix = tablePrefix;
     this.scope = scopeOf(store, tablePrefix);

@@ -4,6 +4,8 @@ import { type EntityClass, type EntityModel, getEntityModel } from "../schema/en
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
+import { assertEncryptionOptions, type EncryptionOptions } from "./encryption/key-resolver.js";
+import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./encryption/reencrypt.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
 import { checkMinAge, repairEventual } from "./eventual/repair-eventual.js";
 import {
@@ -59,6 +61,12 @@ export interface TableContextOptions {
    * at half the limit, doubles each quiet second up to it, and halves on a 503/429 answer (see README).
    */
   throughput?: ThroughputOptions | undefined;
+  /**
+   * Client-side encryption of `@Column({ encrypt: true })` columns: `{ keys }` is a key resolver
+   * (`localKeys({ k1: key }, "k1")`, or one backed by Azure Key Vault). Required by entities with
+   * encrypted columns.
+   */
+  encryption?: EncryptionOptions | undefined;
   /** @internal The clock retries and pacing sleep on (tests inject one). */
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
@@ -109,6 +117,8 @@ export class TableContext {
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
+  /** Whether the context was given `encryption` keys. */
+  readonly #encrypts: boolean;
 
   constructor(options: TableContextOptions) {
     if (!options?.store)
@@ -135,6 +145,8 @@ export class TableContext {
             { now: options.now ?? (() => performance.now()), sleep: options.sleep ?? defaultSleep },
             (report) => this.#runner.emit({ type: "throughput", ...report }),
           );
+    if (options.encryption !== undefined) assertEncryptionOptions(options.encryption);
+    this.#encrypts = options.encryption !== undefined;
     this.#runner = new StoreRunner(
       options.store,
       retry,
@@ -142,6 +154,7 @@ export class TableContext {
       prefix,
       options.maxConcurrentRequests,
       pacer,
+      options.encryption?.keys,
     );
     this.#now = options.now ?? Date.now;
     this.#repairKinds.push(
@@ -291,6 +304,7 @@ export class TableContext {
 
   /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
   #claimType(model: EntityModel): void {
+    this.#claimEncryption(model);
     const key = `${model.table.toLowerCase()}\u0000${model.type}`;
     const owner = this.#types.get(key);
     if (owner === undefined) {
@@ -302,6 +316,52 @@ export class TableContext {
       `${model.name} and ${owner.name} both store type '${model.type}' in table '${model.table}'; ` +
         "classes sharing a table need distinct @Entity({ type }) values so each row can be resolved to its class",
     );
+  }
+
+  /** Entities with encrypted columns need the context's keys: refused before any request otherwise. */
+  #claimEncryption(model: EntityModel): void {
+    const encrypted = model.columns.filter((column) => column.encrypted);
+    if (encrypted.length > 0 && !this.#encrypts) {
+      throw new ValidationError(
+        "encryption-keys",
+        `${model.name} has encrypted columns (${encrypted.map((c) => c.field).join(", ")}): give the TableContext { encryption: { keys } }, e.g. localKeys({ k1: key }, "k1")`,
+        { field: "encryption" },
+      );
+    }
+    this.#runner.encryptedTypes.claim(model);
+  }
+
+  /**
+   * Rewrites the encrypted values of every row of the entity (and of its index copies) that is not
+   * sealed under the key resolver's current key, so an old key can be retired. Each row is a Merge of
+   * its encrypted properties only, conditional on the ETag it was read with: a concurrent write wins
+   * (it is under the current key anyway) and is counted as `skipped`. A table scan, so it must be
+   * asked for with `{ scan: true }`. Resolves counts.
+   * @example
+   * const db = new TableContext({ store, encryption: { keys: localKeys({ k2: newKey, k1: oldKey }, "k2") } });
+   * await db.reencrypt(Employee, { scan: true }); // { scanned, reencrypted, skipped }
+   */
+  async reencrypt<T extends object>(
+    entityClass: EntityClass<T>,
+    options: ReencryptOptions,
+  ): Promise<ReencryptResult> {
+    if (options?.scan !== true) {
+      throw new ValidationError(
+        "reencrypt-scan",
+        "reencrypt reads every row of the entity's tables: pass { scan: true } to confirm the table scan",
+        { field: "scan" },
+      );
+    }
+    const model = getEntityModel(entityClass);
+    this.#claimEncryption(model);
+    if (!model.columns.some((column) => column.encrypted)) {
+      throw new ValidationError("reencrypt", `${model.name} has no encrypted columns`);
+    }
+    const tables = new Set<string>();
+    if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
+    else for (const name of await this.tablesOf(entityClass)) tables.add(name);
+    for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
+    return reencrypt(model, this.#runner, [...tables]);
   }
 
   /**
@@ -445,6 +505,7 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
+    for (const operation of tx.operations) this.#claimEncryption(operation.model);
     // The caller's operations first (no request), then again with index copies added.
     assertValidTransaction(tx.operations, this.#runner.limits);
     const first = tx.operations[0] as PlannedOperation;

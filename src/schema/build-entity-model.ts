@@ -97,6 +97,9 @@ export function buildEntityModel<T extends object>(
   const tableTemplate = periodTable
     ? TableTemplate.parse(options.table, fieldTypeIn(`${name}: table`), `${name}: table`)
     : undefined;
+  assertNotEncrypted(columnsByField, partitionKey.fields, `${name}.partitionKey`);
+  assertNotEncrypted(columnsByField, rowKey.fields, `${name}.rowKey`);
+  if (tableTemplate) assertNotEncrypted(columnsByField, [tableTemplate.field], `${name}: table`);
 
   const type = options.type ?? ctor.name;
   if (!type || !TYPE_NAME.test(type)) {
@@ -242,10 +245,23 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
     throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
   }
+  if (options.encrypt !== undefined && typeof options.encrypt !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: encrypt must be true or false`);
+  }
   const series = options.series === undefined ? undefined : seriesSlots(entity, record, property);
-  const column = options.jsonClass
-    ? { field, property, type, jsonClass: options.jsonClass }
-    : { field, property, type };
+  if (series !== undefined && options.encrypt) {
+    // A sealed value is bound to one property name; per-slot sealing is not built.
+    throw new SchemaError(
+      `${entity}.${field}: a data series cannot be encrypted; encrypt a scalar or Json column`,
+    );
+  }
+  const column = {
+    field,
+    property,
+    type,
+    ...(options.jsonClass ? { jsonClass: options.jsonClass } : {}),
+    ...(options.encrypt ? { encrypted: true as const } : {}),
+  };
   return series === undefined
     ? { ...column, properties: [property] }
     : { ...column, properties: series, series: series.length };
@@ -280,6 +296,24 @@ function seriesSlots(entity: string, record: ColumnRecord, prefix: string): stri
     );
   }
   return Array.from({ length: count }, (_, slot) => `${prefix}${String(slot).padStart(width, "0")}`);
+}
+
+/**
+ * An encrypted value is stored as ciphertext: it cannot form a key (the key would hold the plaintext,
+ * and could not be ordered or found) nor be compared by the service.
+ */
+function assertNotEncrypted(
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  fields: readonly string[],
+  what: string,
+): void {
+  for (const field of fields) {
+    if (columnsByField.get(field)?.encrypted) {
+      throw new SchemaError(
+        `${what} uses the encrypted column '${field}': keys are stored in clear and compared by the service; keep encrypted columns out of key templates`,
+      );
+    }
+  }
 }
 
 function parseTemplate(
@@ -334,6 +368,8 @@ function resolveIndexes(
       `${what}.partitionKey`,
     );
     const rowKey = parseTemplate(spec.rowKey, fieldTypeIn(`${what}.rowKey`), `${what}.rowKey`);
+    assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`);
+    assertNotEncrypted(columnsByField, rowKey.fields, `${what}.rowKey`);
     if (spec.list && spec.project)
       throw new SchemaError(`${what}: a list index holds keys only; project does not apply`);
     for (const field of spec.project ?? []) {

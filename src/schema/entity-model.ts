@@ -8,7 +8,10 @@ import type { EntityClass } from "../util/entity-class.js";
 export type { EntityClass } from "../util/entity-class.js";
 
 /** One resolved column. */
-export interface ColumnModel extends MappedColumn {}
+export interface ColumnModel extends MappedColumn {
+  /** Encrypted client-side (`@Column({ encrypt: true })`): stored as Binary, never filtered on. */
+  readonly encrypted?: true;
+}
 
 /** One resolved secondary index (behaviour lives with the index feature). */
 export interface IndexModel {
@@ -80,10 +83,21 @@ export interface SchemaWarning {
 }
 
 const models = new WeakMap<Function, EntityModel>();
+/** Models with encrypted columns by `type`: a row read or written anywhere is matched to its model by its `EntityType`. */
+const encryptedByType = new Map<string, EntityModel[]>();
 
 /** Records the model built for a decorated class. */
 export function registerEntityModel(ctor: Function, model: EntityModel): void {
   models.set(ctor, model);
+  if (!model.columns.some((column) => column.encrypted)) return;
+  const list = encryptedByType.get(model.type) ?? [];
+  list.push(model);
+  encryptedByType.set(model.type, list);
+}
+
+/** The defined models of this `type` that have encrypted columns. */
+export function encryptedModelsOfType(type: string): readonly EntityModel[] {
+  return encryptedByType.get(type) ?? [];
 }
 
 /** True when the class itself (not a base class) was decorated with `@Entity`. */

@@ -17,6 +17,12 @@ export interface ColumnOptions {
    * `repository.patch(key, { hourly: { 13: 5 } })` changes one slot. Not for key or index fields.
    */
   series?: number | undefined;
+  /**
+   * Encrypts the value before it leaves the process (AES-256-GCM under a fresh data key per write,
+   * wrapped by the context's `encryption` key resolver); stored as Binary, so it cannot appear in a
+   * key template, an index key or a filter. Any column type may be encrypted.
+   */
+  encrypt?: boolean | undefined;
 }
 
 /** Options of one secondary index (see the indexes issue); validated at definition time. */

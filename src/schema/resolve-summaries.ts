@@ -87,7 +87,7 @@ export function resolveSummaries(
           `${what}: '${field}' is a data series (${column.series} slots); sum a scalar column instead`,
         );
       }
-      if ((column as { encrypt?: unknown }).encrypt) {
+      if (column.encrypted) {
         throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
       }
       sums.push({ column, target: claim(target, `the sum of '${field}'`) });

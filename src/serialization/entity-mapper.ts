@@ -42,7 +42,7 @@ interface MapperSource {
  */
 export function compileEntityMapper<T extends object>(source: MapperSource): EntityMapper<T> {
   const { columns } = source;
-  const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass));
+  const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass, c.encrypted === true));
   const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
   // Series columns go through their own (slower) code: one property per slot.
   const seriesOut = columns.map((c) => (c.series === undefined ? undefined : seriesWriter(source.name, c)));
@@ -205,6 +205,9 @@ function seriesReader(column: MappedColumn, read: (v: unknown) => unknown): (s: 
 function writeStatement(column: MappedColumn, i: number): string {
   const property = JSON.stringify(column.property);
   const overhead = 8 + column.property.length * 2;
+  // Encrypted values are checked by their writer (the size once encrypted); the store seals them.
+  if (column.encrypted)
+    return `w = writers[${i}](v); out[${property}] = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
   switch (column.type) {
     case "String":
       return `if (typeof v !== "string" || v.length > ${ServiceLimits.maxStringLength}) writers[${i}](v); out[${property}] = v; size += ${overhead + 4} + v.length * 2;`;

@@ -13,4 +13,6 @@ export interface MappedColumn {
   readonly type: ColumnType;
   /** For Json columns: the class values are rebuilt as. */
   readonly jsonClass?: new () => object;
+  /** Encrypted client-side: errors about its values must not show them. */
+  readonly encrypted?: true;
 }

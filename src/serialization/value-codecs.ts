@@ -16,7 +16,7 @@ function fail(field: string, rule: string, message: string): never {
   throw new ValidationError(rule, `${field}: ${message}`, { field });
 }
 
-function describe(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (value instanceof Date) return "a Date";
   if (value instanceof Uint8Array) return "bytes";
@@ -24,6 +24,15 @@ function describe(value: unknown): string {
   return typeof value === "string"
     ? `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`
     : `${typeof value} ${String(value)}`;
+}
+
+/** What an encrypted column's error may say about a value: its kind only. */
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (value instanceof Date) return "a Date";
+  if (value instanceof Uint8Array) return "bytes";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value} (not shown: the column is encrypted)`;
 }
 
 function assertString(field: string, value: string): void {
@@ -36,12 +45,53 @@ function assertString(field: string, value: string): void {
   }
 }
 
-/** The writer for one column: the value checks the service would make, done before any request. */
+/**
+ * The writer for one column: the value checks the service would make, done before any request.
+ * With `redact` (encrypted columns) its errors name the field and the rule, never the value.
+ */
 export function createValueWriter(
   type: ColumnType,
   field: string,
   jsonClass?: new () => object,
+  redact = false,
 ): ValueWriter {
+  const write = createPlainWriter(type, field, jsonClass, redact);
+  if (!redact) return write;
+  return (value) => {
+    const wire = write(value);
+    const bytes =
+      typeof wire === "string"
+        ? Buffer.byteLength(wire, "utf8")
+        : wire instanceof Uint8Array
+          ? wire.byteLength
+          : 0;
+    // Checked here, before any request (an indexed write records its intent first): the exact size
+    // is checked again once sealed, when the wrapped key's length is known.
+    if (bytes + MIN_ENVELOPE_OVERHEAD > ServiceLimits.maxBinaryBytes) {
+      fail(
+        field,
+        "encrypted-size",
+        `the encrypted value would be over ${bytes + MIN_ENVELOPE_OVERHEAD} bytes; a Binary property holds at most ${ServiceLimits.maxBinaryBytes} (64 KiB), counting text as UTF-8 plus the encryption header`,
+      );
+    }
+    return wire;
+  };
+}
+
+/**
+ * The least an encryption envelope adds to a value's bytes: the type byte, version, key id length,
+ * a 1-byte key id, the wrapped key's length and at least 32 bytes of wrapped key, IV and GCM tag.
+ */
+const MIN_ENVELOPE_OVERHEAD = 1 + 1 + 1 + 1 + 2 + 32 + 12 + 16;
+
+function createPlainWriter(
+  type: ColumnType,
+  field: string,
+  jsonClass: (new () => object) | undefined,
+  redact: boolean,
+): ValueWriter {
+  const describe = redact ? describeType : describeValue;
+  const text = (value: unknown): string => (redact ? "the value" : String(value));
   switch (type) {
     case "String":
       return (value) => {
@@ -54,7 +104,7 @@ export function createValueWriter(
         if (typeof value !== "number" || !Number.isInteger(value))
           fail(field, "type", `expected an integer (Int32), got ${describe(value)}`);
         if (value < ServiceLimits.minInt32 || value > ServiceLimits.maxInt32)
-          fail(field, "range", `${value} is outside the Int32 range`);
+          fail(field, "range", `${text(value)} is outside the Int32 range`);
         // A plain JSON integer without annotation is read by the service as Int32.
         return value;
       };
@@ -65,7 +115,7 @@ export function createValueWriter(
         else if (typeof value === "number" && Number.isSafeInteger(value)) big = BigInt(value);
         else fail(field, "type", `expected a bigint (Int64), got ${describe(value)}`);
         if (big < ServiceLimits.minInt64 || big > ServiceLimits.maxInt64)
-          fail(field, "range", `${big} is outside the Int64 range`);
+          fail(field, "range", `${text(big)} is outside the Int64 range`);
         return { type: "Int64", value: big.toString() };
       };
     case "Double":
@@ -76,7 +126,7 @@ export function createValueWriter(
           fail(
             field,
             "unsupported-value",
-            `${value} cannot be stored (NaN and infinities are not supported)`,
+            `${text(value)} cannot be stored (NaN and infinities are not supported)`,
           );
         // Always annotated: a whole value like 5 would otherwise be stored as Int32.
         return { type: "Double", value };
@@ -95,7 +145,7 @@ export function createValueWriter(
           fail(
             field,
             "range",
-            `${value.toISOString()} is outside the service's DateTime range (1601-01-01 to 9999-12-31)`,
+            `${text(value.toISOString())} is outside the service's DateTime range (1601-01-01 to 9999-12-31)`,
           );
         }
         return value;

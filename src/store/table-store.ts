@@ -115,3 +115,26 @@ export interface TableStore {
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]>;
 }
+
+/** What a scoped table SAS grants: see `TableSasIssuer.tableSas`. */
+export interface TableSasRequest {
+  /** Letters of `r` (query), `a` (add), `u` (update), `d` (delete). */
+  permissions: string;
+  expiresOn: Date;
+  startsOn?: Date | undefined;
+  /** The one partition the token reaches. */
+  partitionKey: string;
+  /** An inclusive RowKey range within it (absent: the whole partition). */
+  rowKeys?: { start: string; end: string } | undefined;
+}
+
+/** A store that can sign SAS tokens for its tables locally (an `AzureStore` with an account key). */
+export interface TableSasIssuer {
+  /** A SAS token (query string without `?`) for `table`, limited as `request` says; no request is sent. */
+  tableSas(table: string, request: TableSasRequest): string;
+}
+
+/** True when the store can sign table SAS tokens (it may still refuse: see `AzureStore.tableSas`). */
+export function isTableSasIssuer(store: TableStore): store is TableStore & TableSasIssuer {
+  return typeof (store as Partial<TableSasIssuer>).tableSas === "function";
+}

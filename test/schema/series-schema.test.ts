@@ -76,6 +76,19 @@ describe("data series definitions", () => {
     expect(error.message).toMatch(/TooMany has 252 column properties .*at most 252/);
   });
 
+  it("cannot be encrypted (a sealed value is bound to one property name)", () => {
+    const error = schemaError(() => {
+      @Entity({ table: "SecretSeries", partitionKey: "{id}", rowKey: "r" })
+      class SecretSeries {
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "Int32", series: 4, encrypt: true }) hourly!: number[];
+      }
+      return SecretSeries;
+    });
+    expect(error.message).toContain("hourly");
+    expect(error.message).toContain("encrypted");
+  });
+
   it("needs an explicit type", () => {
     const error = schemaError(() => {
       @Entity({ table: "Series", partitionKey: "{id}", rowKey: "r" })

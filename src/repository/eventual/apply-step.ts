@@ -43,7 +43,8 @@ export interface StepTarget {
  * already there (same content, merge-compared: index bookkeeping may add properties) is done.
  */
 export async function applyStep(target: StepTarget, step: RecordedStep, index: number): Promise<StepResult> {
-  const wire = decodeWire(step.wire);
+  // Encrypted columns were recorded sealed (run-eventually.ts): the write seals them afresh.
+  const wire = await target.runner.encryption.openCopy(step.at, decodeWire(step.wire));
   const writer = writerOf(target, step, wire);
   const conflict = (error: TableKitError): StepResult => ({
     conflict: {

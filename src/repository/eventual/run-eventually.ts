@@ -1,6 +1,6 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { TransactionAction } from "../../store/table-store.js";
+import type { TransactionAction, WireEntity } from "../../store/table-store.js";
 import { assertWithinLimits } from "../backend-limits.js";
 import type { Repository } from "../repository.js";
 import type { StoreRunner } from "../store-runner.js";
@@ -59,19 +59,23 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
       `eventual step ${step.index} (${step.op} ${step.model.name}, PartitionKey '${partitionKey}', RowKey '${rowKey}')`,
     );
   }
-  const recorded = steps.map((step) => record(step, PLACEHOLDER_ETAG));
-  payloadOf(recorded);
   for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
+  // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
+  const logged = await Promise.all(
+    steps.map((step) => runner.encryption.sealCopy(step.physicalTable, step.wire)),
+  );
+  const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
+  payloadOf(recorded);
 
   for (const [i, step] of steps.entries()) {
-    if (step.op === "insert") recorded[i] = record(step, null);
-    else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch);
+    if (step.op === "insert") recorded[i] = record(step, null, logged[i]);
+    else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch, logged[i]);
     else {
       // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version read now.
       const stored = await runner.run("get", step.physicalTable, (s) =>
         s.getEntity(step.physicalTable, step.wire.partitionKey, step.wire.rowKey),
       );
-      recorded[i] = record(step, stored?.etag ?? null);
+      recorded[i] = record(step, stored?.etag ?? null, logged[i]);
     }
   }
   const log = new EventualLog(runner);
@@ -100,7 +104,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   return { outcomes };
 }
 
-function record(step: PlannedStep, expect: string | null): RecordedStep {
+function record(step: PlannedStep, expect: string | null, wire: WireEntity | undefined): RecordedStep {
   return {
     op: step.op,
     table: step.model.table,
@@ -110,6 +114,6 @@ function record(step: PlannedStep, expect: string | null): RecordedStep {
     indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0,
     mode: step.mode,
     expect,
-    wire: encodeWire(step.wire),
+    wire: encodeWire(wire ?? step.wire),
   };
 }

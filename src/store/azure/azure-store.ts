@@ -1,5 +1,10 @@
 import { Agent as HttpAgent } from "node:http";
-import type { NamedKeyCredential, SASCredential, TokenCredential } from "@azure/core-auth";
+import {
+  isNamedKeyCredential,
+  type NamedKeyCredential,
+  type SASCredential,
+  type TokenCredential,
+} from "@azure/core-auth";
 import {
   createDefaultHttpClient,
   createPipelineRequest,
@@ -8,6 +13,7 @@ import {
   RestError,
 } from "@azure/core-rest-pipeline";
 import {
+  generateTableSas,
   type TransactionAction as SdkTransactionAction,
   TableClient,
   TableServiceClient,
@@ -22,6 +28,8 @@ import type {
   StoredEntity,
   StorePage,
   StoreQuery,
+  TableSasIssuer,
+  TableSasRequest,
   TableStore,
   TransactionAction,
   WireEntity,
@@ -53,7 +61,7 @@ interface PointOptions {
 export type AzureCredential = TokenCredential | NamedKeyCredential | SASCredential;
 
 /** The `TableStore` for Azure Table Storage, Azurite and the Cosmos DB Table API, through `@azure/data-tables`. */
-export class AzureStore implements TableStore {
+export class AzureStore implements TableStore, TableSasIssuer {
   readonly name = "azure";
   readonly capabilities: StoreCapabilities;
 
@@ -129,6 +137,37 @@ export class AzureStore implements TableStore {
       sortedResults: !cosmos,
       limits: cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS,
     };
+  }
+
+  /**
+   * A SAS token for one table limited to one partition (and an optional inclusive RowKey range), signed
+   * locally with the account key (`generateTableSas`; nothing is sent). A store connected with a SAS or
+   * a Microsoft Entra ID token has no key to sign with: `ValidationError`.
+   */
+  tableSas(table: string, request: TableSasRequest): string {
+    const credential = this.#credential;
+    if (!isNamedKeyCredential(credential)) {
+      throw new ValidationError(
+        "sas-credential",
+        "AzureStore: a SAS is signed with the account key; this store was connected with a SAS or a token credential (use an account-key connection string)",
+      );
+    }
+    const permissions = request.permissions;
+    return generateTableSas(table, credential, {
+      permissions: {
+        query: permissions.includes("r"),
+        add: permissions.includes("a"),
+        update: permissions.includes("u"),
+        delete: permissions.includes("d"),
+      },
+      expiresOn: request.expiresOn,
+      ...(request.startsOn === undefined ? {} : { startsOn: request.startsOn }),
+      startPartitionKey: request.partitionKey,
+      endPartitionKey: request.partitionKey,
+      ...(request.rowKeys === undefined
+        ? {}
+        : { startRowKey: request.rowKeys.start, endRowKey: request.rowKeys.end }),
+    });
   }
 
   async createTable(table: string): Promise<void> {
