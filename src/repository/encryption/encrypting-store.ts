@@ -1,6 +1,7 @@
 import { EncryptionError, ValidationError } from "../../errors.js";
 import { DelegatingStore } from "../../store/delegating-store.js";
 import type {
+  PropertyTypes,
   StoredEntity,
   StorePage,
   StoreQuery,
@@ -94,8 +95,9 @@ export class EncryptingStore extends DelegatingStore {
     partitionKey: string,
     rowKey: string,
     select?: readonly string[],
+    types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
-    const row = await super.getEntity(table, partitionKey, rowKey, select);
+    const row = await super.getEntity(table, partitionKey, rowKey, select, types);
     return row === undefined || !this.#opens(table, row) ? row : this.#open(table, row);
   }
 
