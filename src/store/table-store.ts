@@ -8,6 +8,7 @@
  */
 
 import type { StoreLimits } from "../util/store-limits.js";
+import type { BlobStore } from "./blob-store.js";
 import type {
   StoreContinuation,
   StoredEntity,
@@ -18,6 +19,7 @@ import type {
 } from "../wire/wire-entity.js";
 
 export type { StoreLimits } from "../util/store-limits.js";
+export type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "./blob-store.js";
 export type {
   EdmType,
   StoreContinuation,
@@ -69,6 +71,11 @@ export interface StoreCapabilities {
 export interface TableStore {
   readonly name: string;
   readonly capabilities: StoreCapabilities;
+  /**
+   * Where large entity values (`@Column({ large: true })`) are kept; `undefined` when the store has
+   * no blob endpoint, and then an entity with a large column is refused before any request.
+   */
+  readonly blobs?: BlobStore | undefined;
 
   /** Creates the table; succeeds if it already exists. */
   createTable(table: string): Promise<void>;

@@ -35,7 +35,11 @@ export type AzureOperation =
   | "upsert"
   | "update"
   | "delete"
-  | "submitTransaction";
+  | "submitTransaction"
+  | "putBlob"
+  | "getBlob"
+  | "deleteBlob"
+  | "listBlobs";
 
 /** What was being done when the error happened: names the entity in the resulting tablekit error. */
 export interface AzureErrorContext {
@@ -181,7 +185,9 @@ function storeError(
   redact: (text: string) => string,
 ): StoreError {
   const what = [status, code].filter((part) => part !== undefined).join(" ");
-  const message = `Azure Table ${context.operation} failed (${describeTarget(context)}): ${what || "error"}${text ? ` - ${text}` : ""}`;
+  const service = context.operation.endsWith("Blob") || context.operation === "listBlobs" ? "Blob" : "Table";
+  const target = service === "Blob" ? `blob ${context.table}` : describeTarget(context);
+  const message = `Azure ${service} ${context.operation} failed (${target}): ${what || "error"}${text ? ` - ${text}` : ""}`;
   const retryAfterMs = retryAfterOf(cause);
   return new StoreError(redact(message), {
     ...(status === undefined ? {} : { statusCode: status }),

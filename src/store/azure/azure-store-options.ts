@@ -23,6 +23,12 @@ export interface AzureStoreOptions {
    * retries are off unless asked for: two layers would multiply attempts and hide failures.
    */
   sdkRetries?: number | undefined;
+  /**
+   * The Blob service endpoint of the same account (e.g. `https://account.blob.core.windows.net`), where
+   * large entity values (`@Column({ large: true })`) are kept, with the same credential. Default: none
+   * (an entity with a large column is then refused); `fromConnectionString` takes it from the string.
+   */
+  blobEndpoint?: string | undefined;
 }
 
 /** Default per-request timeout. */
