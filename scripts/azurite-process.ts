@@ -18,8 +18,18 @@ export const AZURITE_KEY =
 
 /** The two services tablekit uses, each a separate Azurite process, and the line each prints when ready. */
 const SERVICES = {
-  table: { bin: "azurite-table", hostFlag: "--tableHost", portFlag: "--tablePort", ready: "Azurite Table service successfully started" },
-  blob: { bin: "azurite-blob", hostFlag: "--blobHost", portFlag: "--blobPort", ready: "Azurite Blob service successfully listens" },
+  table: {
+    bin: "azurite-table",
+    hostFlag: "--tableHost",
+    portFlag: "--tablePort",
+    ready: "Azurite Table service successfully started",
+  },
+  blob: {
+    bin: "azurite-blob",
+    hostFlag: "--blobHost",
+    portFlag: "--blobPort",
+    ready: "Azurite Blob service successfully listens",
+  },
 } as const;
 type ServiceKind = keyof typeof SERVICES;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
@@ -108,7 +118,12 @@ async function startService(root: string, kind: ServiceKind, timeoutMs: number):
   throw lastError;
 }
 
-function spawnService(root: string, kind: ServiceKind, port: number, timeoutMs: number): Promise<ServiceProcess> {
+function spawnService(
+  root: string,
+  kind: ServiceKind,
+  port: number,
+  timeoutMs: number,
+): Promise<ServiceProcess> {
   const service = SERVICES[kind];
   const READY_LINE = service.ready;
   // Run the bin's script with this Node directly: one process, no shell wrapper to outlive.

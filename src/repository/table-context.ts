@@ -15,6 +15,11 @@ import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import {
+  type LargeValueRepairOptions,
+  type LargeValueRepairResult,
+  repairLargeValues,
+} from "./large/large-value-repairer.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
@@ -418,6 +423,23 @@ export class TableContext {
    */
   repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
     return repairSummaries(getEntityModel(entityClass), this.#runner);
+  }
+
+  /**
+   * @internal Removes the blobs of the class's large columns that no row points at (what a crash
+   * between a write's requests leaves), in its table or every period's table; blobs younger than
+   * `minIntentAgeMs` are left alone. The large-value part of `db.repair()`.
+   */
+  async repairLargeValues<T extends object>(
+    entityClass: EntityClass<T>,
+    options: LargeValueRepairOptions = {},
+  ): Promise<LargeValueRepairResult> {
+    const model = getEntityModel(entityClass) as EntityModel;
+    const tables =
+      model.tableTemplate === undefined
+        ? [this.#runner.tableName(model.table)]
+        : (await this.#periodTables(entityClass, "repairLargeValues")).map((t) => t.name);
+    return repairLargeValues(model, this.#runner, tables, options);
   }
 
   /**

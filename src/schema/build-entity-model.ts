@@ -70,7 +70,8 @@ export function buildEntityModel<T extends object>(
   const fieldType = (field: string): KeyFieldType | "unsupported" | undefined => {
     const column = columnsByField.get(field);
     if (!column) return undefined;
-    return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
+    // A large value lives outside the row: it can be no part of a key.
+    return KEY_TYPES.has(column.type) && !column.large ? (column.type as KeyFieldType) : "unsupported";
   };
   const partitionKey = parseTemplate(options.partitionKey, fieldType, `${name}.partitionKey`, {
     allowHash: true,
@@ -106,8 +107,27 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
+  const large = columns.filter((c) => c.large).map((c) => c.field);
+  if (large.length > 0 && Object.keys(options.indexes ?? {}).length > 0) {
+    // Index copies would carry the blob reference, and a replace removes the blob they point at.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with indexes; keep the large value in an entity of its own`,
+    );
+  }
+  if (large.length > 0 && wide) {
+    // A wide entity's rows are written and read as parts; its large values would need their own protocol.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with wide: true; keep the large value in an entity of its own`,
+    );
+  }
   const indexes = resolveIndexes(name, options, columnsByField, fieldType, partitionKey.source, rowKey);
   const summaries = resolveSummaries(name, options, columnsByField, rowKey);
+  if (large.length > 0 && summaries.size > 0) {
+    // A summarized write is one transaction with its summary row; a large write has blob requests around its row.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with summaries; keep the large value in an entity of its own`,
+    );
+  }
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,
@@ -221,9 +241,22 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
     throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
   }
-  return options.jsonClass
-    ? { field, property, type, jsonClass: options.jsonClass }
-    : { field, property, type };
+  const large = options.large;
+  if (large !== undefined && typeof large !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: large must be true or false`);
+  }
+  if (large && type !== "Binary" && type !== "Json" && type !== "String") {
+    throw new SchemaError(
+      `${entity}.${field}: large values are "Binary", "Json" or "String" columns, not "${type}"`,
+    );
+  }
+  return {
+    field,
+    property,
+    type,
+    ...(options.jsonClass ? { jsonClass: options.jsonClass } : {}),
+    ...(large ? { large: true } : {}),
+  };
 }
 
 function parseTemplate(

@@ -9,4 +9,6 @@ export interface MappedColumn {
   readonly type: ColumnType;
   /** For Json columns: the class values are rebuilt as. */
   readonly jsonClass?: new () => object;
+  /** A large column: kept in a blob, outside the row; the mapper leaves it to the repository. */
+  readonly large?: boolean;
 }

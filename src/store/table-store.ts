@@ -8,7 +8,6 @@
  */
 
 import type { StoreLimits } from "../util/store-limits.js";
-import type { BlobStore } from "./blob-store.js";
 import type {
   StoreContinuation,
   StoredEntity,
@@ -17,9 +16,9 @@ import type {
   WriteMode,
   WriteResult,
 } from "../wire/wire-entity.js";
+import type { BlobStore } from "./blob-store.js";
 
 export type { StoreLimits } from "../util/store-limits.js";
-export type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "./blob-store.js";
 export type {
   EdmType,
   StoreContinuation,
@@ -31,6 +30,7 @@ export type {
   WriteMode,
   WriteResult,
 } from "../wire/wire-entity.js";
+export type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "./blob-store.js";
 
 /** One request for one page of a query. */
 export interface StoreQuery {

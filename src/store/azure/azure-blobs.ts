@@ -39,7 +39,11 @@ export class AzureBlobs implements BlobStore {
     const named = credential as Partial<NamedKeyCredential>;
     const sas = credential as Partial<SASCredential>;
     if (typeof named.name === "string" && typeof named.key === "string") {
-      this.#service = new BlobServiceClient(url, new StorageSharedKeyCredential(named.name, named.key), pipeline);
+      this.#service = new BlobServiceClient(
+        url,
+        new StorageSharedKeyCredential(named.name, named.key),
+        pipeline,
+      );
     } else if (typeof sas.signature === "string") {
       const token = sas.signature.startsWith("?") ? sas.signature.slice(1) : sas.signature;
       this.#service = new BlobServiceClient(`${url}?${token}`, new AnonymousCredential(), pipeline);

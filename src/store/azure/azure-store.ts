@@ -107,7 +107,10 @@ export class AzureStore implements TableStore {
     };
     if (options.blobEndpoint !== undefined) {
       const blobEndpoint = parseEndpoint(options.blobEndpoint);
-      if (blobEndpoint.protocol === "http:" && !(options.allowInsecureConnection ?? isLoopbackHost(blobEndpoint.hostname))) {
+      if (
+        blobEndpoint.protocol === "http:" &&
+        !(options.allowInsecureConnection ?? isLoopbackHost(blobEndpoint.hostname))
+      ) {
         throw new ValidationError(
           "insecure-connection",
           `AzureStore: the blob endpoint ${redactSecrets(blobEndpoint.origin)} uses http://; use https://, or pass { allowInsecureConnection: true }`,
@@ -117,7 +120,10 @@ export class AzureStore implements TableStore {
     this.blobs =
       options.blobEndpoint === undefined
         ? undefined
-        : new AzureBlobs(options.blobEndpoint, credential, { timeoutMs: this.#timeoutMs, secrets: this.#secrets });
+        : new AzureBlobs(options.blobEndpoint, credential, {
+            timeoutMs: this.#timeoutMs,
+            secrets: this.#secrets,
+          });
     const cosmos = isCosmosEndpoint(endpoint);
     this.capabilities = {
       sortedResults: !cosmos,

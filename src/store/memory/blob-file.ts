@@ -82,7 +82,8 @@ export class BlobFile {
     const fd = fs.openSync(temp, "w");
     try {
       for (const [container, blobs] of containers) {
-        for (const [name, blob] of blobs) fs.writeSync(fd, `${JSON.stringify(lineOf(container, name, blob))}\n`);
+        for (const [name, blob] of blobs)
+          fs.writeSync(fd, `${JSON.stringify(lineOf(container, name, blob))}\n`);
       }
       fs.fsyncSync(fd);
     } finally {
