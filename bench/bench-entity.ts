@@ -104,3 +104,11 @@ export class SummarizedItem extends BenchItem {}
 export function summarizedItem(tenant: string, id: number): SummarizedItem {
   return Object.assign(new SummarizedItem(), benchItem(tenant, id));
 }
+
+/** The large-value benchmark's entity: one Binary column kept in Blob Storage. */
+@Entity({ table: "BenchLarge", partitionKey: "{tenant}", rowKey: "{id}" })
+export class LargeItem {
+  @Column({ type: "String" }) tenant!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Binary", large: true }) content!: Uint8Array;
+}
