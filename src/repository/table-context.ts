@@ -15,11 +15,13 @@ import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import { containerOf } from "./large/large-reference.js";
 import {
   type LargeValueRepairOptions,
   type LargeValueRepairResult,
   repairLargeValues,
 } from "./large/large-value-repairer.js";
+import { blobsOf, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
@@ -351,9 +353,15 @@ export class TableContext {
       });
     }
     const dropped: string[] = [];
+    const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
     for (const { name, end } of await this.#periodTables(entityClass, "dropTables")) {
       if (end.getTime() > before.getTime()) break;
       await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
+      // The rows first, then their blobs: no row ever points at a removed blob.
+      if (large) {
+        const container = containerOf(name);
+        await this.#runner.run("deleteContainer", name, (s) => blobsOf(s).deleteContainer(container));
+      }
       dropped.push(name);
     }
     return dropped;

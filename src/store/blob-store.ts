@@ -34,6 +34,8 @@ export interface BlobStore {
   get(container: string, name: string): Promise<Uint8Array | undefined>;
   /** Deletes the blob; resolves whether it existed (a missing container counts as absent). */
   delete(container: string, name: string): Promise<boolean>;
+  /** Deletes the container and every blob in it; succeeds when it does not exist. */
+  deleteContainer(container: string): Promise<void>;
   /** One page of the container's blobs in name order; empty when the container does not exist. */
   list(container: string, options?: BlobListOptions): Promise<BlobPage>;
 }

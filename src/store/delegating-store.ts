@@ -39,6 +39,7 @@ export abstract class DelegatingStore implements TableStore {
       put: (container, name, data) => this.send(() => inner.put(container, name, data)),
       get: (container, name) => this.send(() => inner.get(container, name)),
       delete: (container, name) => this.send(() => inner.delete(container, name)),
+      deleteContainer: (container) => this.send(() => inner.deleteContainer(container)),
       list: (container, options) => this.send(() => inner.list(container, options)),
     };
     return this.#blobs;

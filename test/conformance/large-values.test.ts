@@ -74,6 +74,7 @@ class BlobHookStore extends StoreWrapper {
     return {
       put: (c, n, d) => inner.put(c, n, d),
       list: (c, o) => inner.list(c, o),
+      deleteContainer: (c) => inner.deleteContainer(c),
       delete: async (c, n) => {
         if (this.failBlobDeletes) throw new StoreError("crash before the old blob's removal");
         return inner.delete(c, n);
@@ -304,6 +305,44 @@ describe.each(stores)("large values on %s", (_name, kind) => {
     );
     const long = new TableContext({ store: kind.create(), tablePrefix: `P${"x".repeat(45)}` });
     expect(() => long.repository(Doc)).toThrow(SchemaError);
+  });
+});
+
+@Entity({ table: "LargeLogs{at:month}", partitionKey: "{source}", rowKey: "{id}" })
+class LargeLog {
+  @Column({ type: "String" }) source!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String", large: true }) body!: string;
+}
+
+describe.each(stores)("large values in tables per period on %s", (_name, kind) => {
+  it("each period's table has its container; dropTables removes the table, then its blobs", async () => {
+    const store = kind.create();
+    const prefix = uniquePrefix("lp");
+    const db = new TableContext({ store, tablePrefix: prefix });
+    const logs = db.repository(LargeLog);
+    const log = (id: string, at: string) =>
+      Object.assign(new LargeLog(), {
+        source: "web",
+        id,
+        at: new Date(at),
+        body: `${id} ${"x".repeat(70_000)}`,
+      });
+    await logs.insert(log("a", "2026-10-05T00:00:00Z"));
+    await logs.insert(log("b", "2026-11-05T00:00:00Z"));
+    const blobs = store.blobs as BlobStore;
+    const october = `tablekit-${prefix.toLowerCase()}largelogs202610`;
+    const novemberContainer = `tablekit-${prefix.toLowerCase()}largelogs202611`;
+    expect((await blobs.list(october)).items).toHaveLength(1);
+    const november = await logs.period(new Date("2026-11-01T00:00:00Z")).find({ source: "web" }).toArray();
+    expect(november.map((l) => l.body)).toEqual([`b ${"x".repeat(70_000)}`]);
+    expect(await db.dropTables(LargeLog, { before: new Date("2026-11-01T00:00:00Z") })).toEqual([
+      `${prefix}LargeLogs202610`,
+    ]);
+    expect((await blobs.list(october)).items).toEqual([]);
+    expect((await blobs.list(novemberContainer)).items).toHaveLength(1);
+    expect((await db.repairLargeValues(LargeLog)).blobsDeleted).toBe(0);
   });
 });
 

@@ -59,6 +59,17 @@ describe.each(storeKinds)("store contract (blobs) on $name", (kind) => {
     for (const blob of all.items) expect(blob.createdOn.getTime()).toBeGreaterThan(before - 1_000);
   });
 
+  test("deleteContainer removes every blob; a missing container is fine", async () => {
+    const store = blobs();
+    const c = container();
+    await store.deleteContainer(c);
+    await store.put(c, "a", new Uint8Array([1]));
+    await store.put(c, "b", new Uint8Array([2]));
+    await store.deleteContainer(c);
+    expect(await store.list(c)).toEqual({ items: [] });
+    expect(await store.get(c, "a")).toBeUndefined();
+  });
+
   test("a container name outside Blob Storage's rules is a StoreError", async () => {
     const store = blobs();
     await expect(store.put("Bad_Name", "x", new Uint8Array(1))).rejects.toBeInstanceOf(StoreError);

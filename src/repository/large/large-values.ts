@@ -28,8 +28,18 @@ interface PendingValue {
   readonly blob: string;
 }
 
-/** The entity's row changed while its blob was being read (the blob of the version read is gone). */
-export class LargeValueMissing extends Error {}
+/**
+ * A blob a row pointed at is gone: the row was replaced or deleted after it was read (reads then read
+ * it again), or something outside tablekit removed the blob. A `StoreError` 404 `BlobNotFound`.
+ */
+export class LargeValueMissing extends StoreError {
+  constructor(container: string, blob: string) {
+    super(
+      `BlobNotFound: the large value '${container}/${blob}' a row pointed at is gone (the entity changed while it was read, or the blob was removed)`,
+      { statusCode: 404, serviceCode: "BlobNotFound" },
+    );
+  }
+}
 
 /** The large columns of an entity class, or `undefined` when it has none. */
 export function largeColumnsOf(model: EntityModel): ColumnModel[] | undefined {
@@ -220,7 +230,7 @@ export class LargeValues {
           const bytes = await this.#runner.run("getBlob", this.#table, (s) =>
             blobsOf(s).get(this.container, value.blob),
           );
-          if (bytes === undefined) throw new LargeValueMissing(value.blob);
+          if (bytes === undefined) throw new LargeValueMissing(this.container, value.blob);
           (entity as Record<string, unknown>)[value.column.field] = decodeLargeValue(value.column, bytes);
         } catch (error) {
           failed = true;

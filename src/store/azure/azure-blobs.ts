@@ -97,6 +97,13 @@ export class AzureBlobs implements BlobStore {
     }
   }
 
+  async deleteContainer(container: string): Promise<void> {
+    const client = this.#container(container);
+    await this.#run("deleteContainer", container, "", (abortSignal) =>
+      client.deleteIfExists({ abortSignal }),
+    );
+  }
+
   async list(container: string, options: BlobListOptions = {}): Promise<BlobPage> {
     const client = this.#container(container);
     try {

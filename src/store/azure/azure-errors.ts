@@ -39,7 +39,8 @@ export type AzureOperation =
   | "putBlob"
   | "getBlob"
   | "deleteBlob"
-  | "listBlobs";
+  | "listBlobs"
+  | "deleteContainer";
 
 /** What was being done when the error happened: names the entity in the resulting tablekit error. */
 export interface AzureErrorContext {
@@ -185,7 +186,7 @@ function storeError(
   redact: (text: string) => string,
 ): StoreError {
   const what = [status, code].filter((part) => part !== undefined).join(" ");
-  const service = context.operation.endsWith("Blob") || context.operation === "listBlobs" ? "Blob" : "Table";
+  const service = /Blobs?$|Container$/.test(context.operation) ? "Blob" : "Table";
   const target = service === "Blob" ? `blob ${context.table}` : describeTarget(context);
   const message = `Azure ${service} ${context.operation} failed (${target}): ${what || "error"}${text ? ` - ${text}` : ""}`;
   const retryAfterMs = retryAfterOf(cause);

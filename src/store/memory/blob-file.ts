@@ -8,10 +8,10 @@ export interface MemoryBlob {
   readonly createdOn: Date;
 }
 
-/** One line of the blob file: a put (with the bytes in base64) or a delete. */
+/** One line of the blob file: a put (with the bytes in base64), a delete, or a container's deletion (`n` absent). */
 interface BlobLine {
   c: string;
-  n: string;
+  n?: string;
   /** Creation time in ms; absent on a delete. */
   t?: number;
   d?: string;
@@ -49,6 +49,10 @@ export class BlobFile {
       } catch (error) {
         throw new StoreError(`MemoryStore: ${this.path} is corrupt at line ${i + 1}`, { cause: error });
       }
+      if (parsed.n === undefined) {
+        containers.delete(parsed.c);
+        return;
+      }
       const blobs = containers.get(parsed.c) ?? new Map<string, MemoryBlob>();
       containers.set(parsed.c, blobs);
       if (parsed.d === undefined) blobs.delete(parsed.n);
@@ -61,9 +65,12 @@ export class BlobFile {
     return containers;
   }
 
-  /** Appends a put (`blob` given) or a delete; on failure the caller changes nothing in memory. */
-  append(container: string, name: string, blob: MemoryBlob | undefined): void {
-    const line = `${JSON.stringify(lineOf(container, name, blob))}\n`;
+  /**
+   * Appends a put (`blob` given), a delete, or with `name` undefined the container's deletion; on
+   * failure the caller changes nothing in memory.
+   */
+  append(container: string, name: string | undefined, blob: MemoryBlob | undefined): void {
+    const line = `${JSON.stringify(name === undefined ? { c: container } : lineOf(container, name, blob))}\n`;
     try {
       fs.mkdirSync(path.dirname(this.path), { recursive: true });
       fs.appendFileSync(this.path, line);

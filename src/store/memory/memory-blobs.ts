@@ -47,6 +47,13 @@ export class MemoryBlobs implements BlobStore {
     return true;
   }
 
+  async deleteContainer(container: string): Promise<void> {
+    checkNames(container, undefined);
+    if (!this.#containers.has(container)) return;
+    this.#file?.append(container, undefined, undefined);
+    this.#containers.delete(container);
+  }
+
   async list(container: string, options: BlobListOptions = {}): Promise<BlobPage> {
     checkNames(container, undefined);
     const prefix = options.prefix ?? "";
