@@ -29,14 +29,14 @@ export class BlobFile {
     this.path = `${path.resolve(file)}.blobs`;
   }
 
-  /** The blobs in the file by container and name (empty when there is no file). */
-  read(): Map<string, Map<string, MemoryBlob>> {
+  /** The blobs in the file by container and name; `undefined` when there is no file (none was ever put). */
+  read(): Map<string, Map<string, MemoryBlob>> | undefined {
     const containers = new Map<string, Map<string, MemoryBlob>>();
     let text: string;
     try {
       text = fs.readFileSync(this.path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return containers;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw new StoreError(`MemoryStore: cannot read ${this.path}`, { cause: error });
     }
     const lines = text.split("\n");

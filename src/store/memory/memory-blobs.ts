@@ -19,8 +19,10 @@ export class MemoryBlobs implements BlobStore {
 
   constructor(file: string | undefined) {
     this.#file = file === undefined ? undefined : new BlobFile(file);
-    this.#containers = this.#file?.read() ?? new Map();
-    this.#file?.rewrite(this.#containers);
+    const stored = this.#file?.read();
+    this.#containers = stored ?? new Map();
+    // Compacted like the table file; no file is made until the first blob is put.
+    if (stored !== undefined) this.#file?.rewrite(stored);
   }
 
   async put(container: string, name: string, data: Uint8Array): Promise<void> {
