@@ -162,6 +162,12 @@ export class TableContext {
           ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
         }),
       },
+      {
+        name: "largeValues",
+        run: async ({ minIntentAgeMs, errors }) => ({
+          ...(await this.#repairAllLargeValues(minIntentAgeMs, errors)),
+        }),
+      },
     );
   }
 
@@ -448,6 +454,22 @@ export class TableContext {
         ? [this.#runner.tableName(model.table)]
         : (await this.#periodTables(entityClass, "repairLargeValues")).map((t) => t.name);
     return repairLargeValues(model, this.#runner, tables, options);
+  }
+
+  /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
+  async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
+    const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
+    for (const model of this.#types.values()) {
+      if (largeColumnsOf(model) === undefined) continue;
+      try {
+        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs });
+        total.blobsChecked += result.blobsChecked;
+        total.blobsDeleted += result.blobsDeleted;
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return total;
   }
 
   /**
