@@ -376,6 +376,17 @@ describe("large values: schema rules", () => {
     }).toThrow(SchemaError);
   });
 
+  it("large columns cannot be combined with wide: true", () => {
+    expect(() => {
+      @Entity({ table: "LargeBad4", partitionKey: "{id}", rowKey: "", wide: true })
+      class Bad {
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String", large: true }) body!: string;
+      }
+      return Bad;
+    }).toThrow(SchemaError);
+  });
+
   it("MemoryStore keeps blobs in its file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tablekit-large-"));
     try {
