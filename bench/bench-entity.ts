@@ -123,3 +123,11 @@ export class EncryptedItem {
 export function encryptedItem(tenant: string, id: number): EncryptedItem {
   return Object.assign(new EncryptedItem(), benchItem(tenant, id));
 }
+
+/** The large-value benchmark's entity: one Binary column kept in Blob Storage. */
+@Entity({ table: "BenchLarge", partitionKey: "{tenant}", rowKey: "{id}" })
+export class LargeItem {
+  @Column({ type: "String" }) tenant!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Binary", large: true }) content!: Uint8Array;
+}

@@ -6,6 +6,7 @@
 import "reflect-metadata";
 import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
 import { odata, TableClient, type TableTransaction } from "@azure/data-tables";
+import { BlobServiceClient } from "@azure/storage-blob";
 import { startAzurite } from "../scripts/azurite-process.js";
 import { AzureStore, localKeys, MemoryStore, TableContext } from "../src/index.js";
 import { getEntityModel } from "../src/schema/entity-model.js";
@@ -19,6 +20,7 @@ import {
   handWrittenToWire,
   IndexedItem,
   indexedItem,
+  LargeItem,
   RemoteIndexedItem,
   remoteItem,
   SummarizedItem,
@@ -481,6 +483,55 @@ async function summaryCosts(connectionString: string): Promise<void> {
   record("insert with a summary / plain insert", latency.a, latency.b, ms, undefined);
 }
 
+/**
+ * A 5 MiB large value: `get` (a point read, then one GET of the blob) against what a hand-written
+ * client does for the same data: a raw point read plus `BlobClient.downloadToBuffer` of the blob.
+ */
+async function largeValues(connectionString: string): Promise<void> {
+  console.log("\n[11] large values (5 MiB in Blob Storage) on Azurite");
+  const store = AzureStore.fromConnectionString(connectionString);
+  const db = new TableContext({ store, tablePrefix: "bench" });
+  await db.ensureTables(LargeItem);
+  const repo = db.repository(LargeItem);
+  const content = new Uint8Array(5 * 1024 * 1024).map((_, i) => (i * 31) % 251);
+  await repo.upsert(Object.assign(new LargeItem(), { tenant: "large", id: "five", content }));
+  const client = TableClient.fromConnectionString(connectionString, repo.table, {
+    allowInsecureConnection: true,
+  });
+  const row = await client.getEntity("large", "five");
+  const reference = String(row.content);
+  const blobName = reference.slice(reference.indexOf(":", "tkblob1:".length) + 1);
+  const blob = BlobServiceClient.fromConnectionString(connectionString)
+    .getContainerClient(`tablekit-${repo.table.toLowerCase()}`)
+    .getBlobClient(blobName);
+  const n = quick ? 5 : 10;
+  const rounds = quick ? 4 : 12;
+  const get = await compare(
+    rounds,
+    () => timeAsync(n, () => repo.get({ tenant: "large", id: "five" })),
+    () =>
+      timeAsync(n, async () => {
+        await client.getEntity("large", "five");
+        return blob.downloadToBuffer();
+      }),
+  );
+  record("5 MiB large get / raw point read + downloadToBuffer", get.a, get.b, ms, 1.2);
+  // The fastest hand-written read: one GET of the blob, its stream gathered (what tablekit does).
+  const single = await compare(
+    rounds,
+    () => timeAsync(n, () => repo.get({ tenant: "large", id: "five" })),
+    () =>
+      timeAsync(n, async () => {
+        await client.getEntity("large", "five");
+        const chunks: Buffer[] = [];
+        for await (const chunk of (await blob.download(0)).readableStreamBody ?? [])
+          chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      }),
+  );
+  record("5 MiB large get / raw point read + one blob GET", single.a, single.b, ms, undefined);
+}
+
 async function main(): Promise<void> {
   const azurite = await startAzurite();
   if (process.argv.includes("--pacing")) {
@@ -500,6 +551,7 @@ async function main(): Promise<void> {
     await parallelReads(azurite.connectionString, record, quick);
     rows.push(...(await pacingRuns(azurite.connectionString, quick)));
     await summaryCosts(azurite.connectionString);
+    await largeValues(azurite.connectionString);
   } finally {
     await azurite.stop();
   }

@@ -1,7 +1,8 @@
 /**
  * The one Azurite launcher: used by the vitest global setup (test/support/azurite-setup.ts), the
- * benchmarks (bench/run.ts) and anything else under scripts/. Starts `azurite-table` in memory on a
- * free loopback port and stops it (and anything it spawned) again.
+ * benchmarks (bench/run.ts) and anything else under scripts/. Starts `azurite-table` and `azurite-blob`
+ * (large entity values live in Blob Storage) in memory on free loopback ports and stops them (and
+ * anything they spawned) again.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { realpathSync } from "node:fs";
@@ -15,23 +16,49 @@ export const AZURITE_ACCOUNT = "devstoreaccount1";
 export const AZURITE_KEY =
   "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-const READY_LINE = "Azurite Table service successfully started";
+/** The two services tablekit uses, each a separate Azurite process, and the line each prints when ready. */
+const SERVICES = {
+  table: {
+    bin: "azurite-table",
+    hostFlag: "--tableHost",
+    portFlag: "--tablePort",
+    ready: "Azurite Table service successfully started",
+  },
+  blob: {
+    bin: "azurite-blob",
+    hostFlag: "--blobHost",
+    portFlag: "--blobPort",
+    ready: "Azurite Blob service successfully listens",
+  },
+} as const;
+type ServiceKind = keyof typeof SERVICES;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** A running Azurite Table service. */
+/** A running Azurite Table service and Blob service. */
 export interface AzuriteProcess {
+  /** The Table service's port. */
   port: number;
+  /** The Blob service's port. */
+  blobPort: number;
+  /** Names both endpoints (`TableEndpoint=…;BlobEndpoint=…`). */
   connectionString: string;
   stop(): Promise<void>;
 }
 
-/** Builds the connection string of a local Azurite Table endpoint. */
-export function azuriteConnectionStringFor(host: string, port: number): string {
+/** One running Azurite service process. */
+interface ServiceProcess {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Builds the connection string of a local Azurite Table endpoint (and Blob endpoint, when its port is given). */
+export function azuriteConnectionStringFor(host: string, port: number, blobPort?: number): string {
   return (
     `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};` +
-    `TableEndpoint=http://${host}:${port}/${AZURITE_ACCOUNT};`
+    `TableEndpoint=http://${host}:${port}/${AZURITE_ACCOUNT};` +
+    (blobPort === undefined ? "" : `BlobEndpoint=http://${host}:${blobPort}/${AZURITE_ACCOUNT};`)
   );
 }
 
@@ -48,18 +75,41 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `azurite-table` from node_modules, in memory, on a free port, and waits until it is ready. */
+/**
+ * Starts `azurite-table` and `azurite-blob` from node_modules, in memory, each on a free port, and
+ * waits until both are ready; if either fails to start, the other is stopped again.
+ */
 export async function startAzurite(
   options: { root?: string; timeoutMs?: number } = {},
 ): Promise<AzuriteProcess> {
   const root = options.root ?? REPO_ROOT;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  const [table, blob] = await Promise.allSettled([
+    startService(root, "table", timeoutMs),
+    startService(root, "blob", timeoutMs),
+  ]);
+  if (table.status === "rejected" || blob.status === "rejected") {
+    await Promise.all([table, blob].map((s) => (s.status === "fulfilled" ? s.value.stop() : undefined)));
+    throw table.status === "rejected" ? table.reason : (blob as PromiseRejectedResult).reason;
+  }
+  return {
+    port: table.value.port,
+    blobPort: blob.value.port,
+    connectionString: azuriteConnectionStringFor("127.0.0.1", table.value.port, blob.value.port),
+    stop: async () => {
+      await Promise.all([table.value.stop(), blob.value.stop()]);
+    },
+  };
+}
+
+async function startService(root: string, kind: ServiceKind, timeoutMs: number): Promise<ServiceProcess> {
   // The port probe and Azurite's bind can race with another process; retry on a fresh port.
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     // Azurite prints ":0" when given port 0, so pick a free port first.
     const port = await freePort();
     try {
-      return await spawnAzurite(root, port, options.timeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      return await spawnService(root, kind, port, timeoutMs);
     } catch (error) {
       lastError = error;
       if (!String((error as Error).message).includes("EADDRINUSE")) throw error;
@@ -68,9 +118,16 @@ export async function startAzurite(
   throw lastError;
 }
 
-function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<AzuriteProcess> {
+function spawnService(
+  root: string,
+  kind: ServiceKind,
+  port: number,
+  timeoutMs: number,
+): Promise<ServiceProcess> {
+  const service = SERVICES[kind];
+  const READY_LINE = service.ready;
   // Run the bin's script with this Node directly: one process, no shell wrapper to outlive.
-  const script = realpathSync(join(root, "node_modules", ".bin", "azurite-table"));
+  const script = realpathSync(join(root, "node_modules", ".bin", service.bin));
   // Azurite closes idle sockets after 5 s and announces it (Keep-Alive: timeout=5); Node >= 20's agent
   // drops a pooled socket 1 s before that, so a reused socket is never reset under a request. (The
   // --tableKeepAliveTimeout flag is ignored by Azurite 3.35: TableEnvironment reads a misspelled name.)
@@ -80,9 +137,9 @@ function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<Az
     "--disableTelemetry",
     "--skipApiVersionCheck",
     "--silent",
-    "--tableHost",
+    service.hostFlag,
     "127.0.0.1",
-    "--tablePort",
+    service.portFlag,
     String(port),
   ];
   // detached: own process group, so stopping signals Azurite and anything it spawned.
@@ -112,13 +169,13 @@ function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<Az
     clearTimeout(timer);
   };
 
-  return new Promise<AzuriteProcess>((resolve, reject) => {
+  return new Promise<ServiceProcess>((resolve, reject) => {
     const fail = async (reason: string) => {
       cleanup();
       await stop();
       reject(
         new Error(
-          `Azurite did not start on 127.0.0.1:${port}: ${reason}\n` +
+          `Azurite ${kind} service did not start on 127.0.0.1:${port}: ${reason}\n` +
             `command: ${process.execPath} ${args.join(" ")}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
         ),
       );
@@ -131,7 +188,7 @@ function spawnAzurite(root: string, port: number, timeoutMs: number): Promise<Az
         cleanup();
         // Keep draining output so a full pipe never blocks the emulator.
         child.stdout?.resume();
-        resolve({ port, connectionString: azuriteConnectionStringFor("127.0.0.1", port), stop });
+        resolve({ port, stop });
       }
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) =>

@@ -92,6 +92,8 @@ export type {
   ColumnOptions,
   EntityOptions,
   IndexOptions,
+  LargeColumnCheck,
+  LargeColumnType,
   SummableField,
   SummaryOptions,
 } from "./schema/entity-options.js";
@@ -106,6 +108,10 @@ export {
 } from "./store/memory/memory-store.js";
 export type { PageBreaks } from "./store/memory/query-pager.js";
 export type {
+  BlobInfo,
+  BlobListOptions,
+  BlobPage,
+  BlobStore,
   EdmType,
   PropertyTypes,
   StoreCapabilities,

@@ -515,6 +515,14 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       );
     }
     if (column.encrypted) throw encryptedFilter(this.#model.name, field);
+    if (column.large) {
+      // The row holds only a reference to the blob: the service cannot compare the value.
+      throw new ValidationError(
+        "large-filter",
+        `${this.#model.name}.${field} is a large column (kept in a blob): it cannot be filtered on`,
+        { field },
+      );
+    }
     if (op === undefined || !OPERATORS.has(op)) {
       throw new ValidationError(
         "operator",

@@ -7,6 +7,7 @@ import type { ColumnModel, EntityClass, EntityModel } from "../schema/entity-mod
 import type { EntityMapper } from "../serialization/entity-mapper.js";
 import type { StoredEntity } from "../store/table-store.js";
 import { parseEntityType } from "./entity-rows.js";
+import { assertNoLargeColumns } from "./large/large-values.js";
 import { queryExecutor } from "./query-executor.js";
 import type { Repository } from "./repository.js";
 import type { StoreRunner } from "./store-runner.js";
@@ -47,6 +48,8 @@ export class MultiEntitySource<U extends object> {
     const models = unique.map((r) => r.model);
     this.#models = models;
     this.#label = `db.query(${models.map((m) => m.name).join(", ")})`;
+    // Their blobs are fetched by each class's repository reads only.
+    for (const model of models) assertNoLargeColumns(model, this.#label);
     const first = unique[0] as Repository<object>;
     const caseSensitive = runner.store.capabilities.limits?.caseSensitiveTableNames ?? false;
     assertSharedTableAndPartition(this.#label, models, caseSensitive);

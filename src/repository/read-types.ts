@@ -18,7 +18,12 @@ export function readTypesOf(model: EntityModel): PropertyTypes | undefined {
     // A Json column is stored as a String, an encrypted one as Binary (its sealed bytes); a data
     // series stores each slot under its own name.
     for (const column of model.columns) {
-      const stored = column.encrypted ? "Binary" : column.type === "Json" ? "String" : column.type;
+      // A large column's row property is its blob reference, a String.
+      const stored = column.encrypted
+        ? "Binary"
+        : column.type === "Json" || column.large
+          ? "String"
+          : column.type;
       for (const property of column.properties) record[property] = stored;
     }
     types = Object.freeze(record);

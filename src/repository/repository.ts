@@ -20,6 +20,9 @@ import { getMany } from "./get-many.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
+import { withLargeValues } from "./large/large-value-executor.js";
+import { LargeValueWriter } from "./large/large-value-writer.js";
+import { assertBlobStore, assertNoLargeColumns, LargeValues, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
 import { type PatchChanges, patchInstance } from "./patch-changes.js";
 import { isTableNotFound, periodBulk, registerPeriodTables, tolerateMissingTable } from "./period-tables.js";
@@ -104,6 +107,8 @@ export class Repository<T extends object> {
   readonly #periods: Map<string, Repository<T>> | undefined;
   /** True for the repository of one period's table: it is created on first write (404 → create, retry once). */
   readonly #periodTable: boolean;
+  /** The blob half of large columns, for a repository of one physical table. */
+  readonly #large: LargeValues | undefined;
 
   /** @internal Use `TableContext.repository(Entity)`. */
   static build<T extends object>(model: EntityModel<T>, runner: StoreRunner): Repository<T> {
@@ -118,17 +123,28 @@ export class Repository<T extends object> {
     this.#periodTable = periodTable !== undefined;
     this.#periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
     registerPeriodTables(runner, model);
+    assertBlobStore(model, runner);
+    const largeColumns = largeColumnsOf(model);
+    // A period router has no table (nor container) of its own: its period repositories have.
+    const large =
+      largeColumns === undefined || this.#periods !== undefined
+        ? undefined
+        : new LargeValues(model, largeColumns, this.#table, runner);
+    this.#large = large;
     this.#writer = model.wide
       ? new WideWriter(model, this.#table, runner)
-      : model.indexes.size > 0
-        ? new IndexedWriter(model, this.#table, runner)
-        : model.summaries.size > 0
-          ? new SummaryWriter(model, this.#table, runner)
-          : new PlainWriter(model, this.#table, runner);
+      : large
+        ? new LargeValueWriter(model, this.#table, runner, large)
+        : model.indexes.size > 0
+          ? new IndexedWriter(model, this.#table, runner)
+          : model.summaries.size > 0
+            ? new SummaryWriter(model, this.#table, runner)
+            : new PlainWriter(model, this.#table, runner);
     // A wide entity's rows are parts: its executor assembles them into entities first.
-    const executor = model.wide
+    const rows = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
       : queryExecutor(runner, (stored) => this.readRow(stored), readTypesOf(model));
+    const executor = large ? withLargeValues(rows, large, (item) => this.keyOf(item)) : rows;
     // A period without a table yet holds no entities: reads answer empty instead of failing.
     this.#executor = this.#periodTable ? tolerateMissingTable(executor) : executor;
   }
@@ -382,6 +398,7 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
+    assertNoLargeColumns(this.#model, "bulkInsert");
     if (this.#periods)
       return periodBulk(
         items,
@@ -397,6 +414,7 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
+    assertNoLargeColumns(this.#model, "bulkUpsert");
     if (this.#periods)
       return periodBulk(
         items,
@@ -411,6 +429,7 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
+    assertNoLargeColumns(this.#model, "bulkDelete");
     if (this.#periods)
       return periodBulk(
         keys,
@@ -628,7 +647,9 @@ export class Repository<T extends object> {
    */
   #hydrate(stored: StoredEntity): T {
     const upcast = upcasterOf(this.#model);
-    const entity = this.#model.mapper.fromWire(upcast ? upcast(stored) : stored, this.#runner.scope);
+    const row = upcast ? upcast(stored) : stored;
+    const entity = this.#model.mapper.fromWire(row, this.#runner.scope);
+    this.#large?.hydrated(entity, row);
     this.#writer.track(entity, stored);
     return entity;
   }

@@ -18,6 +18,13 @@ import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
+import { containerOf } from "./large/large-reference.js";
+import {
+  type LargeValueRepairOptions,
+  type LargeValueRepairResult,
+  repairLargeValues,
+} from "./large/large-value-repairer.js";
+import { blobsOf, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
@@ -168,6 +175,12 @@ export class TableContext {
         name: "eventually",
         run: async ({ minIntentAgeMs, errors }) => ({
           ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
+        }),
+      },
+      {
+        name: "largeValues",
+        run: async ({ minIntentAgeMs, errors }) => ({
+          ...(await this.#repairAllLargeValues(minIntentAgeMs, errors)),
         }),
       },
     );
@@ -409,9 +422,15 @@ export class TableContext {
       });
     }
     const dropped: string[] = [];
+    const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
     for (const { name, end } of await this.#periodTables(entityClass, "dropTables")) {
       if (end.getTime() > before.getTime()) break;
       await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
+      // The rows first, then their blobs: no row ever points at a removed blob.
+      if (large) {
+        const container = containerOf(name);
+        await this.#runner.run("deleteContainer", name, (s) => blobsOf(s).deleteContainer(container));
+      }
       dropped.push(name);
     }
     // Index copies kept in a table per period of their own go with their periods (copies in a fixed
@@ -493,6 +512,39 @@ export class TableContext {
    */
   repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
     return repairSummaries(getEntityModel(entityClass), this.#runner);
+  }
+
+  /**
+   * @internal Removes the blobs of the class's large columns that no row points at (what a crash
+   * between a write's requests leaves), in its table or every period's table; blobs younger than
+   * `minIntentAgeMs` are left alone. The large-value part of `db.repair()`.
+   */
+  async repairLargeValues<T extends object>(
+    entityClass: EntityClass<T>,
+    options: LargeValueRepairOptions = {},
+  ): Promise<LargeValueRepairResult> {
+    const model = getEntityModel(entityClass) as EntityModel;
+    const tables =
+      model.tableTemplate === undefined
+        ? [this.#runner.tableName(model.table)]
+        : (await this.#periodTables(entityClass, "repairLargeValues")).map((t) => t.name);
+    return repairLargeValues(model, this.#runner, tables, options);
+  }
+
+  /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
+  async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
+    const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
+    for (const model of this.#types.values()) {
+      if (largeColumnsOf(model) === undefined) continue;
+      try {
+        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs });
+        total.blobsChecked += result.blobsChecked;
+        total.blobsDeleted += result.blobsDeleted;
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return total;
   }
 
   /**

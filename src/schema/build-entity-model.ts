@@ -85,7 +85,8 @@ export function buildEntityModel<T extends object>(
             "a series cannot be part of a key, index or table template: use a scalar column",
         );
       }
-      return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
+      // A large value lives outside the row: it can be no part of a key.
+      return KEY_TYPES.has(column.type) && !column.large ? (column.type as KeyFieldType) : "unsupported";
     };
   const partitionKey = parseTemplate(
     options.partitionKey,
@@ -122,6 +123,19 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
+  const large = columns.filter((c) => c.large).map((c) => c.field);
+  if (large.length > 0 && Object.keys(options.indexes ?? {}).length > 0) {
+    // Index copies would carry the blob reference, and a replace removes the blob they point at.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with indexes; keep the large value in an entity of its own`,
+    );
+  }
+  if (large.length > 0 && wide) {
+    // A wide entity's rows are written and read as parts; its large values would need their own protocol.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with wide: true; keep the large value in an entity of its own`,
+    );
+  }
   const indexes = resolveIndexes(
     name,
     options,
@@ -132,6 +146,12 @@ export function buildEntityModel<T extends object>(
     tableTemplate,
   );
   const summaries = resolveSummaries(name, options, columnsByField, rowKey);
+  if (large.length > 0 && summaries.size > 0) {
+    // A summarized write is one transaction with its summary row; a large write has blob requests around its row.
+    throw new SchemaError(
+      `${name}: large columns (${large.join(", ")}) cannot be combined with summaries; keep the large value in an entity of its own`,
+    );
+  }
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,
@@ -248,6 +268,19 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   if (options.encrypt !== undefined && typeof options.encrypt !== "boolean") {
     throw new SchemaError(`${entity}.${field}: encrypt must be true or false`);
   }
+  const large = options.large;
+  if (large !== undefined && typeof large !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: large must be true or false`);
+  }
+  if (large && type !== "Binary" && type !== "Json" && type !== "String") {
+    throw new SchemaError(
+      `${entity}.${field}: large values are "Binary", "Json" or "String" columns, not "${type}"`,
+    );
+  }
+  if (large && options.encrypt) {
+    // The row keeps only a blob reference; sealing the blob's bytes is not built.
+    throw new SchemaError(`${entity}.${field}: a large column cannot be encrypted (not supported yet)`);
+  }
   const series = options.series === undefined ? undefined : seriesSlots(entity, record, property);
   if (series !== undefined && options.encrypt) {
     // A sealed value is bound to one property name; per-slot sealing is not built.
@@ -255,12 +288,16 @@ function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
       `${entity}.${field}: a data series cannot be encrypted; encrypt a scalar or Json column`,
     );
   }
+  if (series !== undefined && large) {
+    throw new SchemaError(`${entity}.${field}: a data series cannot be large; each slot is one property`);
+  }
   const column = {
     field,
     property,
     type,
     ...(options.jsonClass ? { jsonClass: options.jsonClass } : {}),
     ...(options.encrypt ? { encrypted: true as const } : {}),
+    ...(large ? { large: true } : {}),
   };
   return series === undefined
     ? { ...column, properties: [property] }

@@ -8,7 +8,7 @@ import type {
   TypedEntityDecorator,
 } from "./decorator-types.js";
 import { type EntityClass, hasEntityModel, registerEntityModel } from "./entity-model.js";
-import type { ColumnOptions, EntityOptions } from "./entity-options.js";
+import type { ColumnOptions, EntityOptions, LargeColumnCheck } from "./entity-options.js";
 
 // Standard decorators get a `context.metadata` object (shared by a class's member and class decorators,
 // and inherited by subclasses) only where `Symbol.metadata` exists: TypeScript's emit checks for it at
@@ -64,7 +64,9 @@ export function Entity(
  * `experimentalDecorators` and `emitDecoratorMetadata` (then it is inferred from the field's type);
  * the compiler rejects a field whose type does not fit `type`.
  */
-export function Column<const O extends ColumnOptions>(options?: O): ColumnDecorator<ColumnValueOf<O>>;
+export function Column<const O extends ColumnOptions>(
+  options?: O & LargeColumnCheck<O>,
+): ColumnDecorator<ColumnValueOf<O>>;
 export function Column(options: ColumnOptions = {}, ...misuse: unknown[]): ColumnDecorator<unknown> {
   if (misuse.length > 0 || typeof options !== "object" || options === null) {
     throw new SchemaError(

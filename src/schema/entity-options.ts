@@ -23,7 +23,22 @@ export interface ColumnOptions {
    * key template, an index key or a filter. Any column type may be encrypted.
    */
   encrypt?: boolean | undefined;
+  /**
+   * A large value (`type` "Binary", "Json" or "String" only): any size, kept in Blob Storage with a
+   * reference in the row (see README, "Large values"). Not allowed in a key template, an index or a `where`.
+   */
+  large?: boolean | undefined;
 }
+
+/** The column types a large value may have. */
+export type LargeColumnType = "Binary" | "Json" | "String";
+
+/** Rejects `large: true` beside a `type` that cannot be large, at compile time (`SchemaError` at run time). */
+export type LargeColumnCheck<O> = O extends { large: true; type: infer T }
+  ? [T] extends [LargeColumnType | undefined]
+    ? unknown
+    : { type: LargeColumnType }
+  : unknown;
 
 /** Options of one secondary index (see the indexes issue); validated at definition time. */
 export interface IndexOptions<T = unknown> {

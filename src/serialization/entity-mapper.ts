@@ -41,7 +41,8 @@ interface MapperSource {
  * per column (monomorphic, like hand-written mapping).
  */
 export function compileEntityMapper<T extends object>(source: MapperSource): EntityMapper<T> {
-  const { columns } = source;
+  // Large columns live in blobs: the repository writes and reads them around the row (repository/large).
+  const columns = source.columns.filter((c) => !c.large);
   const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass, c.encrypted === true));
   const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
   // Series columns go through their own (slower) code: one property per slot.

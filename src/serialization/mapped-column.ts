@@ -15,4 +15,6 @@ export interface MappedColumn {
   readonly jsonClass?: new () => object;
   /** Encrypted client-side: errors about its values must not show them. */
   readonly encrypted?: true;
+  /** A large column: kept in a blob, outside the row; the mapper leaves it to the repository. */
+  readonly large?: boolean;
 }

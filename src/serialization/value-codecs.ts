@@ -172,33 +172,38 @@ function createPlainWriter(
       };
     case "Json":
       return (value) => {
-        let text: string | undefined;
-        try {
-          const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
-          text = JSON.stringify(plain, (_key, v) => {
-            if (typeof v === "bigint")
-              throw new ValidationError(
-                "unsupported-value",
-                "a bigint has no JSON form (use an Int64 column or a string)",
-              );
-            return v;
-          });
-        } catch (error) {
-          throw new ValidationError(
-            "unsupported-value",
-            `${field}: value cannot be stored as JSON (${String(error)})`,
-            {
-              field,
-              cause: error,
-            },
-          );
-        }
-        if (text === undefined)
-          fail(field, "unsupported-value", `${describe(value)} cannot be stored as JSON`);
+        const text = jsonText(field, jsonClass, value);
         assertString(field, text);
         return text;
       };
   }
+}
+
+/** A Json column's value as JSON text (a `jsonClass` instance through class-transformer); `ValidationError` if it has none. */
+export function jsonText(field: string, jsonClass: (new () => object) | undefined, value: unknown): string {
+  let text: string | undefined;
+  try {
+    const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
+    text = JSON.stringify(plain, (_key, v) => {
+      if (typeof v === "bigint")
+        throw new ValidationError(
+          "unsupported-value",
+          "a bigint has no JSON form (use an Int64 column or a string)",
+        );
+      return v;
+    });
+  } catch (error) {
+    throw new ValidationError(
+      "unsupported-value",
+      `${field}: value cannot be stored as JSON (${String(error)})`,
+      {
+        field,
+        cause: error,
+      },
+    );
+  }
+  if (text === undefined) fail(field, "unsupported-value", `${describeType(value)} cannot be stored as JSON`);
+  return text;
 }
 
 function unwrap(value: unknown): unknown {

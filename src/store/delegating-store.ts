@@ -1,4 +1,5 @@
 import type {
+  BlobStore,
   PropertyTypes,
   StoreCapabilities,
   StoredEntity,
@@ -17,6 +18,7 @@ import type {
  */
 export abstract class DelegatingStore implements TableStore {
   protected readonly inner: TableStore;
+  #blobs: BlobStore | undefined;
 
   constructor(inner: TableStore) {
     this.inner = inner;
@@ -28,6 +30,20 @@ export abstract class DelegatingStore implements TableStore {
 
   get capabilities(): StoreCapabilities {
     return this.inner.capabilities;
+  }
+
+  /** The inner store's blobs, each request passed through `send` like the table requests. */
+  get blobs(): BlobStore | undefined {
+    const inner = this.inner.blobs;
+    if (inner === undefined) return undefined;
+    this.#blobs ??= {
+      put: (container, name, data) => this.send(() => inner.put(container, name, data)),
+      get: (container, name) => this.send(() => inner.get(container, name)),
+      delete: (container, name) => this.send(() => inner.delete(container, name)),
+      deleteContainer: (container) => this.send(() => inner.deleteContainer(container)),
+      list: (container, options) => this.send(() => inner.list(container, options)),
+    };
+    return this.#blobs;
   }
 
   /** Sends one request to the inner store; override to wrap every request alike. */

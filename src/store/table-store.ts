@@ -17,6 +17,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../wire/wire-entity.js";
+import type { BlobStore } from "./blob-store.js";
 
 export type { StoreLimits } from "../util/store-limits.js";
 export type {
@@ -31,6 +32,7 @@ export type {
   WriteMode,
   WriteResult,
 } from "../wire/wire-entity.js";
+export type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "./blob-store.js";
 
 /** One request for one page of a query. */
 export interface StoreQuery {
@@ -77,6 +79,11 @@ export interface StoreCapabilities {
 export interface TableStore {
   readonly name: string;
   readonly capabilities: StoreCapabilities;
+  /**
+   * Where large entity values (`@Column({ large: true })`) are kept; `undefined` when the store has
+   * no blob endpoint, and then an entity with a large column is refused before any request.
+   */
+  readonly blobs?: BlobStore | undefined;
 
   /** Creates the table; succeeds if it already exists. */
   createTable(table: string): Promise<void>;

@@ -211,6 +211,41 @@ describe("connection strings", () => {
     expect(dev).toMatchObject({ url: "http://127.0.0.1:10002/devstoreaccount1", developmentStorage: true });
   });
 
+  it("finds the blob endpoint (large values): BlobEndpoint, derived from the account, or the emulator's", () => {
+    const derived = parseConnectionString(
+      "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5PT0=;EndpointSuffix=core.windows.net",
+    );
+    expect(derived.blobUrl).toBe("https://acct.blob.core.windows.net");
+    const explicit = parseConnectionString(
+      "AccountName=acct;AccountKey=a2V5;TableEndpoint=https://t.example.com/acct/;BlobEndpoint=https://b.example.com/acct/",
+    );
+    expect(explicit.blobUrl).toBe("https://b.example.com/acct");
+    // A custom table endpoint says nothing about where blobs are: none unless named.
+    const tableOnly = parseConnectionString(
+      "AccountName=acct;AccountKey=a2V5;TableEndpoint=https://t.example.com/acct",
+    );
+    expect(tableOnly.blobUrl).toBeUndefined();
+    const sas = parseConnectionString(
+      "TableEndpoint=https://acct.table.core.windows.net/;BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=1&sig=abc",
+    );
+    expect(sas.blobUrl).toBe("https://acct.blob.core.windows.net");
+    expect(parseConnectionString("UseDevelopmentStorage=true").blobUrl).toBe(
+      "http://127.0.0.1:10000/devstoreaccount1",
+    );
+    expect(AzureStore.fromConnectionString("UseDevelopmentStorage=true").blobs).toBeDefined();
+    expect(
+      AzureStore.fromConnectionString(
+        "AccountName=acct;AccountKey=a2V5;TableEndpoint=https://t.example.com/acct",
+      ).blobs,
+    ).toBeUndefined();
+    expect(
+      () =>
+        new AzureStore("https://t.example.com/acct", new AzureNamedKeyCredential("a", "a2V5"), {
+          blobEndpoint: "http://b.example.com",
+        }),
+    ).toThrow(ValidationError);
+  });
+
   it("rejects an unusable string without echoing its secrets", () => {
     let error: unknown;
     try {

@@ -1,4 +1,5 @@
 import type {
+  BlobStore,
   PropertyTypes,
   StoreCapabilities,
   StoredEntity,
@@ -12,7 +13,7 @@ import type {
 } from "../../src/store/table-store.js";
 
 /** The request-making methods of a `TableStore`. */
-export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities">;
+export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities" | "blobs">;
 
 /** Every request-making method, in port order. */
 export const STORE_METHODS: readonly StoreMethod[] = [
@@ -63,6 +64,11 @@ export abstract class StoreWrapper implements TableStore {
 
   get capabilities(): StoreCapabilities {
     return this.inner.capabilities;
+  }
+
+  /** The inner store's blobs, passed straight through (blob requests are not table requests). */
+  get blobs(): BlobStore | undefined {
+    return this.inner.blobs;
   }
 
   /** Runs one request: call `send` to pass it on to the inner store. */

@@ -35,7 +35,12 @@ export type AzureOperation =
   | "upsert"
   | "update"
   | "delete"
-  | "submitTransaction";
+  | "submitTransaction"
+  | "putBlob"
+  | "getBlob"
+  | "deleteBlob"
+  | "listBlobs"
+  | "deleteContainer";
 
 /** What was being done when the error happened: names the entity in the resulting tablekit error. */
 export interface AzureErrorContext {
@@ -181,7 +186,9 @@ function storeError(
   redact: (text: string) => string,
 ): StoreError {
   const what = [status, code].filter((part) => part !== undefined).join(" ");
-  const message = `Azure Table ${context.operation} failed (${describeTarget(context)}): ${what || "error"}${text ? ` - ${text}` : ""}`;
+  const service = /Blobs?$|Container$/.test(context.operation) ? "Blob" : "Table";
+  const target = service === "Blob" ? `blob ${context.table}` : describeTarget(context);
+  const message = `Azure ${service} ${context.operation} failed (${target}): ${what || "error"}${text ? ` - ${text}` : ""}`;
   const retryAfterMs = retryAfterOf(cause);
   return new StoreError(redact(message), {
     ...(status === undefined ? {} : { statusCode: status }),

@@ -30,6 +30,12 @@ export interface AzureStoreOptions {
    * API always uses minimal metadata. Untyped reads (`db.dynamic`, `db.query(A, B)`) always do.
    */
   metadata?: "none" | "minimal" | undefined;
+  /**
+   * The Blob service endpoint of the same account (e.g. `https://account.blob.core.windows.net`), where
+   * large entity values (`@Column({ large: true })`) are kept, with the same credential. Default: none
+   * (an entity with a large column is then refused); `fromConnectionString` takes it from the string.
+   */
+  blobEndpoint?: string | undefined;
 }
 
 /** Default per-request timeout. */

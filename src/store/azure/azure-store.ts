@@ -22,6 +22,7 @@ import {
 import { EntityNotFoundError, StoreError, TransactionError, ValidationError } from "../../errors.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits.js";
 import type {
+  BlobStore,
   PropertyTypes,
   StoreCapabilities,
   StoreContinuation,
@@ -36,6 +37,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../table-store.js";
+import { AzureBlobs } from "./azure-blobs.js";
 import { type AzureErrorContext, translateAzureError } from "./azure-errors.js";
 import { type AzureStoreOptions, DEFAULT_REQUEST_TIMEOUT_MS } from "./azure-store-options.js";
 import { parseConnectionString } from "./connection-string.js";
@@ -64,6 +66,8 @@ export type AzureCredential = TokenCredential | NamedKeyCredential | SASCredenti
 export class AzureStore implements TableStore, TableSasIssuer {
   readonly name = "azure";
   readonly capabilities: StoreCapabilities;
+  /** The account's blobs (large entity values), when a blob endpoint is known. */
+  readonly blobs: BlobStore | undefined;
 
   readonly #url: string;
   readonly #credential: AzureCredential;
@@ -81,10 +85,14 @@ export class AzureStore implements TableStore, TableSasIssuer {
   readonly #customHttp: HttpClient | undefined;
   readonly #allowInsecure: boolean;
 
-  /** Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`. */
+  /**
+   * Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`; the blob
+   * endpoint (for large values) comes from its `BlobEndpoint` unless `options.blobEndpoint` is given.
+   */
   static fromConnectionString(connectionString: string, options: AzureStoreOptions = {}): AzureStore {
-    const { url, credential } = parseConnectionString(connectionString);
-    return new AzureStore(url, credential, options);
+    const { url, credential, blobUrl } = parseConnectionString(connectionString);
+    const blob = options.blobEndpoint === undefined && blobUrl !== undefined ? { blobEndpoint: blobUrl } : {};
+    return new AzureStore(url, credential, { ...options, ...blob });
   }
 
   constructor(url: string, credential: AzureCredential, options: AzureStoreOptions = {}) {
@@ -121,6 +129,25 @@ export class AzureStore implements TableStore, TableSasIssuer {
       // The pipeline's agent policy sets it on every request; the default HTTP client honours it.
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     };
+    if (options.blobEndpoint !== undefined) {
+      const blobEndpoint = parseEndpoint(options.blobEndpoint);
+      if (
+        blobEndpoint.protocol === "http:" &&
+        !(options.allowInsecureConnection ?? isLoopbackHost(blobEndpoint.hostname))
+      ) {
+        throw new ValidationError(
+          "insecure-connection",
+          `AzureStore: the blob endpoint ${redactSecrets(blobEndpoint.origin)} uses http://; use https://, or pass { allowInsecureConnection: true }`,
+        );
+      }
+    }
+    this.blobs =
+      options.blobEndpoint === undefined
+        ? undefined
+        : new AzureBlobs(options.blobEndpoint, credential, {
+            timeoutMs: this.#timeoutMs,
+            secrets: this.#secrets,
+          });
     const cosmos = isCosmosEndpoint(endpoint);
     if (options.metadata !== undefined && options.metadata !== "none" && options.metadata !== "minimal") {
       throw new ValidationError(

@@ -6,6 +6,11 @@ import { redactSecrets } from "./redact-secrets.js";
 export interface ParsedConnectionString {
   url: string;
   credential: AzureNamedKeyCredential | AzureSASCredential;
+  /**
+   * The Blob endpoint (for large entity values): `BlobEndpoint`, else derived like the table endpoint
+   * from `AccountName` + `EndpointSuffix` when no `TableEndpoint` is given; absent otherwise.
+   */
+  blobUrl?: string | undefined;
   /** The string was `UseDevelopmentStorage=true` (the local emulator). */
   developmentStorage: boolean;
 }
@@ -14,6 +19,7 @@ export interface ParsedConnectionString {
 const DEV_ACCOUNT = "devstoreaccount1";
 const DEV_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const DEV_ENDPOINT = "http://127.0.0.1:10002/devstoreaccount1";
+const DEV_BLOB_ENDPOINT = "http://127.0.0.1:10000/devstoreaccount1";
 
 /**
  * Parses an account-key or SAS connection string with the same rules as `@azure/data-tables`
@@ -30,12 +36,15 @@ export function parseConnectionString(connectionString: string): ParsedConnectio
   if (parts.get("usedevelopmentstorage")?.toLowerCase() === "true") {
     return {
       url: DEV_ENDPOINT,
+      blobUrl: DEV_BLOB_ENDPOINT,
       credential: new AzureNamedKeyCredential(DEV_ACCOUNT, DEV_KEY),
       developmentStorage: true,
     };
   }
 
   const tableEndpoint = stripTrailingSlash(parts.get("tableendpoint") ?? "");
+  const blobEndpoint = stripTrailingSlash(parts.get("blobendpoint") ?? "");
+  const blob = blobEndpoint ? { blobUrl: blobEndpoint } : {};
   const accountName = parts.get("accountname") ?? "";
   const accountKey = parts.get("accountkey") ?? "";
   const sas = parts.get("sharedaccesssignature") ?? "";
@@ -43,6 +52,7 @@ export function parseConnectionString(connectionString: string): ParsedConnectio
   if (accountKey) {
     if (!accountName) throw invalid("AccountKey is given but AccountName is missing", connectionString);
     let url = tableEndpoint;
+    let derivedBlob = {};
     if (!url) {
       const protocol = (parts.get("defaultendpointsprotocol") ?? "https").toLowerCase();
       const suffix = parts.get("endpointsuffix") ?? "core.windows.net";
@@ -50,9 +60,12 @@ export function parseConnectionString(connectionString: string): ParsedConnectio
         throw invalid("DefaultEndpointsProtocol must be 'https' or 'http'", connectionString);
       }
       url = `${protocol}://${accountName}.table.${suffix}`;
+      derivedBlob = { blobUrl: `${protocol}://${accountName}.blob.${suffix}` };
     }
     return {
       url,
+      ...derivedBlob,
+      ...blob,
       credential: new AzureNamedKeyCredential(accountName, accountKey),
       developmentStorage: false,
     };
@@ -60,7 +73,12 @@ export function parseConnectionString(connectionString: string): ParsedConnectio
   if (sas) {
     if (!tableEndpoint) throw invalid("SharedAccessSignature needs a TableEndpoint", connectionString);
     const token = sas.startsWith("?") ? sas.slice(1) : sas;
-    return { url: tableEndpoint, credential: new AzureSASCredential(token), developmentStorage: false };
+    return {
+      url: tableEndpoint,
+      ...blob,
+      credential: new AzureSASCredential(token),
+      developmentStorage: false,
+    };
   }
   throw invalid(
     "expected AccountName and AccountKey, TableEndpoint and SharedAccessSignature, or UseDevelopmentStorage=true",

@@ -2,6 +2,7 @@ import { ValidationError } from "../../errors.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS, type StoreLimits } from "../../util/store-limits.js";
 import type {
+  BlobStore,
   StoreCapabilities,
   StoreContinuation,
   StoredEntity,
@@ -17,6 +18,7 @@ import { checkBackendRules } from "./backend-rules.js";
 import { checkKey } from "./entity-rules.js";
 import { EtagClock } from "./etag-clock.js";
 import { FilterCache } from "./filter-cache.js";
+import { MemoryBlobs } from "./memory-blobs.js";
 import { MemoryTable } from "./memory-table.js";
 import type { Mutation } from "./mutation.js";
 import { Journal, type JournalCommit } from "./persistence.js";
@@ -32,7 +34,8 @@ import { keysOf, parseAction, planAction } from "./write-planner.js";
 export interface MemoryStoreOptions {
   /**
    * Persist to this file: loaded (and compacted) synchronously by the constructor when it exists;
-   * every committed request is then appended to it as one JSON line.
+   * every committed request is then appended to it as one JSON line. Blobs (large entity values)
+   * are kept the same way beside it, in `<file>.blobs`.
    */
   file?: string | undefined;
   /**
@@ -86,6 +89,8 @@ export class MemoryStore implements TableStore {
   readonly flavor: MemoryStoreFlavor;
   /** The seed of the result order of the `"cosmos"` flavour (reported so a failing order can be replayed). */
   readonly seed: number;
+  /** Large entity values: kept in memory (and in `<file>.blobs` with `{ file }`), like Blob Storage. */
+  readonly blobs: BlobStore;
 
   readonly #tables = new Map<string, MemoryTable>();
   readonly #clock = new EtagClock();
@@ -127,6 +132,7 @@ export class MemoryStore implements TableStore {
       );
     }
     this.#pageBreaks = pageBreaks;
+    this.blobs = new MemoryBlobs(options.file);
     if (options.file !== undefined) {
       this.#journal = new Journal(options.file);
       const commits = this.#journal.read();
