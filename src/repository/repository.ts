@@ -31,6 +31,8 @@ import { queryExecutor } from "./query-executor.js";
 import { readTypesOf } from "./read-types.js";
 import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
+import { SummaryCommitter } from "./summary/summary-committer.js";
+import { summaryCompanions } from "./summary/summary-companion.js";
 import { publicValues, type SummaryValues } from "./summary/summary-row.js";
 import { SummaryWriter } from "./summary/summary-writer.js";
 import { wideExecutor } from "./wide-reads.js";
@@ -103,6 +105,8 @@ export class Repository<T extends object> {
   readonly #executor: QueryExecutor<T>;
   /** Plain or indexed, chosen once: every write goes through it. */
   readonly #writer: EntityWriter<T>;
+  /** The summary rows' reads and cache, when the entity keeps summaries. */
+  readonly #summaries: SummaryCommitter | undefined;
   /** A table per period: the repositories of the period tables used so far, by physical name. */
   readonly #periods: Map<string, Repository<T>> | undefined;
   /** True for the repository of one period's table: it is created on first write (404 → create, retry once). */
@@ -131,14 +135,23 @@ export class Repository<T extends object> {
         ? undefined
         : new LargeValues(model, largeColumns, this.#table, runner);
     this.#large = large;
+    const untyped = model as unknown as EntityModel<object>;
+    this.#summaries =
+      model.summaries.size > 0 ? new SummaryCommitter(untyped, this.#table, runner) : undefined;
+    // Summaries of an indexed entity ride in the indexed writer's transactions as its companion rows.
     this.#writer = model.wide
       ? new WideWriter(model, this.#table, runner)
       : large
         ? new LargeValueWriter(model, this.#table, runner, large)
         : model.indexes.size > 0
-          ? new IndexedWriter(model, this.#table, runner)
-          : model.summaries.size > 0
-            ? new SummaryWriter(model, this.#table, runner)
+          ? new IndexedWriter(
+              model,
+              this.#table,
+              runner,
+              this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
+            )
+          : this.#summaries
+            ? new SummaryWriter(model, this.#table, runner, this.#summaries)
             : new PlainWriter(model, this.#table, runner);
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
@@ -576,8 +589,8 @@ export class Repository<T extends object> {
       );
     }
     const partitionKey = this.#model.partitionKey.encode(partial as Record<string, unknown>, "PartitionKey");
-    const writer = this.#writer as SummaryWriter<T>;
-    const state = await writer.committer.readState(partitionKey, summary);
+    const committer = this.#summaries as SummaryCommitter;
+    const state = await committer.readState(partitionKey, summary);
     return publicValues(summary, state.totals) as V;
   }
 

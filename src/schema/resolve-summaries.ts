@@ -2,7 +2,7 @@ import { SchemaError } from "../errors.js";
 import type { KeyTemplate } from "../keys/key-template.js";
 import { FORBIDDEN_KEY_CHARACTERS, PROPERTY_NAME, ServiceLimits } from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
-import type { ColumnModel, SummaryModel } from "./entity-model.js";
+import type { ColumnModel, IndexModel, SummaryModel } from "./entity-model.js";
 import type { EntityOptions, SummaryOptions } from "./entity-options.js";
 
 /** Column types a summary can add up (exactly, for integers: their sums are stored as Int64). */
@@ -19,6 +19,7 @@ export function resolveSummaries(
   options: EntityOptions,
   columnsByField: ReadonlyMap<string, ColumnModel>,
   rowKey: KeyTemplate,
+  indexes: ReadonlyMap<string, IndexModel> = new Map(),
 ): Map<string, SummaryModel> {
   const summaries = new Map<string, SummaryModel>();
   const specs = options.summaries;
@@ -27,11 +28,6 @@ export function resolveSummaries(
     throw new SchemaError(`${entity}.summaries: an object of summaries by name is required`);
   const entries = Object.entries(specs);
   if (entries.length === 0) return summaries;
-  if (Object.keys(options.indexes ?? {}).length > 0) {
-    throw new SchemaError(
-      `${entity}: summaries are not supported together with indexes yet; keep the aggregate in an entity of its own`,
-    );
-  }
   if (options.wide === true) {
     throw new SchemaError(`${entity}: summaries are not supported on wide entities yet`);
   }
@@ -52,6 +48,7 @@ export function resolveSummaries(
       );
     }
     assertSummaryRowKey(what, summary.rowKey, rowKey);
+    assertNoCopyAt(what, summary.rowKey, indexes);
     const clash = rowKeys.get(summary.rowKey);
     if (clash !== undefined)
       throw new SchemaError(`${what}: RowKey '${summary.rowKey}' is also the RowKey of summary ${clash}`);
@@ -99,6 +96,23 @@ export function resolveSummaries(
     summaries.set(name, { name, rowKey: summary.rowKey, count, sums });
   }
   return summaries;
+}
+
+/**
+ * Copies and index entities of same-partition indexes share the summary row's partition: none may be
+ * able to take its RowKey (they are written with the entity, so a clash would corrupt both rows).
+ */
+function assertNoCopyAt(what: string, key: string, indexes: ReadonlyMap<string, IndexModel>): void {
+  for (const index of indexes.values()) {
+    if (!index.intraPartition) continue;
+    // A list index's shards add `~001`, `~002`… to the value's RowKey.
+    const base = index.list ? key.replace(/~\d+$/, "") : key;
+    if (index.rowKey.decode(key) !== undefined || index.rowKey.decode(base) !== undefined) {
+      throw new SchemaError(
+        `${what}: rowKey '${key}' could be the RowKey of a row of index ${index.name} ('${index.rowKey.source}') in the same partition; choose one outside that index's RowKey space`,
+      );
+    }
+  }
 }
 
 /**

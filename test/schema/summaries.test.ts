@@ -98,12 +98,28 @@ describe("summaries in the entity model", () => {
     ).toContain("wide");
   });
 
-  it("is refused together with indexes (not supported yet)", () => {
-    expect(
-      schemaError(
-        { s: { rowKey: "sum", count: "n" } },
-        { indexes: { byEmail: { rowKey: "email_{email}" } } },
+  it("is accepted with indexes in the same partition and elsewhere", () => {
+    const model = getEntityModel(
+      define(
+        { s: { rowKey: "summary", count: "n" } },
+        {
+          indexes: {
+            byEmail: { rowKey: "email_{email}", unique: true },
+            byName: { table: "StaffByName", partitionKey: "{name}", rowKey: "{team}_{id}" },
+          },
+        },
       ),
-    ).toContain("indexes");
+    );
+    expect(model.summaries.get("s")?.rowKey).toBe("summary");
+    expect(model.indexes.size).toBe(2);
+  });
+
+  it.each([
+    ["a copy", { byName: { rowKey: "su{name}" } }],
+    ["a list index entity", { byName: { list: true, rowKey: "su{name}" } }],
+  ])("is refused where %s in the same partition could take the summary's RowKey", (_, indexes) => {
+    expect(
+      schemaError({ s: { rowKey: "summary", count: "n" } }, { indexes } as Partial<EntityOptions>),
+    ).toContain("could be the RowKey of a row of index byName ('su{name}')");
   });
 });

@@ -5,6 +5,7 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../bulk/bulk-types.js";
 import type { EntityWriter } from "../entity-writer.js";
+import type { CompanionSource } from "../group-companion.js";
 import { deleteExisted, isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "./copy-ref.js";
@@ -32,26 +33,30 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #target: IndexedTarget;
+  readonly #companions: CompanionSource | undefined;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+  /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, companions?: CompanionSource) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
+    this.#companions = companions;
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
       runner,
       intents: new IntentLog(runner),
+      companions,
     };
   }
 
   async insert(entity: T): Promise<void> {
-    await this.#commit(entity, this.#model.mapper.toWire(entity), { exists: false }, undefined);
+    await this.#commit(entity, this.#toWire(entity), { exists: false }, undefined);
   }
 
   /** Insert or replace (or merge); re-reads and retries when it loses a race (an upsert's end state is ours either way). */
   async upsert(entity: T, mode: WriteMode): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
+    const wire = this.#toWire(entity);
     let prior: Prior = this.#trackedPrior(entity) ?? { exists: false };
     for (let round = 1; ; round++) {
       try {
@@ -80,7 +85,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
+    const wire = this.#toWire(entity);
     const keys = { table: this.#table, partitionKey: wire.partitionKey, rowKey: wire.rowKey };
     for (let round = 1; ; round++) {
       const tracked = this.#trackedPrior(entity);
@@ -110,6 +115,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const condition = ifMatch ?? etagIn(key, this.#runner.scope);
     const partitionKey = this.#model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey");
+    this.#companions?.assertKey(rowKey);
     let possiblyApplied = false;
     for (let round = 1; ; round++) {
       const tracked = round === 1 ? this.#trackedPrior(key as T) : undefined;
@@ -132,7 +138,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
+    this.#checkAll(items, (item) => this.#toWire(item));
     return writeEach(
       items,
       (item) => this.insert(item),
@@ -146,7 +152,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     mode: WriteMode,
     options: BulkOptions,
   ): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#model.mapper.toWire(item));
+    this.#checkAll(items, (item) => this.#toWire(item));
     return writeEach(
       items,
       (item) => this.upsert(item, mode),
@@ -161,7 +167,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   ): Promise<BulkResult<Partial<T>>> {
     this.#checkAll(keys, (key) => {
       this.#partitionOf(key);
-      this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey");
+      this.#companions?.assertKey(this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey"));
     });
     return writeEach(
       keys,
@@ -204,7 +210,9 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const stored = await this.#runner.run("get", this.#table, (s) =>
       s.getEntity(this.#table, partitionKey, rowKey),
     );
-    return stored ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored) } : { exists: false };
+    return stored
+      ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored), row: stored }
+      : { exists: false };
   }
 
   /** The instance's version and copies as tracked in this runner's scope (no read needed), if known. */
@@ -224,8 +232,15 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     return {
       // Properties the class does not know are kept as stored, as a service-side merge would.
       wire: { ...foreignProperties(this.#model, stored), ...current, ...wire },
-      prior: { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored) },
+      prior: { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored), row: stored },
     };
+  }
+
+  /** The entity as written; refused before any request if its RowKey is a companion's (a summary row's). */
+  #toWire(entity: T): WireEntity {
+    const wire = this.#model.mapper.toWire(entity);
+    this.#companions?.assertKey(wire.rowKey);
+    return wire;
   }
 
   #partitionOf(item: Partial<T>): string {

@@ -1,5 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { TransactionAction, WireEntity } from "../../store/table-store.js";
+import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
+import type { CompanionSource } from "../group-companion.js";
 import type { StoreRunner } from "../store-runner.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import {
@@ -19,17 +20,18 @@ import { planLocalActions } from "./local-plan.js";
 import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
-/** What is stored now for an entity, as far as its copies are concerned. */
-export type Existing = { exists: true; etag: string; refs: readonly CopyRef[] };
+/** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
+export type Existing = { exists: true; etag: string; refs: readonly CopyRef[]; row?: StoredEntity };
 /** The entity as stored before a write: absent, or its version and copies. */
 export type Prior = { exists: false } | Existing;
 
-/** Where an indexed write goes: the entity's model and table, the runner, and the intent log. */
+/** Where an indexed write goes: the entity's model and table, the runner, the intent log, and rows riding along (summaries). */
 export interface IndexedTarget {
   model: EntityModel<object>;
   table: string;
   runner: StoreRunner;
   intents: IntentLog;
+  companions?: CompanionSource | undefined;
 }
 
 /**
@@ -106,6 +108,13 @@ export async function commitEntity(
       actions,
       listChanges.filter((c) => local(c.ref)),
       next,
+      target.companions?.companion({
+        partitionKey: wire.partitionKey,
+        rowKey: wire.rowKey,
+        condition: ifMatch,
+        before: prior.exists ? prior.row : undefined,
+        after: row,
+      }),
     );
   } catch (error) {
     // Only when the service definitely refused the write: otherwise it may have applied, and the intent must stay for repair.
@@ -155,6 +164,13 @@ export async function commitDelete(
       actions,
       listChanges.filter((c) => local(c.ref)),
       prior.refs,
+      target.companions?.companion({
+        partitionKey,
+        rowKey,
+        condition: prior.etag,
+        before: prior.row,
+        after: undefined,
+      }),
     );
   } catch (error) {
     if (intent && isDefinitive(error)) await intents.complete(intent);

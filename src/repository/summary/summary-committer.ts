@@ -161,6 +161,28 @@ export class SummaryCommitter {
     return this.#state(partitionKey, summary, true);
   }
 
+  /** The summaries kept, in the order their rows join a transaction. */
+  get summaries(): readonly SummaryModel[] {
+    return this.#summaries;
+  }
+
+  /** A summary row's state: the cached one unless `fresh` (or none is cached), else read. */
+  state(partitionKey: string, summary: SummaryModel, fresh: boolean): Promise<SummaryState> {
+    return this.#state(partitionKey, summary, fresh);
+  }
+
+  /** Remembers the state a committed write left (its ETag known), or forgets it (the answer was lost). */
+  remember(
+    partitionKey: string,
+    summary: SummaryModel,
+    etag: string | undefined,
+    next: Omit<SummaryState, "etag">,
+  ): void {
+    const key = this.#cacheKey(partitionKey, summary);
+    if (etag === undefined) this.#cache.forget(key);
+    else this.#cache.remember(key, { etag, ...next });
+  }
+
   async #state(partitionKey: string, summary: SummaryModel, fresh: boolean): Promise<SummaryState> {
     const key = this.#cacheKey(partitionKey, summary);
     const cached = fresh ? undefined : this.#cache.get(key);

@@ -7,7 +7,7 @@ import type { BulkOptions, BulkResult, WriteUnit } from "../bulk/bulk-types.js";
 import type { EntityWriter } from "../entity-writer.js";
 import type { StoreRunner } from "../store-runner.js";
 import { holdsWrittenState } from "../written-state.js";
-import { type SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
+import type { SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 
 /**
  * Writes entities that have summaries: every write, single or bulk, commits in one entity group
@@ -20,16 +20,11 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #runner: StoreRunner;
   readonly #committer: SummaryCommitter;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, committer: SummaryCommitter) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
-    this.#committer = new SummaryCommitter(model as unknown as EntityModel<object>, table, runner);
-  }
-
-  /** The committer, for `repository.summary` (its cache makes the next write's summary read unnecessary). */
-  get committer(): SummaryCommitter {
-    return this.#committer;
+    this.#committer = committer;
   }
 
   insert(entity: T): Promise<void> {

@@ -1,0 +1,125 @@
+import { randomBytes } from "node:crypto";
+import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
+import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
+import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+import { upcasterOf } from "../entity-rows.js";
+import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
+import { isOutcomeUnknown } from "../lost-answers.js";
+import type { StoreRunner } from "../store-runner.js";
+import type { SummaryCommitter } from "./summary-committer.js";
+import {
+  addTotals,
+  committedWrite,
+  contributionOf,
+  isSummarizedRow,
+  nextSummaryRow,
+  type SummaryState,
+} from "./summary-row.js";
+
+/**
+ * The summaries of an entity written by another writer (an indexed entity's): each write's summary
+ * rows ride in that writer's entity group transaction, with the same rules as `SummaryCommitter`
+ * (delta from the row the entity action is conditional on, each summary row conditional on its ETag,
+ * a lost answer settled by the summary row's write log).
+ */
+export function summaryCompanions(
+  model: EntityModel<object>,
+  table: string,
+  runner: StoreRunner,
+  committer: SummaryCommitter,
+): CompanionSource {
+  return {
+    reserved: committer.reserved,
+    assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
+    companion: (write) => new SummaryCompanion(model, table, runner, committer, write),
+  };
+}
+
+/** The summary rows of one entity write, planned afresh each round. */
+class SummaryCompanion implements GroupCompanion {
+  readonly #model: EntityModel<object>;
+  readonly #table: string;
+  readonly #runner: StoreRunner;
+  readonly #committer: SummaryCommitter;
+  readonly #write: CompanionWrite;
+  #before: Promise<WireEntity | undefined> | undefined;
+  /** The rows of the latest round: what `committed` caches and `settle` looks for. */
+  #planned: Array<{ summary: SummaryModel; next: Omit<SummaryState, "etag">; token: string }> = [];
+
+  constructor(
+    model: EntityModel<object>,
+    table: string,
+    runner: StoreRunner,
+    committer: SummaryCommitter,
+    write: CompanionWrite,
+  ) {
+    this.#model = model;
+    this.#table = table;
+    this.#runner = runner;
+    this.#committer = committer;
+    this.#write = write;
+  }
+
+  async plan(round: number): Promise<TransactionAction[]> {
+    const { partitionKey, after } = this.#write;
+    this.#before ??= this.#readBefore();
+    const [before, states] = await Promise.all([
+      this.#before,
+      Promise.all(this.#committer.summaries.map((s) => this.#committer.state(partitionKey, s, round > 1))),
+    ]);
+    const token = randomBytes(6).toString("base64url");
+    this.#planned = [];
+    return this.#committer.summaries.map((summary, i): TransactionAction => {
+      const state = states[i] as SummaryState;
+      const totals = addTotals(
+        addTotals(state.totals, contributionOf(summary, after), 1),
+        contributionOf(summary, before),
+        -1,
+      );
+      const { row, next } = nextSummaryRow(this.#model, summary, partitionKey, state, totals, token);
+      this.#planned.push({ summary, next, token });
+      return state.etag === undefined
+        ? { kind: "insert", entity: row }
+        : { kind: "update", entity: row, mode: "replace", ifMatch: state.etag };
+    });
+  }
+
+  committed(results: readonly WriteResult[] | undefined): void {
+    this.#planned.forEach(({ summary, next }, i) => {
+      this.#committer.remember(this.#write.partitionKey, summary, results?.[i]?.etag, next);
+    });
+  }
+
+  async settle(error: unknown): Promise<"applied" | "retry" | undefined> {
+    if (!(error instanceof TableKitError) || error instanceof ValidationError) return undefined;
+    // A definite refusal is the writer's to translate (its own entity's error, or a lost race on a row).
+    if (error instanceof TransactionError && !isOutcomeUnknown(error)) return undefined;
+    const mine = this.#planned[0];
+    if (mine === undefined) return undefined;
+    const { partitionKey } = this.#write;
+    const state = await this.#committer.state(partitionKey, mine.summary, true);
+    const committed = committedWrite(state, mine.next.sequence, mine.token);
+    if (committed === true) return "applied";
+    if (committed === false) return isOutcomeUnknown(error) ? "retry" : undefined;
+    throw new ConcurrencyError(
+      { table: this.#table, partitionKey, rowKey: mine.summary.rowKey },
+      { cause: error, outcomeUnknown: true },
+    );
+  }
+
+  /**
+   * The entity row the write replaces or deletes: the stored row at the ETag the entity action is
+   * conditional on (if another version is stored, the entity action fails and nothing commits).
+   */
+  async #readBefore(): Promise<WireEntity | undefined> {
+    const { partitionKey, rowKey, condition, before } = this.#write;
+    if (condition === undefined) return undefined;
+    const stored: StoredEntity | undefined =
+      before?.etag === condition
+        ? before
+        : await this.#runner.run("get", this.#table, (s) => s.getEntity(this.#table, partitionKey, rowKey));
+    if (!stored || !isSummarizedRow(this.#model, stored)) return undefined;
+    const upcast = upcasterOf(this.#model);
+    return upcast ? upcast(stored) : stored;
+  }
+}
