@@ -166,6 +166,29 @@ describe.each(stores)("summaries on indexed entities on %s", (_name, kind) => {
     await expectClean(db);
   });
 
+  it("db.eventually moves an employee between departments: both summaries exact, copies moved", async () => {
+    const { db } = await freshContext(kind, [Employee]);
+    const repo = db.repository(Employee);
+    await repo.insert(employee("Sales", 1, 100, "Jones"));
+    await repo.insert(employee("Sales", 2, 50));
+    const moving = await repo.getOrThrow({ department: "Sales", employeeId: 1 });
+    await db.eventually((tx) => {
+      tx.delete(Employee, moving);
+      tx.insert(employee("HR", 1, 120, "Jones"));
+    });
+    expect(await repo.summary("perDepartment", { department: "Sales" })).toEqual({
+      employees: 1,
+      totalSalary: 50,
+    });
+    expect(await repo.summary("perDepartment", { department: "HR" })).toEqual({
+      employees: 1,
+      totalSalary: 120,
+    });
+    const jones = await repo.index("byLastName").find({ lastName: "Jones" }).toArray();
+    expect(jones.map((e) => e.department)).toEqual(["HR"]);
+    await expectClean(db);
+  });
+
   it("bulk insert, upsert and delete keep the summary exact and the copies in line", async () => {
     const { db } = await freshContext(kind, [Employee], { retry: FAST });
     const repo = db.repository(Employee);

@@ -36,6 +36,19 @@ expectTypeOf<SummableField<unknown>>().toEqualTypeOf<string>();
 })
 export class TypedPayroll extends Payroll {}
 
+/** Indexes and summaries together (API.md's Employee shape) are accepted. */
+@Entity<Payroll>({
+  table: "Payrolls",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  indexes: {
+    byName: { rowKey: "name_{name}" },
+    byNameElsewhere: { table: "PayrollsByName", partitionKey: "{name}", rowKey: "{department}_{id}" },
+  },
+  summaries: { perDepartment: { rowKey: "summary", count: "people", sum: { salary: "total" } } },
+})
+export class IndexedPayroll extends Payroll {}
+
 @Entity<Payroll>({
   table: "Payrolls",
   partitionKey: "{department}",
