@@ -33,7 +33,7 @@ import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
 import { SummaryCommitter } from "./summary/summary-committer.js";
 import { summaryCompanions } from "./summary/summary-companion.js";
-import { publicValues, type SummaryValues } from "./summary/summary-row.js";
+import { publicValues, type SummaryValues, zeroTotals } from "./summary/summary-row.js";
 import { SummaryWriter } from "./summary/summary-writer.js";
 import { wideExecutor } from "./wide-reads.js";
 import { WideWriter } from "./wide-writer.js";
@@ -572,7 +572,8 @@ export class Repository<T extends object> {
 
   /**
    * The values of a summary (`@Entity({ summaries })`) for the partition `partial` names (every
-   * partition-key field): its count and sums, zeros where no entity was ever written. One point read.
+   * partition-key field, and the period field for a table per period): its count and sums, zeros where no
+   * entity was ever written. One point read.
    * Counts and sums of Int32 and Double columns are numbers, sums of Int64 columns `bigint`s; pass
    * the shape as the type argument: `summary<{ employees: number; totalSalary: number }>(…)`.
    * @example
@@ -588,10 +589,16 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
+    // A table per period keeps a summary row per partition of each period's table: `partial` names the period.
+    if (this.#periods) return (this.#route(partial) as Repository<T>).summary<V>(name, partial);
     const partitionKey = this.#model.partitionKey.encode(partial as Record<string, unknown>, "PartitionKey");
     const committer = this.#summaries as SummaryCommitter;
-    const state = await committer.readState(partitionKey, summary);
-    return publicValues(summary, state.totals) as V;
+    // A period whose table was never written to has no summary rows: zeros.
+    const state = await this.#inExistingTable(
+      () => committer.readState(partitionKey, summary),
+      () => undefined,
+    );
+    return publicValues(summary, state?.totals ?? zeroTotals(summary)) as V;
   }
 
   /**

@@ -498,8 +498,13 @@ export class TableContext {
    * @example
    * const drift = await db.verifySummaries(Employee); // [] when exact
    */
-  verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    return verifySummaries(getEntityModel(entityClass), this.#runner);
+  async verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    const model = getEntityModel(entityClass);
+    if (model.tableTemplate === undefined) return verifySummaries(model, this.#runner);
+    const drift: SummaryDrift[] = [];
+    for (const { name } of await this.#periodTables(entityClass, "verifySummaries"))
+      drift.push(...(await verifySummaries(model, this.#runner, name)));
+    return drift;
   }
 
   /**
@@ -510,8 +515,13 @@ export class TableContext {
    * @example
    * const corrected = await db.repairSummaries(Employee);
    */
-  repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    return repairSummaries(getEntityModel(entityClass), this.#runner);
+  async repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    const model = getEntityModel(entityClass);
+    if (model.tableTemplate === undefined) return repairSummaries(model, this.#runner);
+    const corrected: SummaryDrift[] = [];
+    for (const { name } of await this.#periodTables(entityClass, "repairSummaries"))
+      corrected.push(...(await repairSummaries(model, this.#runner, name)));
+    return corrected;
   }
 
   /**

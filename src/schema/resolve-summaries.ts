@@ -31,11 +31,6 @@ export function resolveSummaries(
   if (options.wide === true) {
     throw new SchemaError(`${entity}: summaries are not supported on wide entities yet`);
   }
-  if (typeof options.table === "string" && options.table.includes("{")) {
-    throw new SchemaError(
-      `${entity}: summaries are not supported on a table per period ('${options.table}') yet`,
-    );
-  }
   const rowKeys = new Map<string, string>();
   for (const [name, spec] of entries) {
     const what = `${entity}.summaries.${name}`;

@@ -32,9 +32,9 @@ const MAX_ROUNDS = 20;
 export async function repairSummaries<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
+  table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
-  const drift = await verifySummaries(model, runner);
-  const table = runner.tableName(model.table);
+  const drift = await verifySummaries(model, runner, table);
   for (const found of drift) {
     const summary = model.summaries.get(found.summary) as SummaryModel;
     await repairRow(model, runner, table, found.partitionKey, summary);

@@ -21,6 +21,8 @@ import {
 export interface SummaryDrift {
   /** The summary's name. */
   summary: string;
+  /** The period's table (physical name), for an entity with a table per period only. */
+  table?: string;
   partitionKey: string;
   /** The summary row's RowKey. */
   rowKey: string;
@@ -38,7 +40,7 @@ interface Tally {
 }
 
 /**
- * Reads the entity's whole table once, recounts every summary of every partition from the entity
+ * Reads the entity's whole table (`table`: one period's, for a table per period) once, recounts every summary of every partition from the entity
  * rows and compares it with the summary rows; changes nothing. Integer sums and counts must match
  * exactly; Double sums within rounding (1e-9 of the sum of magnitudes), since adding floats in
  * another order rounds differently.
@@ -46,8 +48,8 @@ interface Tally {
 export async function verifySummaries<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
+  table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
-  const table = runner.tableName(model.table);
   const summaries = [...model.summaries.values()];
   const tallies = new Map<string, Map<string, Tally>>();
   const upcast = upcasterOf(model);
@@ -99,6 +101,7 @@ export async function verifySummaries<T extends object>(
       if (sameTotals(stored, tally.actual, tally.magnitude)) continue;
       drift.push({
         summary: summary.name,
+        ...(model.tableTemplate === undefined ? {} : { table }),
         partitionKey,
         rowKey: summary.rowKey,
         stored: publicValues(summary, stored),
