@@ -99,6 +99,11 @@ export type {
 } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { timestampOf } from "./serialization/entity-timestamp.js";
+export {
+  startTableServer,
+  type TableServer,
+  type TableServerOptions,
+} from "./server/table-server.js";
 export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
 export {
   MemoryStore,

@@ -22,7 +22,8 @@ import { MemoryBlobs } from "./memory-blobs.js";
 import { MemoryTable } from "./memory-table.js";
 import type { Mutation } from "./mutation.js";
 import { Journal, type JournalCommit } from "./persistence.js";
-import { type PageBreaks, readPage } from "./query-pager.js";
+import { type PageBreaks, type PageRequest, readPage, readRecordPage } from "./query-pager.js";
+import { registerRecordAccess } from "./record-access.js";
 import { badRequest, tableNotFound } from "./service-errors.js";
 import { checkTableName, tableKey } from "./table-names.js";
 import { parseTransaction, toTransactionError } from "./transaction-rules.js";
@@ -145,6 +146,16 @@ export class MemoryStore implements TableStore {
         this.#journal.rewrite(this.#snapshot());
       }
     }
+    registerRecordAccess(this, {
+      tableName: (table) => this.#tables.get(this.#tableKey(table))?.name,
+      getRecord: (table, partitionKey, rowKey) =>
+        this.#require(table).get(checkKey("PartitionKey", partitionKey), checkKey("RowKey", rowKey)),
+      queryRecords: (table, query) => {
+        if (this.flavor === "cosmos") throw badRequest("NotImplemented", "records of the cosmos flavour");
+        const t = this.#require(table);
+        return readRecordPage(t, this.#pageRequest(query), (record) => record);
+      },
+    });
   }
 
   /** Query counters, for tests (e.g. to show that a range query reads only its range). */
@@ -184,13 +195,19 @@ export class MemoryStore implements TableStore {
 
   async queryPage(table: string, query: StoreQuery = {}): Promise<StorePage> {
     const t = this.#require(table);
+    const request = this.#pageRequest(query);
+    return this.flavor === "cosmos" ? readUnsortedPage(t, request, this.seed) : readPage(t, request);
+  }
+
+  /** Validates a query and turns it into a page request (shared by the port and the record access). */
+  #pageRequest(query: StoreQuery): PageRequest {
     const top = checkTop(query.top);
     const continuation = checkContinuation(query.continuation);
     if (query.filter !== undefined && typeof query.filter !== "string") {
       throw badRequest("InvalidInput", "$filter must be a string");
     }
     const filter = this.#filters.get(query.filter);
-    const request = {
+    return {
       filter,
       top,
       ...(continuation === undefined ? {} : { continuation }),
@@ -200,7 +217,6 @@ export class MemoryStore implements TableStore {
         this.#scanned++;
       },
     };
-    return this.flavor === "cosmos" ? readUnsortedPage(t, request, this.seed) : readPage(t, request);
   }
 
   async insert(table: string, entity: WireEntity): Promise<WriteResult> {

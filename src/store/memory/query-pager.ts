@@ -2,7 +2,7 @@ import type { StoreContinuation, StorePage } from "../table-store.js";
 import type { CompiledFilter } from "./filter-cache.js";
 import { tighterLow } from "./key-range.js";
 import { compositeKey, type MemoryTable } from "./memory-table.js";
-import { recordToStored } from "./typed-entity.js";
+import { type EntityRecord, recordToStored } from "./typed-entity.js";
 
 /** Where a page may end besides `top`: at PartitionKey boundaries (real Azure) or only by size (Azurite). */
 export type PageBreaks = "partition" | "size-only";
@@ -27,7 +27,23 @@ export interface PageRequest {
  *   continuation always points past the entities scanned, iteration makes progress and terminates.
  */
 export function readPage(table: MemoryTable, request: PageRequest): StorePage {
-  const { filter, top, continuation, select, onScanned } = request;
+  const { select } = request;
+  return readRecordPage(table, request, (record) => recordToStored(record, select));
+}
+
+/** One page of records in any rendering (the server renders records itself, with their EDM types). */
+export interface RenderedPage<T> {
+  items: T[];
+  continuation?: StoreContinuation;
+}
+
+/** `readPage` with the rendering of each matching record chosen by the caller. */
+export function readRecordPage<T>(
+  table: MemoryTable,
+  request: PageRequest,
+  render: (record: EntityRecord) => T,
+): RenderedPage<T> {
+  const { filter, top, continuation, onScanned } = request;
   let low = filter.range.low;
   if (continuation !== undefined) {
     low = tighterLow(low, {
@@ -35,7 +51,7 @@ export function readPage(table: MemoryTable, request: PageRequest): StorePage {
       inclusive: true,
     });
   }
-  const items: StorePage["items"] = [];
+  const items: T[] = [];
   let partition: string | undefined;
   for (const record of table.scan(low, filter.range.high)) {
     if (items.length >= top) return { items, continuation: continueAt(record.partitionKey, record.rowKey) };
@@ -46,7 +62,7 @@ export function readPage(table: MemoryTable, request: PageRequest): StorePage {
       }
     }
     onScanned();
-    if (filter.predicate(record)) items.push(recordToStored(record, select));
+    if (filter.predicate(record)) items.push(render(record));
   }
   return { items };
 }

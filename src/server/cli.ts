@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { MemoryStore } from "../store/memory/memory-store.js";
+import { startTableServer } from "./table-server.js";
+
+const HELP = `Usage: tablekit serve [options]
+
+Serves tablekit's reference store over the Azure Table REST protocol (an emulator).
+
+Options:
+  --host HOST      interface to listen on (default 127.0.0.1)
+  --port PORT      port (default 10002; 0 picks a free one)
+  --file PATH      persist to this JSON-lines file (loaded on start, appended per request)
+  --account NAME   account name (default devstoreaccount1)
+  --key BASE64     account key (default the emulator's well-known key)
+  --help           print this help
+
+The connection string is printed on a line of its own. SIGINT or SIGTERM stops the server (exit code 0).`;
+
+/** Runs the `tablekit` command line; resolves with the exit code once the server is up (or failed). */
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === "--help" || command === "-h" || command === undefined) {
+    process.stdout.write(`${HELP}\n`);
+    return command === undefined ? 1 : 0;
+  }
+  if (command !== "serve") {
+    process.stderr.write(`tablekit: unknown command '${command}'\n${HELP}\n`);
+    return 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      host: { type: "string" },
+      port: { type: "string" },
+      file: { type: "string" },
+      account: { type: "string" },
+      key: { type: "string" },
+      help: { type: "boolean" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const port = values.port === undefined ? undefined : Number(values.port);
+  const store = new MemoryStore(values.file === undefined ? {} : { file: values.file });
+  const server = await startTableServer({
+    host: values.host,
+    port,
+    store,
+    account: values.account,
+    key: values.key,
+  });
+  process.stdout.write(`tablekit serve: listening on ${server.url}\n${server.connectionString}\n`);
+  const stop = () => {
+    // Every write is journaled before it is answered, so stopping needs no flush.
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return -1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`tablekit: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

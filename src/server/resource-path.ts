@@ -1,0 +1,88 @@
+import { badRequest } from "../store/memory/service-errors.js";
+
+/** What a request path (after the account segment) addresses. */
+export type Resource =
+  | { kind: "service" }
+  | { kind: "tables" }
+  | { kind: "table"; table: string }
+  | { kind: "batch" }
+  | { kind: "entities"; table: string }
+  | { kind: "entity"; table: string; partitionKey: string; rowKey: string };
+
+/**
+ * Parses the resource part of a Table service path: `Tables`, `Tables('name')`, `$batch`, `name`,
+ * `name()` or `name(PartitionKey='…',RowKey='…')`. Keys are percent-decoded first and then unquoted
+ * (`''` is one `'`), as the service reads them.
+ */
+export function parseResource(rawPath: string): Resource {
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    throw badRequest("InvalidUri", "the request URI is not correctly percent-encoded");
+  }
+  if (path === "" || path === "/") return { kind: "service" };
+  if (path === "$batch") return { kind: "batch" };
+  const open = path.indexOf("(");
+  const name = open < 0 ? path : path.slice(0, open);
+  if (!/^[A-Za-z0-9$]+$/.test(name)) throw badRequest("InvalidUri", "the request URI is invalid");
+  if (open < 0) return name === "Tables" ? { kind: "tables" } : { kind: "entities", table: name };
+  if (!path.endsWith(")")) throw badRequest("InvalidUri", "the request URI is invalid");
+  const inner = path.slice(open + 1, -1);
+  if (name === "Tables") {
+    if (inner === "") return { kind: "tables" };
+    const quoted = readQuoted(inner, 0);
+    if (quoted === undefined || quoted.end !== inner.length) {
+      throw badRequest("InvalidUri", "the request URI is invalid");
+    }
+    return { kind: "table", table: quoted.value };
+  }
+  if (inner === "") return { kind: "entities", table: name };
+  const keys = parseKeys(inner);
+  if (keys === undefined)
+    throw badRequest("InvalidUri", "the entity address must be (PartitionKey='…',RowKey='…')");
+  return { kind: "entity", table: name, ...keys };
+}
+
+function parseKeys(inner: string): { partitionKey: string; rowKey: string } | undefined {
+  const found = new Map<string, string>();
+  let at = 0;
+  while (at < inner.length) {
+    const eq = inner.indexOf("=", at);
+    if (eq < 0) return undefined;
+    const key = inner.slice(at, eq).trim();
+    const quoted = readQuoted(inner, eq + 1);
+    if (quoted === undefined || (key !== "PartitionKey" && key !== "RowKey") || found.has(key))
+      return undefined;
+    found.set(key, quoted.value);
+    at = quoted.end;
+    if (at < inner.length) {
+      if (inner[at] !== ",") return undefined;
+      at++;
+    }
+  }
+  const partitionKey = found.get("PartitionKey");
+  const rowKey = found.get("RowKey");
+  return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
+}
+
+/** Reads `'…'` at `start` with `''` escapes; the index after the closing quote. */
+function readQuoted(text: string, start: number): { value: string; end: number } | undefined {
+  if (text[start] !== "'") return undefined;
+  let value = "";
+  let i = start + 1;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === "'") {
+      if (text[i + 1] === "'") {
+        value += "'";
+        i += 2;
+        continue;
+      }
+      return { value, end: i + 1 };
+    }
+    value += c;
+    i++;
+  }
+  return undefined;
+}

@@ -1,0 +1,66 @@
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  StoreError,
+  TableKitError,
+  TransactionError,
+} from "../errors.js";
+
+/** A failure as the service reports it: HTTP status, `x-ms-error-code` and message text. */
+export interface ServiceFailure {
+  readonly status: number;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** A failure with a status and code chosen by the server itself (auth, routing, limits). */
+export class ServiceFailureError extends Error {
+  readonly failure: ServiceFailure;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.failure = { status, code, message };
+  }
+}
+
+// The service's own texts for its common codes (Table service error codes reference).
+const TEXTS: Record<string, string> = {
+  EntityAlreadyExists: "The specified entity already exists.",
+  ResourceNotFound: "The specified resource does not exist.",
+  UpdateConditionNotSatisfied: "The update condition specified in the request was not satisfied.",
+  TableNotFound: "The table specified does not exist.",
+  TableAlreadyExists: "The table specified already exists.",
+};
+
+/** Translates anything a handler threw into the service's answer; unknown errors are 500 InternalError. */
+export function toFailure(error: unknown): ServiceFailure {
+  if (error instanceof ServiceFailureError) return error.failure;
+  if (error instanceof EntityAlreadyExistsError) return known(409, "EntityAlreadyExists");
+  if (error instanceof EntityNotFoundError) return known(404, "ResourceNotFound");
+  if (error instanceof ConcurrencyError) return known(412, "UpdateConditionNotSatisfied");
+  if (error instanceof TransactionError) {
+    const code = error.serviceCode ?? "InvalidInput";
+    return {
+      status: error.statusCode ?? 400,
+      code,
+      message: `${error.index}:${TEXTS[code] ?? error.message}`,
+    };
+  }
+  if (error instanceof StoreError) {
+    const code = error.serviceCode ?? "InternalError";
+    const text = error.message.startsWith(`${code}: `) ? error.message.slice(code.length + 2) : error.message;
+    return { status: error.statusCode ?? 500, code, message: TEXTS[code] ?? text };
+  }
+  if (error instanceof TableKitError) return { status: 400, code: "InvalidInput", message: error.message };
+  return { status: 500, code: "InternalError", message: "The server encountered an internal error." };
+}
+
+function known(status: number, code: string): ServiceFailure {
+  return { status, code, message: TEXTS[code] as string };
+}
+
+/** The JSON error body the service sends: `{"odata.error":{"code","message":{"lang","value"}}}`. */
+export function errorBody(failure: ServiceFailure, requestId: string, date: Date): string {
+  const value = `${failure.message}\nRequestId:${requestId}\nTime:${date.toISOString()}`;
+  return JSON.stringify({ "odata.error": { code: failure.code, message: { lang: "en-US", value } } });
+}

@@ -1,0 +1,62 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import { ServiceFailureError } from "./service-error.js";
+
+/** An account the server accepts requests for: its name and its base64 key. */
+export interface AccountCredentials {
+  readonly name: string;
+  readonly key: Buffer;
+}
+
+// The service refuses requests whose date is more than 15 minutes away from its clock.
+const MAX_SKEW_MS = 15 * 60 * 1000;
+
+const REFUSED =
+  "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.";
+
+/**
+ * Checks a request's `Authorization` header the way the Table service does (Shared Key for the
+ * Table service and Shared Key Lite, "Authorize with Shared Key"):
+ * - SharedKey signs `VERB\nContent-MD5\nContent-Type\nDate\nCanonicalizedResource`;
+ * - SharedKeyLite signs `Date\nCanonicalizedResource`;
+ * where Date is `x-ms-date` when present, else `Date`, and the resource is `/account/path` plus
+ * `?comp=…` only. Anything else (no header, another account, a bad signature or date) is 403.
+ */
+export function checkSharedKey(
+  account: AccountCredentials,
+  method: string,
+  rawPath: string,
+  comp: string | null,
+  headers: IncomingHttpHeaders,
+  now: number,
+): void {
+  const authorization = headers.authorization;
+  if (authorization === undefined) throw refused("the request carries no Authorization header");
+  const match = /^(SharedKey|SharedKeyLite) ([^:]+):(.+)$/.exec(authorization);
+  if (match === null) throw refused("the Authorization header is malformed");
+  const [, scheme, name, signature] = match as unknown as [string, string, string, string];
+  if (name !== account.name) throw refused(`the request is signed for account '${name}'`);
+  const date = header(headers, "x-ms-date") || header(headers, "date");
+  const dateMs = Date.parse(date);
+  if (date === "" || Number.isNaN(dateMs)) throw refused("the request has no valid x-ms-date or Date header");
+  if (Math.abs(now - dateMs) > MAX_SKEW_MS) throw refused("the request date is more than 15 minutes off");
+  const resource = `/${account.name}${rawPath}${comp === null ? "" : `?comp=${comp}`}`;
+  const toSign =
+    scheme === "SharedKey"
+      ? [method, header(headers, "content-md5"), header(headers, "content-type"), date, resource].join("\n")
+      : [date, resource].join("\n");
+  const expected = createHmac("sha256", account.key).update(toSign, "utf8").digest();
+  const given = Buffer.from(signature, "base64");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw refused(`the signature does not match; the string to sign was '${toSign.replaceAll("\n", "\\n")}'`);
+  }
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string {
+  const value = headers[name];
+  return Array.isArray(value) ? (value[0] ?? "") : (value ?? "");
+}
+
+function refused(detail: string): ServiceFailureError {
+  return new ServiceFailureError(403, "AuthenticationFailed", `${REFUSED}\n${detail}`);
+}

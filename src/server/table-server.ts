@@ -1,0 +1,101 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ValidationError } from "../errors.js";
+import { MemoryStore } from "../store/memory/memory-store.js";
+import { recordAccessOf } from "../store/memory/record-access.js";
+import { TableService } from "./table-service.js";
+
+/** The emulator account every Azure Storage emulator accepts (`UseDevelopmentStorage=true`). */
+export const DEV_STORE_ACCOUNT = "devstoreaccount1";
+/** The emulator account's well-known key (published by Microsoft; not a secret). */
+export const DEV_STORE_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/** Options of `startTableServer`. */
+export interface TableServerOptions {
+  /** Interface to listen on (default `127.0.0.1`). */
+  host?: string | undefined;
+  /** Port to listen on (default 10002, Azurite's table port; 0 picks a free one). */
+  port?: number | undefined;
+  /** The store to serve (default a new in-memory `MemoryStore`); the `"azure"` flavour only. */
+  store?: MemoryStore | undefined;
+  /** Account name in the path and the signatures (default `devstoreaccount1`). */
+  account?: string | undefined;
+  /** The account key, base64 (default the emulator's well-known key). */
+  key?: string | undefined;
+}
+
+/** A running table server. */
+export interface TableServer {
+  /** The account's table endpoint, e.g. `http://127.0.0.1:10002/devstoreaccount1`. */
+  readonly url: string;
+  /** The port it listens on (the chosen one when `port: 0` was given). */
+  readonly port: number;
+  /** A connection string for any Azure Tables client. */
+  readonly connectionString: string;
+  /** Stops accepting connections and resolves when open ones are closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a `MemoryStore` over the Azure Table service REST protocol (path-style URLs, SharedKey and
+ * SharedKeyLite), so the official SDKs and `AzureStore` can use it as an emulator.
+ */
+export async function startTableServer(options: TableServerOptions = {}): Promise<TableServer> {
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 10002;
+  const account = options.account ?? DEV_STORE_ACCOUNT;
+  const key = options.key ?? DEV_STORE_KEY;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ValidationError(
+      "server-port",
+      `startTableServer: port must be an integer from 0 to 65535, got ${String(port)}`,
+      { field: "port" },
+    );
+  }
+  if (typeof account !== "string" || !/^[a-z0-9]{3,24}$/.test(account)) {
+    throw new ValidationError(
+      "server-account",
+      "startTableServer: account must be 3-24 lower-case letters and digits",
+      { field: "account" },
+    );
+  }
+  if (typeof key !== "string" || key === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
+    throw new ValidationError("server-key", "startTableServer: key must be base64", { field: "key" });
+  }
+  const store = options.store ?? new MemoryStore();
+  const records = store instanceof MemoryStore ? recordAccessOf(store) : undefined;
+  if (records === undefined || store.flavor !== "azure") {
+    throw new ValidationError(
+      "server-store",
+      'startTableServer: store must be a MemoryStore of the "azure" flavour',
+      { field: "store" },
+    );
+  }
+  const service = new TableService(store, records, { name: account, key: Buffer.from(key, "base64") });
+  const server = createServer((req, res) => {
+    void service.handle(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const chosen = (server.address() as AddressInfo).port;
+  const hostInUrl = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `http://${hostInUrl}:${chosen}/${account}`;
+  service.base = url;
+  return {
+    url,
+    port: chosen,
+    connectionString: `DefaultEndpointsProtocol=http;AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,602 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { compilePredicate } from "../store/memory/filter-evaluator.js";
+import type { MemoryStore } from "../store/memory/memory-store.js";
+import { parseFilter } from "../store/memory/odata-filter-parser.js";
+import type { RecordAccess } from "../store/memory/record-access.js";
+import { badRequest } from "../store/memory/service-errors.js";
+import type { EntityRecord } from "../store/memory/typed-entity.js";
+import type { TransactionAction, WriteMode } from "../store/table-store.js";
+import { type BatchOperation, boundaryOf, parseBatchBody } from "./batch-body.js";
+import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
+import {
+  type MetadataLevel,
+  metadataLevel,
+  parseEntityBody,
+  quoteKey,
+  type RenderContext,
+  renderRecord,
+  toWireEntity,
+} from "./odata-entity.js";
+import { parseResource, type Resource } from "./resource-path.js";
+import { errorBody, type ServiceFailure, ServiceFailureError, toFailure } from "./service-error.js";
+import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
+
+// The service refuses request bodies over 4 MiB (413 RequestBodyTooLarge).
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const DEFAULT_VERSION = "2019-02-02";
+
+/** One HTTP answer before it is written: status, headers and body text. */
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The parts of a request a handler needs, shared by top-level requests and batch operations. */
+interface Call {
+  readonly method: string;
+  readonly resource: Resource;
+  readonly query: URLSearchParams;
+  header(name: string): string | undefined;
+  readonly body: string;
+}
+
+/**
+ * The Table service REST API over one `MemoryStore`: routing, authorization and the JSON wire
+ * format. Reads use the store's records (typed values); every write goes through the store port,
+ * so the server adds no write path of its own.
+ */
+export class TableService {
+  readonly #store: MemoryStore;
+  readonly #records: RecordAccess;
+  readonly #account: AccountCredentials;
+  #base = "";
+
+  constructor(store: MemoryStore, records: RecordAccess, account: AccountCredentials) {
+    this.#store = store;
+    this.#records = records;
+    this.#account = account;
+  }
+
+  /** The account endpoint, once the server knows its address (used in links and Location headers). */
+  set base(url: string) {
+    this.#base = url;
+  }
+
+  /** Answers one HTTP request; never throws (a failure becomes the service's error answer). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    const now = new Date();
+    const version = headerOf(req, "x-ms-version") ?? DEFAULT_VERSION;
+    let answer: Answer;
+    try {
+      const body = await readBody(req);
+      answer = await this.#route(req, body, now);
+    } catch (error) {
+      answer = failureAnswer(toFailure(error), requestId, now);
+    }
+    const headers: Record<string, string> = {
+      "x-ms-request-id": requestId,
+      "x-ms-version": version,
+      Date: now.toUTCString(),
+      DataServiceVersion: "3.0;",
+      "X-Content-Type-Options": "nosniff",
+      "Cache-Control": "no-cache",
+      ...answer.headers,
+    };
+    if (answer.body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(answer.body));
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  }
+
+  async #route(req: IncomingMessage, body: string, now: Date): Promise<Answer> {
+    const rawUrl = req.url ?? "/";
+    const q = rawUrl.indexOf("?");
+    const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? "" : rawUrl.slice(q + 1));
+    const method = req.method ?? "GET";
+    checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
+    const prefix = `/${this.#account.name}`;
+    if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) {
+      throw new ServiceFailureError(
+        400,
+        "InvalidUri",
+        "The requested URI does not represent any resource on the server.",
+      );
+    }
+    const call: Call = {
+      method,
+      resource: parseResource(rawPath.slice(prefix.length + 1)),
+      query,
+      header: (name) => headerOf(req, name),
+      body,
+    };
+    if (call.resource.kind === "batch") return this.#batch(call);
+    return this.#dispatch(call);
+  }
+
+  async #dispatch(call: Call): Promise<Answer> {
+    const { resource, method } = call;
+    switch (resource.kind) {
+      case "service":
+        return serviceAnswer(call);
+      case "tables":
+        if (method === "GET") return this.#queryTables(call);
+        if (method === "POST") return this.#createTable(call);
+        break;
+      case "table":
+        if (method === "DELETE") return this.#deleteTable(resource.table);
+        break;
+      case "entities":
+        if (method === "GET") return this.#queryEntities(call, resource.table);
+        if (method === "POST") return this.#insert(call, resource.table);
+        break;
+      case "entity":
+        if (method === "GET") return this.#getEntity(call, resource);
+        if (method === "PUT") return this.#write(call, resource, "replace");
+        if (method === "MERGE" || method === "PATCH") return this.#write(call, resource, "merge");
+        if (method === "DELETE") return this.#delete(call, resource);
+        break;
+      case "batch":
+        break;
+    }
+    throw new ServiceFailureError(
+      405,
+      "UnsupportedHttpVerb",
+      `The resource doesn't support the specified HTTP verb ${method}.`,
+    );
+  }
+
+  #context(call: Call, table: string): RenderContext {
+    return {
+      level: metadataLevel(call.header("accept")),
+      base: this.#base,
+      account: this.#account.name,
+      table,
+    };
+  }
+
+  async #queryTables(call: Call): Promise<Answer> {
+    const level = metadataLevel(call.header("accept"));
+    const top = topOf(call.query);
+    const filterText = call.query.get("$filter");
+    const predicate =
+      filterText === null || filterText.trim() === "" ? undefined : compilePredicate(parseFilter(filterText));
+    const from = call.query.get("NextTableName");
+    const start = from === null ? undefined : decodeContinuationKey(from);
+    const names = (await this.#store.listTables()).sort(); // ordinal, as the service lists them
+    const value: Record<string, unknown>[] = [];
+    let next: string | undefined;
+    for (const name of names) {
+      if (start !== undefined && name < start) continue;
+      if (predicate !== undefined && !predicate(tableRecord(name))) continue;
+      if (value.length === top) {
+        next = name;
+        break;
+      }
+      value.push(this.#tableJson(name, level, false));
+    }
+    const json: Record<string, unknown> = {};
+    if (level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#Tables`;
+    json.value = value;
+    const headers: Record<string, string> = { "Content-Type": jsonType(level) };
+    if (next !== undefined) headers["x-ms-continuation-NextTableName"] = encodeContinuationKey(next);
+    return { status: 200, headers, body: JSON.stringify(json) };
+  }
+
+  #tableJson(name: string, level: MetadataLevel, single: boolean): Record<string, unknown> {
+    const json: Record<string, unknown> = {};
+    if (single && level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#Tables/@Element`;
+    if (level === "fullmetadata") {
+      json["odata.type"] = `${this.#account.name}.Tables`;
+      json["odata.id"] = `${this.#base}/Tables('${name}')`;
+      json["odata.editLink"] = `Tables('${name}')`;
+    }
+    json.TableName = name;
+    return json;
+  }
+
+  async #createTable(call: Call): Promise<Answer> {
+    const props = parseEntityBody(call.body);
+    const name = props.TableName;
+    if (typeof name !== "object" || name === null || !("value" in name) || typeof name.value !== "string") {
+      throw badRequest("InvalidInput", 'the body must name the table: {"TableName":"…"}');
+    }
+    const table = name.value;
+    // The check and the create run in one synchronous step: no other request can slip between them.
+    if (this.#records.tableName(table) !== undefined) {
+      throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
+    }
+    await this.#store.createTable(table);
+    const level = metadataLevel(call.header("accept"));
+    const headers: Record<string, string> = { Location: `${this.#base}/Tables('${table}')` };
+    if (preferNoContent(call)) {
+      return { status: 204, headers: { ...headers, "Preference-Applied": "return-no-content" } };
+    }
+    return {
+      status: 201,
+      headers: { ...headers, "Content-Type": jsonType(level), "Preference-Applied": "return-content" },
+      body: JSON.stringify(this.#tableJson(table, level, true)),
+    };
+  }
+
+  async #deleteTable(table: string): Promise<Answer> {
+    if (this.#records.tableName(table) === undefined) {
+      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
+    }
+    await this.#store.deleteTable(table);
+    return { status: 204, headers: {} };
+  }
+
+  #queryEntities(call: Call, table: string): Answer {
+    const context = this.#context(call, table);
+    const select = selectOf(call.query);
+    const npk = call.query.get("NextPartitionKey");
+    const nrk = call.query.get("NextRowKey");
+    const continuation =
+      npk === null
+        ? undefined
+        : {
+            nextPartitionKey: decodeContinuationKey(npk),
+            ...(nrk === null ? {} : { nextRowKey: decodeContinuationKey(nrk) }),
+          };
+    const filter = call.query.get("$filter");
+    const page = this.#records.queryRecords(table, {
+      ...(filter === null ? {} : { filter }),
+      top: topOf(call.query),
+      ...(continuation === undefined ? {} : { continuation }),
+    });
+    const json: Record<string, unknown> = {};
+    if (context.level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#${table}`;
+    json.value = page.items.map((record) => renderRecord(record, context, select, false));
+    const headers: Record<string, string> = { "Content-Type": jsonType(context.level) };
+    if (page.continuation !== undefined) {
+      headers["x-ms-continuation-NextPartitionKey"] = encodeContinuationKey(
+        page.continuation.nextPartitionKey,
+      );
+      if (page.continuation.nextRowKey !== undefined) {
+        headers["x-ms-continuation-NextRowKey"] = encodeContinuationKey(page.continuation.nextRowKey);
+      }
+    }
+    return { status: 200, headers, body: JSON.stringify(json) };
+  }
+
+  #getEntity(call: Call, at: EntityAt): Answer {
+    const record = this.#records.getRecord(at.table, at.partitionKey, at.rowKey);
+    if (record === undefined)
+      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
+    const context = this.#context(call, at.table);
+    return {
+      status: 200,
+      headers: { "Content-Type": jsonType(context.level), ETag: record.etag },
+      body: JSON.stringify(renderRecord(record, context, selectOf(call.query), true)),
+    };
+  }
+
+  async #insert(call: Call, table: string): Promise<Answer> {
+    const entity = toWireEntity(parseEntityBody(call.body), undefined);
+    const written = this.#store.insert(table, entity);
+    // Read back in the same synchronous step as the write, before any other request runs.
+    let record: EntityRecord | undefined;
+    try {
+      record = this.#records.getRecord(table, entity.partitionKey, entity.rowKey);
+    } catch {
+      // The write failed for the same reason; awaiting it reports that failure.
+    }
+    await written;
+    return this.#created(call, table, record as EntityRecord);
+  }
+
+  #created(call: Call, table: string, record: EntityRecord): Answer {
+    const location = `${this.#base}/${this.#entityPath(table, record.partitionKey, record.rowKey)}`;
+    const headers: Record<string, string> = {
+      ETag: record.etag,
+      Location: location,
+      DataServiceId: location,
+    };
+    if (preferNoContent(call)) {
+      return { status: 204, headers: { ...headers, "Preference-Applied": "return-no-content" } };
+    }
+    const context = this.#context(call, table);
+    return {
+      status: 201,
+      headers: {
+        ...headers,
+        "Content-Type": jsonType(context.level),
+        "Preference-Applied": "return-content",
+      },
+      body: JSON.stringify(renderRecord(record, context, undefined, true)),
+    };
+  }
+
+  #entityPath(table: string, partitionKey: string, rowKey: string): string {
+    return `${table}(PartitionKey='${quoteKey(partitionKey)}',RowKey='${quoteKey(rowKey)}')`;
+  }
+
+  async #write(call: Call, at: EntityAt, mode: WriteMode): Promise<Answer> {
+    const entity = toWireEntity(parseEntityBody(call.body), at);
+    const ifMatch = call.header("if-match");
+    const result =
+      ifMatch === undefined
+        ? await this.#store.upsert(at.table, entity, mode)
+        : await this.#store.update(at.table, entity, mode, ifMatch);
+    return { status: 204, headers: { ETag: result.etag } };
+  }
+
+  async #delete(call: Call, at: EntityAt): Promise<Answer> {
+    const ifMatch = call.header("if-match");
+    if (ifMatch === undefined) {
+      throw new ServiceFailureError(
+        400,
+        "MissingRequiredHeader",
+        "An HTTP header that's mandatory for this request is not specified.",
+      );
+    }
+    const deleted = await this.#store.delete(at.table, at.partitionKey, at.rowKey, ifMatch);
+    if (!deleted)
+      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
+    return { status: 204, headers: {} };
+  }
+
+  /** An entity group transaction: every operation parsed and checked, then one atomic store call. */
+  async #batch(call: Call): Promise<Answer> {
+    if (call.method !== "POST") {
+      throw new ServiceFailureError(
+        405,
+        "UnsupportedHttpVerb",
+        "The resource doesn't support the specified HTTP verb.",
+      );
+    }
+    const operations = parseBatchBody(call.body, boundaryOf(call.header("content-type")));
+    const batchId = randomUUID();
+    const changesetId = randomUUID();
+    const planned: { action: TransactionAction; operation: BatchOperation; table: string }[] = [];
+    let table: string | undefined;
+    let partitionKey: string | undefined;
+    try {
+      operations.forEach((operation, index) => {
+        try {
+          const action = this.#batchAction(operation);
+          const keys = action.action.kind === "delete" ? action.action : action.action.entity;
+          if (table !== undefined && action.table.toLowerCase() !== table.toLowerCase()) {
+            throw badRequest("InvalidInput", "all operations of a batch must address one table");
+          }
+          if (partitionKey !== undefined && keys.partitionKey !== partitionKey) {
+            throw badRequest(
+              "CommandsInBatchActOnDifferentPartitions",
+              "all operations of a batch must share one PartitionKey",
+            );
+          }
+          table = action.table;
+          partitionKey = keys.partitionKey;
+          planned.push({ action: action.action, operation, table: action.table });
+        } catch (error) {
+          throw new IndexedFailure(index, error);
+        }
+      });
+      if (table === undefined || partitionKey === undefined)
+        throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
+      const t = table;
+      const results = await this.#store.submitTransaction(
+        t,
+        partitionKey,
+        planned.map((p) => p.action),
+      );
+      const parts = planned.map((p, i) => {
+        const etag = results[i]?.etag ?? "";
+        const keys = p.action.kind === "delete" ? p.action : p.action.entity;
+        const location = `${this.#base}/${this.#entityPath(p.table, keys.partitionKey, keys.rowKey)}`;
+        const headers = [`DataServiceVersion: 3.0;`];
+        if (p.action.kind !== "delete") headers.push(`ETag: ${etag}`);
+        if (p.action.kind === "insert")
+          headers.push(
+            `Location: ${location}`,
+            `DataServiceId: ${location}`,
+            "Preference-Applied: return-no-content",
+          );
+        return `HTTP/1.1 204 No Content\r\n${headers.join("\r\n")}\r\n\r\n`;
+      });
+      return batchAnswer(batchId, changesetId, parts);
+    } catch (error) {
+      const failure = error instanceof IndexedFailure ? indexed(error) : toFailure(error);
+      const json = errorBody(failure, randomUUID(), new Date());
+      const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
+      return batchAnswer(batchId, changesetId, [part]);
+    }
+  }
+
+  /** One batch operation as a port action. */
+  #batchAction(operation: BatchOperation): { table: string; action: TransactionAction } {
+    let path: string;
+    try {
+      path = new URL(operation.url, "http://batch.invalid").pathname;
+    } catch {
+      throw badRequest("InvalidUri", "the operation's URL is invalid");
+    }
+    const prefix = `/${this.#account.name}/`;
+    if (!path.startsWith(prefix)) throw badRequest("InvalidUri", "the operation's URL names another account");
+    const resource = parseResource(path.slice(prefix.length));
+    const call: Call = {
+      method: operation.method,
+      resource,
+      query: new URLSearchParams(),
+      header: (name) => operation.headers.get(name),
+      body: operation.body,
+    };
+    if (resource.kind === "entities" && call.method === "POST") {
+      return {
+        table: resource.table,
+        action: { kind: "insert", entity: toWireEntity(parseEntityBody(call.body), undefined) },
+      };
+    }
+    if (resource.kind === "entity") {
+      const ifMatch = call.header("if-match");
+      if (call.method === "DELETE") {
+        if (ifMatch === undefined)
+          throw new ServiceFailureError(
+            400,
+            "MissingRequiredHeader",
+            "An HTTP header that's mandatory for this request is not specified.",
+          );
+        return {
+          table: resource.table,
+          action: { kind: "delete", partitionKey: resource.partitionKey, rowKey: resource.rowKey, ifMatch },
+        };
+      }
+      const mode: WriteMode | undefined =
+        call.method === "PUT"
+          ? "replace"
+          : call.method === "MERGE" || call.method === "PATCH"
+            ? "merge"
+            : undefined;
+      if (mode !== undefined) {
+        const entity = toWireEntity(parseEntityBody(call.body), resource);
+        return {
+          table: resource.table,
+          action:
+            ifMatch === undefined
+              ? { kind: "upsert", entity, mode }
+              : { kind: "update", entity, mode, ifMatch },
+        };
+      }
+    }
+    throw badRequest("InvalidInput", `a changeset cannot hold ${operation.method} ${resource.kind} requests`);
+  }
+}
+
+type EntityAt = { table: string; partitionKey: string; rowKey: string };
+
+/** A batch failure found while parsing operation `index`. */
+class IndexedFailure extends Error {
+  readonly index: number;
+  constructor(index: number, cause: unknown) {
+    super("batch operation failed", { cause });
+    this.index = index;
+  }
+}
+
+function indexed(error: IndexedFailure): ServiceFailure {
+  const failure = toFailure(error.cause);
+  return { ...failure, message: `${error.index}:${failure.message}` };
+}
+
+function batchAnswer(batchId: string, changesetId: string, parts: string[]): Answer {
+  const changeset = parts
+    .map(
+      (p) =>
+        `--changesetresponse_${changesetId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n${p}`,
+    )
+    .join("");
+  const body =
+    `--batchresponse_${batchId}\r\nContent-Type: multipart/mixed; boundary=changesetresponse_${changesetId}\r\n\r\n` +
+    `${changeset}--changesetresponse_${changesetId}--\r\n--batchresponse_${batchId}--\r\n`;
+  return {
+    status: 202,
+    headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
+    body,
+  };
+}
+
+function statusText(status: number): string {
+  const texts: Record<number, string> = {
+    400: "Bad Request",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    412: "Precondition Failed",
+    413: "Request Entity Too Large",
+    500: "Internal Server Error",
+  };
+  return texts[status] ?? "Error";
+}
+
+function failureAnswer(failure: ServiceFailure, requestId: string, now: Date): Answer {
+  return {
+    status: failure.status,
+    headers: {
+      "x-ms-error-code": failure.code,
+      "Content-Type": "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+    },
+    body: errorBody(failure, requestId, now),
+  };
+}
+
+function serviceAnswer(call: Call): Answer {
+  // Service properties are not kept: reads get the defaults, writes are accepted and ignored.
+  if (call.query.get("restype") === "service" && call.query.get("comp") === "properties") {
+    if (call.method === "PUT") return { status: 202, headers: {} };
+    if (call.method === "GET") {
+      const xml =
+        '<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>' +
+        "<HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics><Cors /></StorageServiceProperties>";
+      return { status: 200, headers: { "Content-Type": "application/xml" }, body: xml };
+    }
+  }
+  throw new ServiceFailureError(
+    400,
+    "InvalidUri",
+    "The requested URI does not represent any resource on the server.",
+  );
+}
+
+function tableRecord(name: string): EntityRecord {
+  return {
+    partitionKey: "",
+    rowKey: "",
+    timestamp: 0n,
+    etag: "",
+    properties: new Map([["TableName", { type: "String", value: name }]]),
+  };
+}
+
+function topOf(query: URLSearchParams): number {
+  const text = query.get("$top");
+  if (text === null) return 1000;
+  const top = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(top >= 1 && top <= 1000))
+    throw badRequest("InvalidInput", `$top must be an integer from 1 to 1000, got '${text.slice(0, 20)}'`);
+  return top;
+}
+
+function selectOf(query: URLSearchParams): ReadonlySet<string> | undefined {
+  const text = query.get("$select");
+  if (text === null || text.trim() === "" || text.trim() === "*") return undefined;
+  return new Set(
+    text
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== ""),
+  );
+}
+
+function preferNoContent(call: Call): boolean {
+  return /return-no-content/i.test(call.header("prefer") ?? "");
+}
+
+function jsonType(level: MetadataLevel): string {
+  return `application/json;odata=${level};streaming=true;charset=utf-8`;
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Reads the whole body; over 4 MiB it keeps draining (so the answer can be read) and fails with 413. */
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+  }
+  if (size > MAX_BODY_BYTES) {
+    throw new ServiceFailureError(
+      413,
+      "RequestBodyTooLarge",
+      "The request body is too large and exceeds the maximum permissible limit.",
+    );
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

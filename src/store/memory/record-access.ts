@@ -1,0 +1,30 @@
+import type { StoreQuery } from "../table-store.js";
+import type { RenderedPage } from "./query-pager.js";
+import type { EntityRecord } from "./typed-entity.js";
+
+/**
+ * What the table server reads from a `MemoryStore` beyond the port: stored records with their EDM
+ * types (the port reads Int32 and Double alike as `number`, the wire must tell them apart) and
+ * whether a table exists (the wire answers 409/404 where the port's create/delete are idempotent).
+ * Kept off the public class so the port stays the only public surface.
+ */
+export interface RecordAccess {
+  /** The table's name as created, or `undefined` when it does not exist. */
+  tableName(table: string): string | undefined;
+  /** Point read of a record; 404 TableNotFound as a `StoreError` when the table is missing. */
+  getRecord(table: string, partitionKey: string, rowKey: string): EntityRecord | undefined;
+  /** One page of records, exactly as `queryPage` pages (same filter parser, limits and breaks). */
+  queryRecords(table: string, query: StoreQuery): RenderedPage<EntityRecord>;
+}
+
+const registry = new WeakMap<object, RecordAccess>();
+
+/** Called by a `MemoryStore` on construction. */
+export function registerRecordAccess(store: object, access: RecordAccess): void {
+  registry.set(store, access);
+}
+
+/** The record access of a `MemoryStore`, or `undefined` for any other object. */
+export function recordAccessOf(store: object): RecordAccess | undefined {
+  return registry.get(store);
+}
