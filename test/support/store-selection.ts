@@ -4,10 +4,10 @@
  */
 
 /** The name of a store implementation tests can run against. */
-export type StoreName = "memory" | "azurite";
+export type StoreName = "memory" | "azurite" | "serve";
 
 /** Every store implementation, in the order tests run them. */
-export const ALL_STORE_NAMES: readonly StoreName[] = ["memory", "azurite"];
+export const ALL_STORE_NAMES: readonly StoreName[] = ["memory", "azurite", "serve"];
 
 /** The stores selected by `TABLEKIT_STORES` (all when unset); an unknown name is an error, not a silent skip. */
 export function selectedStoreNames(env: string | undefined = process.env.TABLEKIT_STORES): StoreName[] {

@@ -1,6 +1,6 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { createAzuriteStore } from "./azurite.js";
+import { createAzuriteStore, createServeStore } from "./azurite.js";
 import { type StoreName, selectedStoreNames } from "./store-selection.js";
 
 export { type StoreName, selectedStoreNames } from "./store-selection.js";
@@ -16,6 +16,8 @@ export interface StoreKind {
 export const allStoreKinds: readonly StoreKind[] = [
   { name: "memory", create: () => new MemoryStore() },
   { name: "azurite", create: () => createAzuriteStore() },
+  // AzureStore through the SDK against `tablekit serve`: the wire protocol checked by every suite.
+  { name: "serve", create: () => createServeStore() },
 ];
 
 /** The store implementations this run covers (`TABLEKIT_STORES`, default all): tests that must hold on every store. */
@@ -28,3 +30,6 @@ export const storeKinds: StoreKind[] = allStoreKinds.filter((kind) =>
  * so `TABLEKIT_STORES=memory` reports them as skipped instead of failing to connect.
  */
 export const azuriteSelected: boolean = selectedStoreNames().includes("azurite");
+
+/** Whether the `tablekit serve` store is part of this run (its server is started by the global setup). */
+export const serveSelected: boolean = selectedStoreNames().includes("serve");
