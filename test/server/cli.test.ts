@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { TableClient, TableServiceClient } from "@azure/data-tables";
+import { afterAll, describe, expect, test } from "vitest";
+
+// `tablekit serve` as a process: help, the printed connection string, signals, --file persistence.
+const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/server/cli.ts");
+const dir = mkdtempSync(join(tmpdir(), "tablekit-serve-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((done) => child.once("exit", (code, signal) => done({ code, signal })));
+}
+
+/** Resolves with the connection string once the server printed it on a line of its own. */
+function connectionStringOf(child: ChildProcess): Promise<string> {
+  return new Promise((done, fail) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const line = out.split("\n").find((l) => l.startsWith("DefaultEndpointsProtocol="));
+      if (line !== undefined) done(line.trim());
+    });
+    child.once("exit", () =>
+      fail(new Error(`the server exited before printing its connection string:\n${out}`)),
+    );
+  });
+}
+
+async function tableOf(connectionString: string): Promise<TableClient> {
+  const service = TableServiceClient.fromConnectionString(connectionString, {
+    allowInsecureConnection: true,
+  });
+  await service.createTable("persisted").catch(() => undefined);
+  return TableClient.fromConnectionString(connectionString, "persisted", { allowInsecureConnection: true });
+}
+
+describe("tablekit serve (CLI)", () => {
+  test("--help describes the options and exits 0", async () => {
+    const child = run(["serve", "--help"]);
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+    });
+    expect((await exitOf(child)).code).toBe(0);
+    for (const option of ["--host", "--port", "--file", "--account", "--key"]) expect(out).toContain(option);
+  });
+
+  test("SIGTERM exits 0; --file keeps every answered write, also across SIGKILL", async () => {
+    const file = join(dir, "data.jsonl");
+    const first = run(["serve", "--port", "0", "--file", file]);
+    const cs1 = await connectionStringOf(first);
+    expect(cs1).toMatch(
+      /^DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=[^;]+;TableEndpoint=http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1;$/,
+    );
+    await (await tableOf(cs1)).createEntity({ partitionKey: "p", rowKey: "1", v: "kept" });
+    const exited = exitOf(first);
+    first.kill("SIGTERM");
+    expect((await exited).code).toBe(0);
+
+    const second = run(["serve", "--port", "0", "--file", file]);
+    const table2 = await tableOf(await connectionStringOf(second));
+    expect((await table2.getEntity<{ v: string }>("p", "1")).v).toBe("kept");
+    await table2.createEntity({ partitionKey: "p", rowKey: "2", v: "answered" });
+    const killed = exitOf(second);
+    second.kill("SIGKILL");
+    expect((await killed).signal).toBe("SIGKILL");
+
+    const third = run(["serve", "--port", "0", "--file", file]);
+    const table3 = await tableOf(await connectionStringOf(third));
+    expect((await table3.getEntity<{ v: string }>("p", "2")).v).toBe("answered");
+    const stopped = exitOf(third);
+    third.kill("SIGINT");
+    expect((await stopped).code).toBe(0);
+  });
+});
