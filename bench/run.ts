@@ -39,6 +39,7 @@ import {
 } from "./measure.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
+import { serveVsAzurite } from "./serve-vs-azurite.js";
 
 const quick = process.argv.includes("--quick");
 const rows: BenchRow[] = [];
@@ -552,6 +553,7 @@ async function main(): Promise<void> {
     rows.push(...(await pacingRuns(azurite.connectionString, quick)));
     await summaryCosts(azurite.connectionString);
     await largeValues(azurite.connectionString);
+    await serveVsAzurite(azurite.connectionString, record, quick);
   } finally {
     await azurite.stop();
   }

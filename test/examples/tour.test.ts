@@ -13,6 +13,7 @@ describe("the tour (npm start)", () => {
   const runs: Array<[string, () => TableStore]> = [
     ["memory", () => new MemoryStore()],
     ["azurite", () => AzureStore.fromConnectionString(inject("azuriteConnectionString"))],
+    ["serve", () => AzureStore.fromConnectionString(inject("serveConnectionString"))],
   ];
   // TABLEKIT_STORES picks the stores of a run (default both).
   it.each(runs.filter(([name]) => selectedStoreNames().includes(name as StoreName)))(

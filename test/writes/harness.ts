@@ -49,7 +49,7 @@ export async function faultyStores(name: StoreName, options: FaultPlanOptions = 
     const inner = new MemoryStore();
     return { name, store: new FaultyStore(inner, plan), direct: inner, plan, close: async () => {} };
   }
-  const target = inject("azuriteConnectionString");
+  const target = inject(name === "serve" ? "serveConnectionString" : "azuriteConnectionString");
   const proxy = await startFaultProxy(target, plan);
   const store = AzureStore.fromConnectionString(proxy.connectionString, {
     requestTimeoutMs: REQUEST_TIMEOUT_MS,

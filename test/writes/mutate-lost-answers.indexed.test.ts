@@ -105,7 +105,7 @@ describe.each(storeNames)("indexed mutate under lost answers on %s", (name) => {
       const direct = new MemoryStore();
       return { direct, faulty: plans.map((plan) => new FaultyStore(direct, plan)), plans };
     }
-    const target = inject("azuriteConnectionString");
+    const target = inject(name === "serve" ? "serveConnectionString" : "azuriteConnectionString");
     const faulty: TableStore[] = [];
     for (const plan of plans) {
       const proxy = await startFaultProxy(target, plan);
