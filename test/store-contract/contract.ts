@@ -194,17 +194,6 @@ const AZURE_STORE_DEVIATIONS: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /**
- * Where `tablekit serve` follows Azure and AzureStore passes it through, while MemoryStore direct
- * answers the port's way. The server itself is never the reason: anything else is a server bug.
- */
-const SERVE_DEVIATIONS: ReadonlyArray<[RegExp, string]> = [
-  [
-    /^EDM type round trips > \$select projects user properties and keeps keys, etag and timestamp/,
-    "As Azure: $select returns only what is selected (keys and Timestamp too) and a missing property as null",
-  ],
-];
-
-/**
  * Registers a hook that skips the tests listed for the kind (Azurite's deviations, AzureStore's, and
  * `tablekit serve`'s), with the reason as the skip note.
  */
@@ -213,7 +202,8 @@ export function skipAzuriteDeviations(kind: StoreKind): void {
     kind.name === "azurite"
       ? [...AZURITE_DEVIATIONS, ...AZURE_STORE_DEVIATIONS]
       : kind.name === "serve"
-        ? [...SERVE_DEVIATIONS, ...AZURE_STORE_DEVIATIONS]
+        ? // The server itself has no deviations: any other difference from MemoryStore is a server bug.
+          AZURE_STORE_DEVIATIONS
         : [];
   if (list.length === 0) return;
   beforeEach((context) => {

@@ -75,8 +75,8 @@ describe.skipIf(!azuriteSelected)("startAzurite (needs Azurite: TABLEKIT_STORES 
 
 describe("selectedStoreNames", () => {
   it("defaults to every store and reads a comma-separated list", () => {
-    expect(selectedStoreNames(" ")).toEqual(["memory", "azurite"]);
-    expect(selectedStoreNames("")).toEqual(["memory", "azurite"]);
+    expect(selectedStoreNames(" ")).toEqual(["memory", "azurite", "serve"]);
+    expect(selectedStoreNames("")).toEqual(["memory", "azurite", "serve"]);
     expect(selectedStoreNames("memory")).toEqual(["memory"]);
     expect(selectedStoreNames(" Azurite , memory ")).toEqual(["memory", "azurite"]);
   });
