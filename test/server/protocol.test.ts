@@ -6,7 +6,7 @@ import {
   TableTransaction,
 } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startTableServer, type TableServer } from "../../src/index.js";
+import { startTableServer, type TableServer, ValidationError } from "../../src/index.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { ACCOUNT, errorOf, signedFetch } from "./signed-fetch.js";
 
@@ -443,5 +443,47 @@ describe("malformed input", () => {
     const left: unknown[] = [];
     for await (const e of table.listEntities()) left.push(e);
     expect(left).toEqual([]);
+  });
+});
+
+describe("startTableServer options", () => {
+  test("bad options are ValidationErrors before anything listens", async () => {
+    const bad: unknown[] = [
+      { port: -1 },
+      { port: 1.5 },
+      { account: "Bad_Name" },
+      { key: "not base64!" },
+      { store: new MemoryStore({ flavor: "cosmos" }) },
+      { store: {} },
+    ];
+    for (const options of bad) {
+      const error = await startTableServer(options as never).then(
+        (s) => s.close().then(() => undefined),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ValidationError);
+    }
+  });
+
+  test("another account and key: signatures are checked against them", async () => {
+    const key = Buffer.alloc(32, 9).toString("base64");
+    const other = await startTableServer({ port: 0, account: "myaccount", key });
+    try {
+      expect(other.url).toBe(`http://127.0.0.1:${other.port}/myaccount`);
+      const client = TableServiceClient.fromConnectionString(other.connectionString, {
+        allowInsecureConnection: true,
+      });
+      await client.createTable("other");
+      const wrong = new TableServiceClient(
+        other.url,
+        new AzureNamedKeyCredential("myaccount", Buffer.alloc(32, 8).toString("base64")),
+        {
+          allowInsecureConnection: true,
+        },
+      );
+      expect((await restError(wrong.createTable("other2"))).statusCode).toBe(403);
+    } finally {
+      await other.close();
+    }
   });
 });
