@@ -29,7 +29,7 @@ export function checkSharedKey(
   comp: string | null,
   headers: IncomingHttpHeaders,
   now: number,
-): void {
+): undefined {
   const authorization = headers.authorization;
   if (authorization === undefined) throw refused("the request carries no Authorization header");
   const match = /^(SharedKey|SharedKeyLite) ([^:]+):(.+)$/.exec(authorization);
@@ -50,6 +50,7 @@ export function checkSharedKey(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw refused(`the signature does not match; the string to sign was '${toSign.replaceAll("\n", "\\n")}'`);
   }
+  return undefined;
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string {

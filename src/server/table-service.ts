@@ -20,6 +20,13 @@ import {
 } from "./odata-entity.js";
 import { parseResource, type Resource } from "./resource-path.js";
 import { errorBody, type ServiceFailure, ServiceFailureError, toFailure } from "./service-error.js";
+import {
+  authorize,
+  checkSas,
+  rangeFilter,
+  type SasGrant,
+  type SasOperation,
+} from "./shared-access-signature.js";
 import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
 
 // The service refuses request bodies over 4 MiB (413 RequestBodyTooLarge). A batch is read up to a
@@ -42,6 +49,8 @@ interface Call {
   readonly query: URLSearchParams;
   header(name: string): string | undefined;
   readonly body: string;
+  /** What the request's shared access signature grants; undefined for Shared Key requests. */
+  readonly grant?: SasGrant | undefined;
 }
 
 /**
@@ -101,7 +110,10 @@ export class TableService {
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? "" : rawUrl.slice(q + 1));
     const method = req.method ?? "GET";
-    checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
+    // A request carries a shared access signature in its query string, or else a Shared Key header.
+    const grant = query.has("sig")
+      ? checkSas(this.#account, query, now.getTime())
+      : checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
     const prefix = `/${this.#account.name}`;
     if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) {
       throw new ServiceFailureError(
@@ -116,6 +128,7 @@ export class TableService {
       query,
       header: (name) => headerOf(req, name),
       body,
+      grant: grant ?? undefined,
     };
     if (call.resource.kind === "batch") return this.#batch(call);
     return this.#dispatch(call);
@@ -123,26 +136,59 @@ export class TableService {
 
   async #dispatch(call: Call): Promise<Answer> {
     const { resource, method } = call;
+    const allow = (operation: SasOperation) => {
+      if (call.grant !== undefined) authorize(call.grant, operation);
+    };
+    const keys =
+      resource.kind === "entity" ? { partitionKey: resource.partitionKey, rowKey: resource.rowKey } : {};
     switch (resource.kind) {
       case "service":
+        allow({ kind: "service" });
         return serviceAnswer(call);
       case "tables":
-        if (method === "GET") return this.#queryTables(call);
-        if (method === "POST") return this.#createTable(call);
+        if (method === "GET") {
+          allow({ kind: "tables", verb: "list" });
+          return this.#queryTables(call);
+        }
+        if (method === "POST") {
+          allow({ kind: "tables", verb: "create" });
+          return this.#createTable(call);
+        }
         break;
       case "table":
-        if (method === "DELETE") return this.#deleteTable(resource.table);
+        if (method === "DELETE") {
+          allow({ kind: "tables", verb: "delete" });
+          return this.#deleteTable(resource.table);
+        }
         break;
       case "entities":
-        if (method === "GET") return this.#queryEntities(call, resource.table);
+        if (method === "GET") {
+          allow({ kind: "entity", table: resource.table, verb: "read" });
+          return this.#queryEntities(call, resource.table);
+        }
         if (method === "POST") return this.#insert(call, resource.table);
         break;
-      case "entity":
-        if (method === "GET") return this.#getEntity(call, resource);
-        if (method === "PUT") return this.#write(call, resource, "replace");
-        if (method === "MERGE" || method === "PATCH") return this.#write(call, resource, "merge");
-        if (method === "DELETE") return this.#delete(call, resource);
+      case "entity": {
+        const ifMatch = call.header("if-match");
+        if (method === "GET") {
+          allow({ kind: "entity", table: resource.table, verb: "read", ...keys });
+          return this.#getEntity(call, resource);
+        }
+        const verb = ifMatch === undefined ? "upsert" : "update";
+        if (method === "PUT") {
+          allow({ kind: "entity", table: resource.table, verb, ...keys });
+          return this.#write(call, resource, "replace");
+        }
+        if (method === "MERGE" || method === "PATCH") {
+          allow({ kind: "entity", table: resource.table, verb, ...keys });
+          return this.#write(call, resource, "merge");
+        }
+        if (method === "DELETE") {
+          allow({ kind: "entity", table: resource.table, verb: "delete", ...keys });
+          return this.#delete(call, resource);
+        }
         break;
+      }
       case "batch":
         break;
     }
@@ -246,7 +292,11 @@ export class TableService {
             nextPartitionKey: decodeContinuationKey(npk),
             ...(nrk === null ? {} : { nextRowKey: decodeContinuationKey(nrk) }),
           };
-    const filter = call.query.get("$filter");
+    const own = call.query.get("$filter");
+    // A SAS key range narrows the query: nothing outside it is ever returned.
+    const range = call.grant === undefined ? undefined : rangeFilter(call.grant);
+    const filter =
+      range === undefined ? own : own === null || own.trim() === "" ? range : `(${own}) and ${range}`;
     const page = this.#records.queryRecords(table, {
       ...(filter === null ? {} : { filter }),
       top: topOf(call.query),
@@ -281,6 +331,15 @@ export class TableService {
 
   async #insert(call: Call, table: string): Promise<Answer> {
     const entity = toWireEntity(parseEntityBody(call.body), undefined);
+    if (call.grant !== undefined) {
+      authorize(call.grant, {
+        kind: "entity",
+        table,
+        verb: "add",
+        partitionKey: entity.partitionKey,
+        rowKey: entity.rowKey,
+      });
+    }
     const written = this.#store.insert(table, entity);
     // Read back in the same synchronous step as the write, before any other request runs.
     let record: EntityRecord | undefined;
@@ -364,6 +423,16 @@ export class TableService {
         try {
           const action = this.#batchAction(operation);
           const keys = action.action.kind === "delete" ? action.action : action.action.entity;
+          if (call.grant !== undefined) {
+            const verb = { insert: "add", upsert: "upsert", update: "update", delete: "delete" } as const;
+            authorize(call.grant, {
+              kind: "entity",
+              table: action.table,
+              verb: verb[action.action.kind],
+              partitionKey: keys.partitionKey,
+              rowKey: keys.rowKey,
+            });
+          }
           if (table !== undefined && action.table.toLowerCase() !== table.toLowerCase()) {
             throw badRequest("InvalidInput", "all operations of a batch must address one table");
           }

@@ -1,0 +1,200 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { ServiceFailureError } from "./service-error.js";
+import type { AccountCredentials } from "./shared-key.js";
+
+/** What a shared access signature allows: its permission letters, its table (table SAS) and key range. */
+export interface SasGrant {
+  readonly kind: "table" | "account";
+  readonly permissions: string;
+  /** The table a table SAS is for (lower case); undefined for an account SAS. */
+  readonly table?: string;
+  /** Account SAS resource types: `s` service, `c` container (tables), `o` object (entities). */
+  readonly resourceTypes?: string;
+  readonly startPartitionKey?: string;
+  readonly startRowKey?: string;
+  readonly endPartitionKey?: string;
+  readonly endRowKey?: string;
+}
+
+/** The operation a request performs, in the terms SAS permissions are granted in. */
+export type SasOperation =
+  | { kind: "tables"; verb: "list" | "create" | "delete" }
+  | {
+      kind: "entity";
+      table: string;
+      verb: "read" | "add" | "update" | "upsert" | "delete";
+      partitionKey?: string;
+      rowKey?: string;
+    }
+  | { kind: "service" };
+
+/**
+ * Checks a SAS token in the query string ("Create a service SAS" for tables, "Create an account SAS"):
+ * the signature over the documented string-to-sign, the start and expiry, the protocol. Stored access
+ * policies (`si`) are not supported and refused. Returns what it grants; `authorize` checks each operation.
+ */
+export function checkSas(account: AccountCredentials, query: URLSearchParams, now: number): SasGrant {
+  const get = (name: string) => query.get(name) ?? "";
+  const sig = query.get("sig");
+  const version = get("sv");
+  if (sig === null || version === "") throw refused("AuthenticationFailed", "the SAS lacks sig or sv");
+  if (get("si") !== "")
+    throw refused("AuthenticationFailed", "stored access policies (si) are not supported");
+  const start = get("st");
+  const expiry = get("se");
+  if (expiry === "") throw refused("AuthenticationFailed", "the SAS lacks an expiry (se)");
+  const protocol = get("spr");
+  if (protocol !== "" && !protocol.split(",").includes("http")) {
+    throw new ServiceFailureError(
+      403,
+      "AuthorizationProtocolMismatch",
+      "This request is not authorized to perform this operation using this protocol.",
+    );
+  }
+  let toSign: string;
+  let grant: SasGrant;
+  const table = query.get("tn");
+  if (table !== null) {
+    toSign = [
+      get("sp"),
+      start,
+      expiry,
+      `/table/${account.name}/${table.toLowerCase()}`,
+      get("si"),
+      get("sip"),
+      protocol,
+      version,
+      get("spk"),
+      get("srk"),
+      get("epk"),
+      get("erk"),
+    ].join("\n");
+    grant = {
+      kind: "table",
+      permissions: get("sp"),
+      table: table.toLowerCase(),
+      ...optional("startPartitionKey", query.get("spk")),
+      ...optional("startRowKey", query.get("srk")),
+      ...optional("endPartitionKey", query.get("epk")),
+      ...optional("endRowKey", query.get("erk")),
+    };
+  } else {
+    if (!get("ss").includes("t"))
+      throw refused("AuthorizationServiceMismatch", "the account SAS does not cover the table service");
+    toSign = [
+      account.name,
+      get("sp"),
+      get("ss"),
+      get("srt"),
+      start,
+      expiry,
+      get("sip"),
+      protocol,
+      version,
+      "",
+    ].join("\n");
+    grant = { kind: "account", permissions: get("sp"), resourceTypes: get("srt") };
+  }
+  const expected = createHmac("sha256", account.key).update(toSign, "utf8").digest();
+  const given = Buffer.from(sig, "base64");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw refused("AuthenticationFailed", "the SAS signature does not match");
+  }
+  const startMs = start === "" ? undefined : Date.parse(start);
+  const expiryMs = Date.parse(expiry);
+  if (Number.isNaN(expiryMs) || (startMs !== undefined && Number.isNaN(startMs))) {
+    throw refused("AuthenticationFailed", "the SAS start or expiry is not a date");
+  }
+  if (startMs !== undefined && now < startMs)
+    throw refused("AuthenticationFailed", "the SAS is not valid yet");
+  if (now > expiryMs) throw refused("AuthenticationFailed", "the SAS has expired");
+  return grant;
+}
+
+/** Refuses an operation the grant does not cover (403, the service's codes). */
+export function authorize(grant: SasGrant, operation: SasOperation): void {
+  const has = (letters: string) => [...letters].some((l) => grant.permissions.includes(l));
+  if (operation.kind === "service") {
+    if (grant.kind !== "account" || !grant.resourceTypes?.includes("s"))
+      throw mismatch("AuthorizationResourceTypeMismatch");
+    return;
+  }
+  if (operation.kind === "tables") {
+    if (grant.kind !== "account" || !grant.resourceTypes?.includes("c"))
+      throw mismatch("AuthorizationResourceTypeMismatch");
+    const needed = operation.verb === "list" ? "l" : operation.verb === "create" ? "ac" : "d";
+    if (!has(needed)) throw mismatch("AuthorizationPermissionMismatch");
+    return;
+  }
+  if (grant.kind === "account") {
+    if (!grant.resourceTypes?.includes("o")) throw mismatch("AuthorizationResourceTypeMismatch");
+  } else if (operation.table.toLowerCase() !== grant.table) {
+    throw mismatch("AuthorizationFailure");
+  }
+  // Table SAS letters: r query, a add, u update, d delete; an upsert needs both add and update.
+  const needed = { read: ["r"], add: ["a"], update: ["u"], upsert: ["a", "u"], delete: ["d"] }[
+    operation.verb
+  ];
+  if (!needed.every((l) => grant.permissions.includes(l))) throw mismatch("AuthorizationPermissionMismatch");
+  if (
+    operation.partitionKey !== undefined &&
+    operation.rowKey !== undefined &&
+    !inRange(grant, operation.partitionKey, operation.rowKey)
+  ) {
+    throw mismatch("AuthorizationFailure");
+  }
+}
+
+/** Whether a key lies in the grant's range: from (spk, srk) to (epk, erk), both ends inclusive. */
+export function inRange(grant: SasGrant, partitionKey: string, rowKey: string): boolean {
+  const { startPartitionKey: spk, startRowKey: srk, endPartitionKey: epk, endRowKey: erk } = grant;
+  if (
+    spk !== undefined &&
+    (partitionKey < spk || (partitionKey === spk && srk !== undefined && rowKey < srk))
+  )
+    return false;
+  if (
+    epk !== undefined &&
+    (partitionKey > epk || (partitionKey === epk && erk !== undefined && rowKey > erk))
+  )
+    return false;
+  return true;
+}
+
+/** The grant's key range as an OData filter, ANDed to a query's own so it returns nothing outside. */
+export function rangeFilter(grant: SasGrant): string | undefined {
+  const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
+  const parts: string[] = [];
+  const { startPartitionKey: spk, startRowKey: srk, endPartitionKey: epk, endRowKey: erk } = grant;
+  if (spk !== undefined) {
+    parts.push(
+      srk === undefined
+        ? `PartitionKey ge ${q(spk)}`
+        : `(PartitionKey gt ${q(spk)} or (PartitionKey eq ${q(spk)} and RowKey ge ${q(srk)}))`,
+    );
+  }
+  if (epk !== undefined) {
+    parts.push(
+      erk === undefined
+        ? `PartitionKey le ${q(epk)}`
+        : `(PartitionKey lt ${q(epk)} or (PartitionKey eq ${q(epk)} and RowKey le ${q(erk)}))`,
+    );
+  }
+  return parts.length === 0 ? undefined : parts.join(" and ");
+}
+
+function optional<K extends string>(key: K, value: string | null): Partial<Record<K, string>> {
+  return value === null || value === "" ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+function refused(code: string, detail: string): ServiceFailureError {
+  return new ServiceFailureError(
+    403,
+    code,
+    `Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\n${detail}`,
+  );
+}
+
+function mismatch(code: string): ServiceFailureError {
+  return new ServiceFailureError(403, code, "This request is not authorized to perform this operation.");
+}
