@@ -17,7 +17,7 @@ import {
   ValidationError,
 } from "../../src/index.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
-import { stores, uniquePrefix } from "../fixtures/context.js";
+import { blobStores as stores, uniquePrefix } from "../fixtures/context.js";
 import { expectRejection, failureOf } from "../support/rejection.js";
 import { seededRandom, testSeed } from "../support/seeded-random.js";
 import { type StoreRequest, StoreWrapper } from "../support/store-wrapper.js";

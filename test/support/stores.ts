@@ -31,5 +31,11 @@ export const storeKinds: StoreKind[] = allStoreKinds.filter((kind) =>
  */
 export const azuriteSelected: boolean = selectedStoreNames().includes("azurite");
 
+/**
+ * The selected kinds whose store has a blob part (large values): `tablekit serve` speaks the Table
+ * protocol only, so its AzureStore has no Blob endpoint.
+ */
+export const blobStoreKinds: StoreKind[] = storeKinds.filter((kind) => kind.name !== "serve");
+
 /** Whether the `tablekit serve` store is part of this run (its server is started by the global setup). */
 export const serveSelected: boolean = selectedStoreNames().includes("serve");
