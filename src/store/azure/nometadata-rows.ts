@@ -93,12 +93,13 @@ function compileRowReader(types: PropertyTypes): NometadataRowReader {
       const key = JSON.stringify(name);
       const typed = stringCase(types[name] as EdmType);
       return typed === ""
-        ? `v = r[${key}]; if (v !== undefined) o[${key}] = v;`
-        : `v = r[${key}]; if (v !== undefined) { if (typeof v === "string") { ${typed} } o[${key}] = v; }`;
+        ? `v = r[${key}]; if (v != null) o[${key}] = v;`
+        : `v = r[${key}]; if (v != null) { if (typeof v === "string") { ${typed} } o[${key}] = v; }`;
     }),
-    // Properties outside the model (other types' columns, bookkeeping) keep their JSON values.
+    // Properties outside the model (other types' columns, bookkeeping) keep their JSON values. A null
+    // is a $select-ed property the entity lacks (the service stores no nulls): it is left out.
     "for (const k in r) {",
-    `  switch (k) { ${skip.map((n) => `case ${JSON.stringify(n)}:`).join(" ")} break; default: o[k] = r[k]; }`,
+    `  switch (k) { ${skip.map((n) => `case ${JSON.stringify(n)}:`).join(" ")} break; default: if (r[k] !== null) o[k] = r[k]; }`,
     "}",
     "return o;",
   ].join("\n");

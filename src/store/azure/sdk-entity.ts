@@ -25,6 +25,11 @@ export function fromSdkPointEntity(entity: Record<string, unknown>): StoredEntit
 
 /** Brings one query result to the port's `StoredEntity` shape (in place). */
 export function fromSdkQueryEntity(entity: Record<string, unknown>): StoredEntity {
+  // Azure answers a $select-ed property the entity lacks with null (it stores no nulls): leave it out,
+  // so a selected bookkeeping property (e.g. a summary row's marker) is present only where it was written.
+  for (const key in entity) {
+    if (entity[key] === null) delete entity[key];
+  }
   // The service sends Timestamp without an Edm.DateTime annotation, so the SDK leaves it a string.
   const timestamp = entity.timestamp;
   if (typeof timestamp === "string") entity.timestamp = new Date(timestamp);
