@@ -1,21 +1,10 @@
 import { badRequest } from "../store/memory/service-errors.js";
 import { ticksToIso } from "../store/memory/ticks.js";
 import type { EntityRecord } from "../store/memory/typed-entity.js";
-import type { EdmType, WireEntity, WireValue } from "../wire/wire-entity.js";
+import { EDM_TYPES, type EdmType, type WireEntity, type WireValue } from "../wire/wire-entity.js";
 
 /** The JSON metadata level a client asked for in `Accept` (`application/json;odata=…`). */
 export type MetadataLevel = "nometadata" | "minimalmetadata" | "fullmetadata";
-
-const EDM_TYPES: ReadonlySet<string> = new Set([
-  "String",
-  "Int32",
-  "Int64",
-  "Double",
-  "Boolean",
-  "DateTime",
-  "Guid",
-  "Binary",
-]);
 
 /** The metadata level of an `Accept` header; minimal metadata when absent or unspecified, as the service does. */
 export function metadataLevel(accept: string | undefined): MetadataLevel {

@@ -7,6 +7,18 @@
 /** The service's property types (EDM). */
 export type EdmType = "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary";
 
+/** Every EDM type name, for checking a type named in untyped input (a dynamic row, a request body). */
+export const EDM_TYPES: ReadonlySet<string> = new Set<EdmType>([
+  "String",
+  "Int32",
+  "Int64",
+  "Double",
+  "Boolean",
+  "DateTime",
+  "Guid",
+  "Binary",
+]);
+
 /** An explicitly typed value, as `@azure/data-tables` accepts and returns it (e.g. `{ type: "Guid", value: "…" }`). */
 export interface TypedValue {
   type: EdmType;

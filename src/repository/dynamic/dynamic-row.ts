@@ -3,6 +3,7 @@ import type { EdmType, StoredEntity, WireEntity, WireValue } from "../../store/t
 import { propertyValueBytes } from "../../util/entity-size.js";
 import { assertValidKey } from "../../util/key-rules.js";
 import { PROPERTY_NAME, ServiceLimits } from "../../util/service-limits.js";
+import { EDM_TYPES } from "../../wire/wire-entity.js";
 
 /**
  * A row of `db.dynamic(table)`: its keys and its properties as typed wire values. Written: `string`,
@@ -18,16 +19,6 @@ export interface DynamicRow {
   [property: string]: WireValue | undefined;
 }
 
-const EDM_TYPES: ReadonlySet<string> = new Set<EdmType>([
-  "String",
-  "Int32",
-  "Int64",
-  "Double",
-  "Boolean",
-  "DateTime",
-  "Guid",
-  "Binary",
-]);
 // Names the service or the SDK keep for itself: writing them would be refused or silently dropped.
 const RESERVED = new Set(["PartitionKey", "RowKey", "Timestamp", "etag", "timestamp"]);
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
