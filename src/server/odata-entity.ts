@@ -131,9 +131,9 @@ export function renderRecord(
       out["odata.etag"] = record.etag;
     }
   }
-  // With $select the keys and Timestamp still come, and a selected property the entity lacks is
-  // omitted: what MemoryStore answers through the port (Azure sends such a property as null and
-  // Timestamp only when selected; see test/store-azure/AZURITE-NOTES.md).
+  // With $select the keys and Timestamp still come (Azure sends Timestamp only when selected; kept
+  // here because MemoryStore answers so through the port), and a selected property the entity lacks
+  // comes as null, as Azure sends it (see test/store-azure/AZURITE-NOTES.md).
   out.PartitionKey = record.partitionKey;
   out.RowKey = record.rowKey;
   if (level !== "nometadata") out["Timestamp@odata.type"] = "Edm.DateTime";
@@ -178,8 +178,16 @@ export function renderRecord(
     if (annotate && level !== "nometadata") out[`${name}@odata.type`] = `Edm.${v.type}`;
     out[name] = json;
   }
+  // As Azure answers: a selected property the entity lacks comes as null (the service stores no nulls).
+  if (select !== undefined) {
+    for (const name of select) {
+      if (!(name in out) && !SYSTEM_NAMES.has(name)) out[name] = null;
+    }
+  }
   return out;
 }
+
+const SYSTEM_NAMES: ReadonlySet<string> = new Set(["PartitionKey", "RowKey", "Timestamp"]);
 
 /** A key inside `(PartitionKey='…')`: single quotes doubled, then URL-encoded. */
 export function quoteKey(key: string): string {
