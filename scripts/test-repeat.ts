@@ -17,6 +17,13 @@ export const REPEATED_FILES = [
   "test/indexes/crash-kill-azurite.test.ts",
   "test/indexes/crash-points.test.ts",
   "test/support/support.test.ts",
+  "test/eventual/",
+  "test/pacing/",
+  "test/large/crash-kill.test.ts",
+  "test/conformance/summaries.test.ts",
+  "test/conformance/summaries-indexed.test.ts",
+  "test/conformance/wide-entity-races.test.ts",
+  "test/server/fuzz.test.ts",
 ];
 
 function option(args: string[], name: string): string | undefined {
