@@ -63,8 +63,10 @@ describe.each(storeNames)("bulk writes under faults on %s", (name) => {
     const rewrites = [...shuffled(grid(2), 2), ...shuffled(grid(3), 3)];
     inFlight.max = 0;
     results.push(await readings.bulkUpsert(streamed(rewrites), { concurrency: 12 }));
+    // Only the bound is checked here: whether two batches overlap depends on how fast the store answers
+    // (on MemoryStore some seeds never overlap). That the runner does fill its slots is checked with
+    // held requests in test/bulk/bulk-runner.scheduling.test.ts.
     expect(inFlight.max).toBeLessThanOrEqual(12);
-    expect(inFlight.max).toBeGreaterThan(1);
     // Never two batches of one partition at once, retries included.
     expect(inFlight.maxPerPartition).toBe(1);
 
