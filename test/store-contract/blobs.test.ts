@@ -5,18 +5,20 @@
 import { describe, expect, test } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import type { BlobStore } from "../../src/store/table-store.js";
-import { blobStoreKinds } from "../support/stores.js";
+import { blobStoreKinds, storeKinds } from "../support/stores.js";
 import { uniqueTableName } from "../support/table-names.js";
 
 const container = () => `tablekit-${uniqueTableName("c").toLowerCase()}`;
 
 // tablekit serve has no Blob endpoint: the blob contract runs on the stores that have one.
-// A run whose TABLEKIT_STORES has no store with a Blob endpoint (e.g. only `serve`) has nothing to check here.
-if (blobStoreKinds.length === 0) {
-  describe("store contract (blobs)", () => {
-    test.skip("no selected store has a Blob endpoint (tablekit serve has none)", () => undefined);
+// The stores left out really have no blob port (an entity with a large column is refused there). This
+// also gives a run whose TABLEKIT_STORES selects only such stores (e.g. `serve`) something to check.
+const withoutBlobs = storeKinds.filter((kind) => !blobStoreKinds.includes(kind));
+describe.each(withoutBlobs)("store contract (blobs) on $name", (kind) => {
+  test("has no Blob endpoint, so the blob contract does not apply", () => {
+    expect(kind.create().blobs).toBeUndefined();
   });
-}
+});
 
 describe.each(blobStoreKinds)("store contract (blobs) on $name", (kind) => {
   const blobs = (): BlobStore => {
