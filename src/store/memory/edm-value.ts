@@ -1,4 +1,3 @@
-import { propertyValueBytes } from "../../util/entity-size.js";
 import type { WireValue } from "../table-store.js";
 import { ticksToMs } from "./ticks.js";
 
@@ -16,12 +15,6 @@ export type EdmValue =
   | { readonly type: "DateTime"; readonly value: bigint }
   | { readonly type: "Guid"; readonly value: string }
   | { readonly type: "Binary"; readonly value: Uint8Array };
-
-/** Size of a value in the service's entity-size formula (String 4 + 2/char, Binary 4 + bytes, …). */
-export function edmValueSize(v: EdmValue): number {
-  const length = v.type === "String" ? v.value.length : v.type === "Binary" ? v.value.byteLength : 0;
-  return propertyValueBytes(v.type, length);
-}
 
 /**
  * The value as `@azure/data-tables` returns it with default type conversion, as a fresh copy:

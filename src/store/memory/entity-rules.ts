@@ -1,7 +1,8 @@
 import { ValidationError } from "../../errors.js";
+import { propertyValueBytes } from "../../util/entity-size.js";
 import { assertValidKey } from "../../util/key-rules.js";
 import { PROPERTY_NAME, ServiceLimits } from "../../util/service-limits.js";
-import { type EdmValue, edmValueSize } from "./edm-value.js";
+import type { PackedProperties } from "./property-shape.js";
 import { badRequest } from "./service-errors.js";
 
 /**
@@ -49,19 +50,22 @@ export function checkPropertyName(name: string): void {
  * at most 252 user properties (TooManyProperties) and at most 1 MiB by the service's size formula
  * `4 + (len(PK) + len(RK)) * 2 + Σ (8 + len(name) * 2 + size(value))` (EntityTooLarge).
  */
-export function checkEntityLimits(
-  partitionKey: string,
-  rowKey: string,
-  properties: ReadonlyMap<string, EdmValue>,
-): void {
-  if (properties.size > ServiceLimits.maxProperties) {
+export function checkEntityLimits(partitionKey: string, rowKey: string, properties: PackedProperties): void {
+  const { names, types } = properties.shape;
+  if (names.length > ServiceLimits.maxProperties) {
     throw badRequest(
       "TooManyProperties",
-      `the entity has ${properties.size} properties; at most ${ServiceLimits.maxProperties} user properties are allowed`,
+      `the entity has ${names.length} properties; at most ${ServiceLimits.maxProperties} user properties are allowed`,
     );
   }
   let size = 4 + (partitionKey.length + rowKey.length) * 2;
-  for (const [name, value] of properties) size += 8 + name.length * 2 + edmValueSize(value);
+  for (let i = 0; i < names.length; i++) {
+    const type = types[i] as (typeof types)[number];
+    const value = properties.values[i];
+    const length =
+      type === "String" ? (value as string).length : type === "Binary" ? (value as Uint8Array).byteLength : 0;
+    size += 8 + (names[i] as string).length * 2 + propertyValueBytes(type, length);
+  }
   if (size > ServiceLimits.maxEntityBytes) {
     throw badRequest(
       "EntityTooLarge",

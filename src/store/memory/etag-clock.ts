@@ -36,5 +36,13 @@ export class EtagClock {
  * `W/"datetime'2024-05-01T10%3A00%3A00.1234567Z'"` (the date-time is URL-encoded).
  */
 export function etagFromTicks(ticks: bigint): string {
-  return `W/"datetime'${encodeURIComponent(ticksToIso(ticks))}'"`;
+  // The rows of one request (and of one journal commit) share a Timestamp: they share its ETag string too.
+  if (ticks !== lastTicks) {
+    lastTicks = ticks;
+    lastEtag = `W/"datetime'${encodeURIComponent(ticksToIso(ticks))}'"`;
+  }
+  return lastEtag;
 }
+
+let lastTicks: bigint | undefined;
+let lastEtag = "";

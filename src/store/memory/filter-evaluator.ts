@@ -1,7 +1,7 @@
 import { compareEdm } from "./edm-compare.js";
 import type { EdmValue } from "./edm-value.js";
 import type { CompareOp, FilterNode } from "./filter-ast.js";
-import type { EntityRecord } from "./typed-entity.js";
+import { type EntityRecord, StoredRecord } from "./typed-entity.js";
 
 /** A compiled filter: true when the entity matches. */
 export type Predicate = (record: EntityRecord) => boolean;
@@ -62,7 +62,7 @@ function compileComparison(property: string, op: CompareOp, literal: EdmValue): 
     }
     default:
       return (r) => {
-        const value = r.properties.get(property);
+        const value = r instanceof StoredRecord ? r.property(property) : r.properties.get(property);
         if (value === undefined) return false;
         const c = compareEdm(value, literal);
         return c !== undefined && holds(c);

@@ -1,5 +1,5 @@
-import { createOrderedMap, type OrderedMap } from "./btree.js";
-import type { EntityRecord } from "./typed-entity.js";
+import { compareToComposite, SortedRows } from "./sorted-rows.js";
+import type { StoredRecord } from "./typed-entity.js";
 
 /**
  * The composite index key of an entity: `PartitionKey + U+0000 + RowKey`. Keys may not contain
@@ -17,11 +17,11 @@ export interface KeyBound {
   readonly inclusive: boolean;
 }
 
-/** One table: its entities in a B+ tree ordered by (PartitionKey, RowKey), the table's only index. */
+/** One table: its entities in sorted chunks ordered by (PartitionKey, RowKey), the table's only index. */
 export class MemoryTable {
   /** The name as created (table names are case-insensitive but keep their case). */
   readonly name: string;
-  readonly #rows: OrderedMap<EntityRecord> = createOrderedMap<EntityRecord>();
+  readonly #rows = new SortedRows();
 
   constructor(name: string) {
     this.name = name;
@@ -33,25 +33,33 @@ export class MemoryTable {
   }
 
   /** Point lookup, O(log n). */
-  get(partitionKey: string, rowKey: string): EntityRecord | undefined {
-    return this.#rows.get(compositeKey(partitionKey, rowKey));
+  get(partitionKey: string, rowKey: string): StoredRecord | undefined {
+    return this.#rows.get(partitionKey, rowKey);
   }
 
   /** Inserts or replaces the entity with the record's keys. */
-  put(record: EntityRecord): void {
-    this.#rows.set(compositeKey(record.partitionKey, record.rowKey), record);
+  put(record: StoredRecord): void {
+    this.#rows.set(record);
   }
 
   /** Removes an entity; true if it existed. */
   delete(partitionKey: string, rowKey: string): boolean {
-    return this.#rows.delete(compositeKey(partitionKey, rowKey));
+    return this.#rows.delete(partitionKey, rowKey);
   }
 
   /** Entities between two bounds in key order: O(log n) to find the start, then O(1) per entity. */
-  *scan(low: KeyBound | undefined, high: KeyBound | undefined): Generator<EntityRecord, void, undefined> {
-    for (const [key, record] of this.#rows.entries(low?.key)) {
-      if (low !== undefined && !low.inclusive && key === low.key) continue;
-      if (high !== undefined && (key > high.key || (!high.inclusive && key === high.key))) return;
+  *scan(low: KeyBound | undefined, high: KeyBound | undefined): Generator<StoredRecord, void, undefined> {
+    for (const record of this.#rows.from(low?.key)) {
+      if (
+        low !== undefined &&
+        !low.inclusive &&
+        compareToComposite(record.partitionKey, record.rowKey, low.key) === 0
+      )
+        continue;
+      if (high !== undefined) {
+        const c = compareToComposite(record.partitionKey, record.rowKey, high.key);
+        if (c > 0 || (!high.inclusive && c === 0)) return;
+      }
       yield record;
     }
   }

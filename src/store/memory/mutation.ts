@@ -1,4 +1,4 @@
-import type { EntityRecord } from "./typed-entity.js";
+import type { StoredRecord } from "./typed-entity.js";
 
 /**
  * One change to the store's state. A committed request (a single write, a whole transaction, a table
@@ -7,5 +7,5 @@ import type { EntityRecord } from "./typed-entity.js";
 export type Mutation =
   | { readonly op: "createTable"; readonly table: string }
   | { readonly op: "deleteTable"; readonly table: string }
-  | { readonly op: "put"; readonly table: string; readonly record: EntityRecord }
+  | { readonly op: "put"; readonly table: string; readonly record: StoredRecord }
   | { readonly op: "delete"; readonly table: string; readonly partitionKey: string; readonly rowKey: string };

@@ -2,7 +2,7 @@ import type { StoreContinuation, StorePage } from "../table-store.js";
 import type { CompiledFilter } from "./filter-cache.js";
 import { tighterLow } from "./key-range.js";
 import { compositeKey, type MemoryTable } from "./memory-table.js";
-import { type EntityRecord, recordToStored } from "./typed-entity.js";
+import { recordToStored, type StoredRecord } from "./typed-entity.js";
 
 /** Where a page may end besides `top`: at PartitionKey boundaries (real Azure) or only by size (Azurite). */
 export type PageBreaks = "partition" | "size-only";
@@ -41,7 +41,7 @@ export interface RenderedPage<T> {
 export function readRecordPage<T>(
   table: MemoryTable,
   request: PageRequest,
-  render: (record: EntityRecord) => T,
+  render: (record: StoredRecord) => T,
 ): RenderedPage<T> {
   const { filter, top, continuation, onScanned } = request;
   let low = filter.range.low;

@@ -2,7 +2,8 @@ import { StoreError } from "../../errors.js";
 import type { EdmValue } from "./edm-value.js";
 import { etagFromTicks } from "./etag-clock.js";
 import type { Mutation } from "./mutation.js";
-import type { EntityRecord } from "./typed-entity.js";
+import { PropertyShape, packValue, type StoredValue, unpackValue } from "./property-shape.js";
+import { StoredRecord } from "./typed-entity.js";
 
 /** A mutation as JSON: every typed value encoded losslessly (see encodeValue). */
 export type EncodedMutation =
@@ -22,7 +23,11 @@ export function encodeMutation(m: Mutation): EncodedMutation {
       const r = m.record;
       // Properties as [name, type, value] triples, not an object: "__proto__" is a valid property name.
       const p: [string, string, unknown][] = [];
-      for (const [name, value] of r.properties) p.push([name, value.type, encodeValue(value)]);
+      const { names, types } = r.shape;
+      for (let i = 0; i < names.length; i++) {
+        const type = types[i] as EdmValue["type"];
+        p.push([names[i] as string, type, encodeValue(unpackValue(type, r.values[i] as StoredValue))]);
+      }
       return { op: "put", t: m.table, pk: r.partitionKey, rk: r.rowKey, ts: r.timestamp.toString(), p };
     }
   }
@@ -37,16 +42,9 @@ export function decodeMutation(e: EncodedMutation): Mutation {
     case "delete":
       return { op: "delete", table: str(e.t), partitionKey: str(e.pk), rowKey: str(e.rk) };
     case "put": {
-      const timestamp = BigInt(str(e.ts));
-      const properties = new Map<string, EdmValue>();
-      for (const [name, type, value] of e.p) properties.set(str(name), decodeValue(type, value));
-      const record: EntityRecord = {
-        partitionKey: str(e.pk),
-        rowKey: str(e.rk),
-        timestamp,
-        etag: etagFromTicks(timestamp),
-        properties,
-      };
+      const timestamp = decodeTicks(str(e.ts));
+      const properties = packTriples(e.p);
+      const record = new StoredRecord(str(e.pk), str(e.rk), timestamp, etagFromTicks(timestamp), properties);
       return { op: "put", table: str(e.t), record };
     }
     default:
@@ -54,6 +52,30 @@ export function decodeMutation(e: EncodedMutation): Mutation {
         `MemoryStore journal: unknown operation ${JSON.stringify((e as { op: unknown }).op)}`,
       );
   }
+}
+
+/** Journaled [name, type, value] triples as packed properties, in order. */
+function packTriples(triples: [string, string, unknown][]): { shape: PropertyShape; values: StoredValue[] } {
+  let shape = PropertyShape.EMPTY;
+  const values: StoredValue[] = [];
+  for (const [name, type, value] of triples) {
+    if (shape.indexOf(str(name)) >= 0) {
+      // A repeated name (never written by encodeMutation) keeps its first position and its last
+      // value, as the Map the triples were once read into did.
+      const map = new Map(triples.map(([n, t, v]) => [str(n), decodeValue(t, v)]));
+      shape = PropertyShape.EMPTY;
+      values.length = 0;
+      for (const [n, v] of map) {
+        shape = shape.with(n, v.type);
+        values.push(packValue(v));
+      }
+      break;
+    }
+    const decoded = decodeValue(type, value);
+    shape = shape.with(name, decoded.type);
+    values.push(packValue(decoded));
+  }
+  return { shape, values };
 }
 
 /**
@@ -94,6 +116,18 @@ function decodeValue(type: string, raw: unknown): EdmValue {
       return { type, value: new Uint8Array(Buffer.from(str(raw), "base64")) };
   }
   throw new StoreError(`MemoryStore journal: malformed ${type} value ${JSON.stringify(raw)}`);
+}
+
+// The rows of one commit share a Timestamp: decode it once and share the bigint.
+let lastTicksText: string | undefined;
+let lastTicks = 0n;
+
+function decodeTicks(text: string): bigint {
+  if (text !== lastTicksText) {
+    lastTicks = BigInt(text);
+    lastTicksText = text;
+  }
+  return lastTicks;
 }
 
 function str(v: unknown): string {

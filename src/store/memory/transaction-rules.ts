@@ -104,11 +104,79 @@ export function toTransactionError(
 }
 
 /** Length of the entity's JSON body as the SDK would send it (Int64 as strings, Binary as base64). */
-function jsonLength(entity: unknown): number {
+export function jsonLength(entity: unknown): number {
+  // Counted directly for the usual shapes (what JSON.stringify(entity).length gives, without building
+  // the text); anything else takes JSON.stringify with a replacer for bigint and binary values.
+  const counted = objectLength(entity, 1);
+  if (counted !== undefined) return counted;
   return JSON.stringify(entity, (_key, value: unknown) => {
     if (typeof value === "bigint") return value.toString();
     if (value instanceof Uint8Array)
       return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64");
     return value;
   }).length;
+}
+
+// Marks a value JSON.stringify leaves out of an object.
+const OMITTED = -1;
+
+/** JSON length of a plain object nested at most `depth` more levels, or `undefined` when not counted. */
+function objectLength(value: unknown, depth: number): number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return undefined;
+  let length = 2;
+  let members = 0;
+  for (const key of Object.keys(value)) {
+    const v = valueLength((value as Record<string, unknown>)[key], depth);
+    if (v === undefined) return undefined;
+    if (v === OMITTED) continue;
+    length += (members++ === 0 ? 0 : 1) + stringLength(key) + 1 + v;
+  }
+  return length;
+}
+
+function valueLength(value: unknown, depth: number): number | undefined {
+  switch (typeof value) {
+    case "string":
+      return stringLength(value);
+    case "number":
+      return Number.isFinite(value) ? String(value).length : 4;
+    case "boolean":
+      return value ? 4 : 5;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return OMITTED;
+    case "object":
+      if (value === null) return 4;
+      if (value instanceof Date && value.toJSON === Date.prototype.toJSON) {
+        const ms = value.getTime();
+        if (Number.isNaN(ms)) return 4;
+        const year = value.getUTCFullYear();
+        return year >= 0 && year <= 9999 ? 26 : 29; // "yyyy-mm-ddThh:mm:ss.sssZ" or with "±yyyyyy"
+      }
+      return depth > 0 ? objectLength(value, depth - 1) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** JSON.stringify(text).length: quotes plus escapes (two-character, \uXXXX, lone surrogates). */
+function stringLength(text: string): number {
+  let length = text.length + 2;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c && (c < 0xd800 || c > 0xdfff)) continue;
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x0c || c === 0x0a || c === 0x0d || c === 0x09)
+      length += 1;
+    else if (c < 0x20) length += 5;
+    else if (c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff)
+        i++; // a surrogate pair is written as is
+      else length += 5;
+    } else length += 5; // a lone surrogate is written as \uXXXX
+  }
+  return length;
 }

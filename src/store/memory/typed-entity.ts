@@ -1,24 +1,73 @@
-import type { StoredEntity, WireEntity } from "../table-store.js";
-import { type EdmValue, edmToWire } from "./edm-value.js";
+import type { EdmType, StoredEntity, WireEntity, WireValue } from "../table-store.js";
+import type { EdmValue } from "./edm-value.js";
 import { checkKey, checkPropertyName } from "./entity-rules.js";
+import {
+  type PackedProperties,
+  PackedPropertyMap,
+  type PropertyMap,
+  PropertyShape,
+  packValue,
+  type StoredValue,
+  unpackValue,
+} from "./property-shape.js";
 import { badRequest } from "./service-errors.js";
 import { ticksToMs } from "./ticks.js";
 import { wireToEdm } from "./wire-values.js";
 
-/** A stored entity: keys, server Timestamp (ticks) and its ETag, and typed user properties. Immutable. */
+/** A stored entity as the table server reads it: keys, server Timestamp (ticks), its ETag, typed user properties. */
 export interface EntityRecord {
   readonly partitionKey: string;
   readonly rowKey: string;
   readonly timestamp: bigint;
   readonly etag: string;
-  readonly properties: ReadonlyMap<string, EdmValue>;
+  readonly properties: PropertyMap;
+}
+
+/**
+ * The memory store's row: keys, Timestamp, ETag and the user properties packed as a shared shape
+ * plus an array of unboxed values (rows written in one request share their Timestamp and ETag).
+ * Immutable, except that the index may swap `partitionKey` for an equal string a neighbour already
+ * holds, so the rows of one partition share one key string.
+ */
+export class StoredRecord implements EntityRecord, PackedProperties {
+  partitionKey: string;
+  readonly rowKey: string;
+  readonly timestamp: bigint;
+  readonly etag: string;
+  readonly shape: PropertyShape;
+  readonly values: readonly StoredValue[];
+
+  constructor(
+    partitionKey: string,
+    rowKey: string,
+    timestamp: bigint,
+    etag: string,
+    properties: PackedProperties,
+  ) {
+    this.partitionKey = partitionKey;
+    this.rowKey = rowKey;
+    this.timestamp = timestamp;
+    this.etag = etag;
+    this.shape = properties.shape;
+    this.values = properties.values;
+  }
+
+  /** One user property, typed, or `undefined` when the row does not have it. */
+  property(name: string): EdmValue | undefined {
+    const i = this.shape.indexOf(name);
+    return i < 0 ? undefined : unpackValue(this.shape.types[i] as EdmType, this.values[i] as StoredValue);
+  }
+
+  /** The user properties by name, typed (a view made on each access). */
+  get properties(): PropertyMap {
+    return new PackedPropertyMap(this);
+  }
 }
 
 /** A written entity after validation and type inference, before it gets a Timestamp. */
-export interface ParsedEntity {
+export interface ParsedEntity extends PackedProperties {
   readonly partitionKey: string;
   readonly rowKey: string;
-  readonly properties: Map<string, EdmValue>;
 }
 
 // Fields of the wire shape that are not user properties. `etag` and `timestamp` come back on entities
@@ -27,7 +76,7 @@ const NOT_USER_PROPERTIES = new Set(["partitionKey", "rowKey", "etag", "timestam
 
 /**
  * Validates a written entity (keys, property names and values, per-value limits) and converts it to
- * typed values; entity-wide limits are checked separately because a merge checks the merged result.
+ * packed typed values; entity-wide limits are checked separately because a merge checks the merged result.
  */
 export function parseWireEntity(entity: WireEntity): ParsedEntity {
   if (typeof entity !== "object" || entity === null) {
@@ -35,16 +84,19 @@ export function parseWireEntity(entity: WireEntity): ParsedEntity {
   }
   const partitionKey = checkKey("PartitionKey", entity.partitionKey);
   const rowKey = checkKey("RowKey", entity.rowKey);
-  const properties = new Map<string, EdmValue>();
+  let shape = PropertyShape.EMPTY;
+  const values: StoredValue[] = [];
   for (const name of Object.keys(entity)) {
     if (NOT_USER_PROPERTIES.has(name)) continue;
     const raw = entity[name];
     if (raw === undefined || raw === null) continue; // the service ignores null properties
     checkPropertyName(name);
     const value = wireToEdm(name, raw);
-    if (value !== undefined) properties.set(name, value);
+    if (value === undefined) continue;
+    shape = shape.with(name, value.type);
+    values.push(packValue(value));
   }
-  return { partitionKey, rowKey, properties };
+  return { partitionKey, rowKey, shape, values };
 }
 
 /**
@@ -52,26 +104,45 @@ export function parseWireEntity(entity: WireEntity): ParsedEntity {
  * `etag` and `timestamp` are always present; with `select`, only the selected user properties that the
  * entity has are added (Azure would return a selected-but-missing property as null; we omit it).
  */
-export function recordToStored(record: EntityRecord, select?: ReadonlySet<string>): StoredEntity {
+export function recordToStored(record: StoredRecord, select?: ReadonlySet<string>): StoredEntity {
   const out: StoredEntity = {
     partitionKey: record.partitionKey,
     rowKey: record.rowKey,
     etag: record.etag,
     timestamp: new Date(ticksToMs(record.timestamp)),
   };
-  for (const [name, value] of record.properties) {
+  const { names, types } = record.shape;
+  const { values } = record;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
     if (select !== undefined && !select.has(name)) continue;
+    const value = storedToWire(types[i] as EdmType, values[i] as StoredValue);
     if (name === "__proto__") {
       // "__proto__" is a valid property name, but assigning it would replace the object's prototype.
-      Object.defineProperty(out, name, {
-        value: edmToWire(value),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     } else {
-      out[name] = edmToWire(value);
+      out[name] = value;
     }
   }
   return out;
+}
+
+/**
+ * A stored value as `@azure/data-tables` returns it with default type conversion, as a fresh copy:
+ * Int32/Double → number, Int64 → bigint, DateTime → Date (ms), Guid → `{ type: "Guid", value }`,
+ * Binary → Uint8Array (the same as `edmToWire` of the unpacked value).
+ */
+function storedToWire(type: EdmType, value: StoredValue): WireValue {
+  switch (type) {
+    case "Int64":
+      return typeof value === "number" ? BigInt(value) : (value as bigint);
+    case "DateTime":
+      return new Date(typeof value === "number" ? value : ticksToMs(value as bigint));
+    case "Guid":
+      return { type: "Guid", value: value as string };
+    case "Binary":
+      return (value as Uint8Array).slice();
+    default:
+      return value as WireValue;
+  }
 }

@@ -1,7 +1,7 @@
 import type { StoreContinuation, StorePage } from "../table-store.js";
 import type { MemoryTable } from "./memory-table.js";
 import type { PageRequest } from "./query-pager.js";
-import { type EntityRecord, recordToStored } from "./typed-entity.js";
+import { recordToStored, type StoredRecord } from "./typed-entity.js";
 
 /**
  * Reads one page in an unspecified order, like the Cosmos DB Table API ("query results aren't sorted
@@ -27,7 +27,7 @@ export function readUnsortedPage(table: MemoryTable, request: PageRequest, seed:
   const end = Math.min(start + top, matches.length);
   const items: StorePage["items"] = [];
   for (let i = start; i < end; i++)
-    items.push(recordToStored((matches[i] as Ranked).record as EntityRecord, select));
+    items.push(recordToStored((matches[i] as Ranked).record as StoredRecord, select));
   const next = matches[end];
   return next === undefined ? { items } : { items, continuation: continueAt(next) };
 }
@@ -37,14 +37,14 @@ interface Ranked {
   rank: number;
   partitionKey: string;
   rowKey: string;
-  record: EntityRecord | undefined;
+  record: StoredRecord | undefined;
 }
 
 function ranked(
   seed: number,
   partitionKey: string,
   rowKey: string,
-  record: EntityRecord | undefined,
+  record: StoredRecord | undefined,
 ): Ranked {
   return { rank: rankOf(seed, partitionKey, rowKey), partitionKey, rowKey, record };
 }

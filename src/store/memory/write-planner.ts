@@ -6,13 +6,13 @@ import {
   StoreError,
 } from "../../errors.js";
 import type { TransactionAction, WireEntity, WriteMode } from "../table-store.js";
-import type { EdmValue } from "./edm-value.js";
 import { checkEntityLimits, checkKey } from "./entity-rules.js";
 import { etagFromTicks } from "./etag-clock.js";
 import type { MemoryTable } from "./memory-table.js";
 import type { Mutation } from "./mutation.js";
+import { mergePacked, type PackedProperties } from "./property-shape.js";
 import { badRequest } from "./service-errors.js";
-import { type ParsedEntity, parseWireEntity } from "./typed-entity.js";
+import { type ParsedEntity, parseWireEntity, StoredRecord } from "./typed-entity.js";
 
 /** A write whose input has been validated (no state consulted yet). */
 export type ParsedAction =
@@ -95,9 +95,9 @@ export function planAction(table: MemoryTable, action: ParsedAction, ticks: bigi
   if (action.kind === "delete") {
     return { mutation: { op: "delete", table: table.name, partitionKey, rowKey }, etag: "" };
   }
-  let properties: ReadonlyMap<string, EdmValue> = action.entity.properties;
+  let properties: PackedProperties = action.entity;
   if (action.kind !== "insert" && action.mode === "merge") {
-    if (existing !== undefined) properties = new Map([...existing.properties, ...properties]);
+    if (existing !== undefined) properties = mergePacked(existing, properties);
     checkEntityLimits(partitionKey, rowKey, properties);
   }
   const etag = etagFromTicks(ticks);
@@ -105,7 +105,7 @@ export function planAction(table: MemoryTable, action: ParsedAction, ticks: bigi
     mutation: {
       op: "put",
       table: table.name,
-      record: { partitionKey, rowKey, timestamp: ticks, etag, properties },
+      record: new StoredRecord(partitionKey, rowKey, ticks, etag, properties),
     },
     etag,
   };
@@ -113,7 +113,7 @@ export function planAction(table: MemoryTable, action: ParsedAction, ticks: bigi
 
 function parseChecked(entity: WireEntity, mode: WriteMode): ParsedEntity {
   const parsed = parseWireEntity(entity);
-  if (mode === "replace") checkEntityLimits(parsed.partitionKey, parsed.rowKey, parsed.properties);
+  if (mode === "replace") checkEntityLimits(parsed.partitionKey, parsed.rowKey, parsed);
   return parsed;
 }
 
