@@ -11,6 +11,9 @@ import {
   unpackValue,
 } from "../../src/store/memory/property-shape.js";
 import { jsonLength } from "../../src/store/memory/transaction-rules.js";
+import { parseWireEntity } from "../../src/store/memory/typed-entity.js";
+import { wireToEdm } from "../../src/store/memory/wire-values.js";
+import type { WireValue } from "../../src/store/table-store.js";
 
 const pack = (entries: [string, EdmValue][]): PackedProperties => {
   let shape = PropertyShape.EMPTY;
@@ -114,6 +117,46 @@ describe("packed properties (the memory store's compact rows)", () => {
     const binary = { b: new Uint8Array([1, 2, 3]), n: 5n, t: { type: "Int64", value: 7n } };
     expect(jsonLength(binary)).toBe(
       JSON.stringify({ b: "AQID", n: "5", t: { type: "Int64", value: "7" } }).length,
+    );
+  });
+
+  test("the bulk fast path stores what the general value conversion stores", () => {
+    const raw: fc.Arbitrary<WireValue> = fc.oneof(
+      fc.string({ maxLength: 5 }),
+      fc.constant("x".repeat(32_001)),
+      fc.boolean(),
+      fc.double(),
+      fc.integer(),
+      fc.constantFrom(-0, 2 ** 31, -(2 ** 31), 2 ** 31 - 1, -(2 ** 31) - 1),
+      fc.date({ noInvalidDate: false }),
+      fc.constantFrom(
+        new Date(Date.UTC(1601, 0, 1)),
+        new Date(Date.UTC(1601, 0, 1) - 1),
+        new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)),
+      ),
+      fc.double().map((value) => ({ type: "Double", value })),
+      fc.stringMatching(/^[+-]?\d{1,17}$/).map((value) => ({ type: "Int64", value })),
+      fc.constantFrom({ type: "Int64", value: "-0" }, { type: "Int64", value: "+007" }),
+    );
+    fc.assert(
+      fc.property(raw, (value) => {
+        let expected: unknown;
+        try {
+          const edm = wireToEdm("p", value);
+          expected = edm === undefined ? undefined : [edm.type, packValue(edm)];
+        } catch (error) {
+          expected = (error as Error).message;
+        }
+        let got: unknown;
+        try {
+          const parsed = parseWireEntity({ partitionKey: "a", rowKey: "b", p: value });
+          got = parsed.values.length === 0 ? undefined : [parsed.shape.types[0], parsed.values[0]];
+        } catch (error) {
+          got = (error as Error).message;
+        }
+        expect(got).toEqual(expected);
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -58,6 +58,11 @@ export class PropertyShape {
     return this.#index.get(name) ?? -1;
   }
 
+  /** Whether some row has had a property of this name right after this shape's (it is then a valid name). */
+  hasNext(name: string): boolean {
+    return this.#next?.has(name) === true;
+  }
+
   /** This shape with one more property (the caller ensures the name is new), interned. */
   with(name: string, type: EdmType): PropertyShape {
     const code = TYPE_CODES.get(type) as number;

@@ -1,3 +1,4 @@
+import { ServiceLimits } from "../../util/service-limits.js";
 import type { EdmType, StoredEntity, WireEntity, WireValue } from "../table-store.js";
 import type { EdmValue } from "./edm-value.js";
 import { checkKey, checkPropertyName } from "./entity-rules.js";
@@ -90,13 +91,74 @@ export function parseWireEntity(entity: WireEntity): ParsedEntity {
     if (NOT_USER_PROPERTIES.has(name)) continue;
     const raw = entity[name];
     if (raw === undefined || raw === null) continue; // the service ignores null properties
-    checkPropertyName(name);
+    // A name some row already has at this position was checked when that row was written.
+    if (!shape.hasNext(name)) checkPropertyName(name);
+    const type = fastType(raw);
+    if (type !== undefined) {
+      shape = shape.with(name, type);
+      values.push(fastValue(type, raw));
+      continue;
+    }
     const value = wireToEdm(name, raw);
     if (value === undefined) continue;
     shape = shape.with(name, value.type);
     values.push(packValue(value));
   }
   return { partitionKey, rowKey, shape, values };
+}
+
+const SHORT_INTEGER = /^[+-]?\d{1,15}$/;
+
+/**
+ * The EDM type of a written value whose stored form needs no checks beyond those made here (the
+ * common cases of a bulk load), or `undefined` to take `wireToEdm`, which also reports invalid input.
+ * Must agree with `wireToEdm` + `packValue` wherever it answers.
+ */
+function fastType(raw: WireValue): EdmType | undefined {
+  switch (typeof raw) {
+    case "string":
+      return raw.length <= ServiceLimits.maxStringLength ? "String" : undefined;
+    case "boolean":
+      return "Boolean";
+    case "number":
+      return Number.isInteger(raw) && raw >= ServiceLimits.minInt32 && raw <= ServiceLimits.maxInt32
+        ? "Int32"
+        : "Double";
+    case "object": {
+      if (raw instanceof Date) {
+        const ms = raw.getTime();
+        return ms >= ServiceLimits.minDateTimeMs && ms <= ServiceLimits.maxDateTimeMs
+          ? "DateTime"
+          : undefined;
+      }
+      if (raw === null || raw instanceof Uint8Array) return undefined;
+      const { type, value } = raw as { type?: unknown; value?: unknown };
+      if (type === "Double" && typeof value === "number") return "Double";
+      // At most 15 digits: exactly a safe integer, stored as a number (see packValue).
+      if (type === "Int64" && typeof value === "string" && SHORT_INTEGER.test(value)) return "Int64";
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The stored form of a value `fastType` typed. */
+function fastValue(type: EdmType, raw: WireValue): StoredValue {
+  switch (type) {
+    case "Int32":
+      return raw === 0 ? 0 : (raw as number); // -0 has no Int32 form
+    case "DateTime":
+      return (raw as Date).getTime();
+    case "Double":
+      return typeof raw === "number" ? raw : (raw as { value: number }).value;
+    case "Int64": {
+      const n = Number((raw as { value: string }).value);
+      return n === 0 ? 0 : n;
+    }
+    default:
+      return raw as string | boolean;
+  }
 }
 
 /**
