@@ -134,9 +134,9 @@ describe("packed properties (the memory store's compact rows)", () => {
         new Date(Date.UTC(1601, 0, 1) - 1),
         new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999)),
       ),
-      fc.double().map((value) => ({ type: "Double", value })),
-      fc.stringMatching(/^[+-]?\d{1,17}$/).map((value) => ({ type: "Int64", value })),
-      fc.constantFrom({ type: "Int64", value: "-0" }, { type: "Int64", value: "+007" }),
+      fc.double().map((value) => ({ type: "Double" as const, value })),
+      fc.stringMatching(/^[+-]?\d{1,17}$/).map((value) => ({ type: "Int64" as const, value })),
+      fc.constantFrom({ type: "Int64" as const, value: "-0" }, { type: "Int64" as const, value: "+007" }),
     );
     fc.assert(
       fc.property(raw, (value) => {
