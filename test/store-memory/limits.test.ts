@@ -243,3 +243,30 @@ describe("keys", () => {
     expect((await store.getEntity("Things", "p", "r"))!.v).toBe(1);
   });
 });
+
+describe("transaction payload (4 MiB, estimated from the JSON bodies)", () => {
+  test("the failing index and the bytes reported are those of the JSON bodies plus 300 per operation", async () => {
+    const store = await storeWithTable();
+    // Escapes count: quotes and newlines make the body longer than the text.
+    const entity = (i: number): WireEntity => ({
+      partitionKey: "p",
+      rowKey: `r${i}`,
+      ...Object.fromEntries(Array.from({ length: 8 }, (_, j) => [`s${j}`, `"\n${"x".repeat(31_000)}`])),
+      n: i * 1.5,
+      at: new Date(Date.UTC(2024, 0, 1)),
+    });
+    const actions = Array.from({ length: 30 }, (_, i) => ({ kind: "insert" as const, entity: entity(i) }));
+    let bytes = 0;
+    let index = -1;
+    for (const [i, a] of actions.entries()) {
+      bytes += 300 + JSON.stringify(a.entity).length;
+      if (bytes >= 4 * 1024 * 1024) {
+        index = i;
+        break;
+      }
+    }
+    const error = await store.submitTransaction("Things", "p", actions).catch((e: unknown) => e);
+    expect(error).toMatchObject({ index, statusCode: 413, serviceCode: "RequestBodyTooLarge" });
+    expect((error as Error).message).toContain(`reaches ${bytes} bytes`);
+  });
+});

@@ -10,7 +10,7 @@ import {
   packValue,
   unpackValue,
 } from "../../src/store/memory/property-shape.js";
-import { jsonLength } from "../../src/store/memory/transaction-rules.js";
+import { jsonLength, jsonLengthBound } from "../../src/store/memory/transaction-rules.js";
 import { parseWireEntity } from "../../src/store/memory/typed-entity.js";
 import { wireToEdm } from "../../src/store/memory/wire-values.js";
 import type { WireValue } from "../../src/store/table-store.js";
@@ -111,6 +111,7 @@ describe("packed properties (the memory store's compact rows)", () => {
     fc.assert(
       fc.property(entity, (e) => {
         expect(jsonLength(e)).toBe(JSON.stringify(e).length);
+        expect(jsonLengthBound(e)).toBeGreaterThanOrEqual(JSON.stringify(e).length);
       }),
       { numRuns: 200 },
     );

@@ -40,6 +40,10 @@ export function parseTransaction(
   }
   const seen = new Set<string>();
   let bytes = 0;
+  // An upper bound is cheap to count; the exact size is counted only once the bound could reach
+  // the limit (from the first operation on, so `bytes` is then exactly what it always was).
+  let bound = 0;
+  let exact = false;
   return actions.map((action, index) => {
     let parsed: ParsedAction;
     try {
@@ -67,8 +71,15 @@ export function parseTransaction(
       );
     }
     seen.add(keys.rowKey);
-    bytes += PER_OPERATION_OVERHEAD + (action.kind === "delete" ? 0 : jsonLength(action.entity));
-    if (bytes >= maxTransactionBytes) {
+    if (!exact) {
+      bound += PER_OPERATION_OVERHEAD + (action.kind === "delete" ? 0 : jsonLengthBound(action.entity));
+      if (bound >= maxTransactionBytes) {
+        exact = true;
+        for (const earlier of actions.slice(0, index)) bytes += operationBytes(earlier);
+      }
+    }
+    if (exact) bytes += operationBytes(action);
+    if (exact && bytes >= maxTransactionBytes) {
       throw fail(
         index,
         413,
@@ -101,6 +112,50 @@ export function toTransactionError(
     { index, table, partitionKey, rowKey, statusCode, serviceCode, message: error.message },
     { cause: error },
   );
+}
+
+/** An operation's share of the payload estimate: its MIME part's overhead and its JSON body. */
+function operationBytes(action: TransactionAction): number {
+  return PER_OPERATION_OVERHEAD + (action.kind === "delete" ? 0 : jsonLength(action.entity));
+}
+
+// Longest JSON text of a number: sign, "0.00000" and 17 significant digits, or exponent forms.
+const MAX_NUMBER_LENGTH = 25;
+// Longest JSON text of a Date: quotes around "±yyyyyy-mm-ddThh:mm:ss.sssZ".
+const MAX_DATE_LENGTH = 29;
+
+/**
+ * An upper bound of `jsonLength` (Infinity where it does not know): every UTF-16 unit of a string or
+ * name as a six-character escape, every number at its longest. Counted without building any text.
+ */
+export function jsonLengthBound(entity: unknown, depth = 1): number {
+  if (typeof entity !== "object" || entity === null) return Number.POSITIVE_INFINITY;
+  let length = 2;
+  for (const key in entity) {
+    length += key.length * 6 + 4; // quotes, colon, comma
+    const value = (entity as Record<string, unknown>)[key];
+    switch (typeof value) {
+      case "string":
+        length += value.length * 6 + 2;
+        break;
+      case "number":
+        length += MAX_NUMBER_LENGTH;
+        break;
+      case "boolean":
+      case "undefined":
+        length += 5;
+        break;
+      case "object":
+        if (value === null) length += 4;
+        else if (value instanceof Date && value.toJSON === Date.prototype.toJSON) length += MAX_DATE_LENGTH;
+        else if (depth > 0 && !("toJSON" in value)) length += jsonLengthBound(value, depth - 1);
+        else return Number.POSITIVE_INFINITY;
+        break;
+      default:
+        return Number.POSITIVE_INFINITY;
+    }
+  }
+  return length;
 }
 
 /** Length of the entity's JSON body as the SDK would send it (Int64 as strings, Binary as base64). */
