@@ -142,11 +142,21 @@ export class PackedPropertyMap implements PropertyMap {
     return i < 0 ? undefined : unpackValue(this.#shape.types[i] as EdmType, this.#values[i] as StoredValue);
   }
 
-  *[Symbol.iterator](): Iterator<[string, EdmValue]> {
+  [Symbol.iterator](): Iterator<[string, EdmValue]> {
+    // A plain iterator rather than a generator: the table server reads every property of every row.
     const { names, types } = this.#shape;
-    for (let i = 0; i < names.length; i++) {
-      yield [names[i] as string, unpackValue(types[i] as EdmType, this.#values[i] as StoredValue)];
-    }
+    const values = this.#values;
+    let i = 0;
+    return {
+      next: (): IteratorResult<[string, EdmValue]> => {
+        if (i >= names.length) return { done: true, value: undefined };
+        const at = i++;
+        return {
+          done: false,
+          value: [names[at] as string, unpackValue(types[at] as EdmType, values[at] as StoredValue)],
+        };
+      },
+    };
   }
 }
 

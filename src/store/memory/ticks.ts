@@ -19,11 +19,18 @@ export function ticksToMs(ticks: bigint): number {
 
 /** Formats ticks as the service does: ISO 8601 UTC with seven fraction digits. */
 export function ticksToIso(ticks: bigint): string {
+  // Rows written by one request share their Timestamp, so a page formats the same ticks many times.
+  if (ticks === lastIsoTicks) return lastIso;
   const ms = ticksToMs(ticks);
   const subMs = ticks - msToTicks(ms);
   const iso = new Date(ms).toISOString(); // yyyy-mm-ddThh:mm:ss.mmmZ
-  return `${iso.slice(0, -1)}${subMs.toString().padStart(4, "0")}Z`;
+  lastIsoTicks = ticks;
+  lastIso = `${iso.slice(0, -1)}${subMs.toString().padStart(4, "0")}Z`;
+  return lastIso;
 }
+
+let lastIsoTicks: bigint | undefined;
+let lastIso = "";
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?(Z|[+-]\d{2}:\d{2})?$/;
 
