@@ -12,11 +12,17 @@ export function limitsOf(store: TableStore): StoreLimits {
  * Refuses a write that breaks a limit of this backend (e.g. the Cosmos DB Table API's 255-byte
  * RowKey or its reserved property names) with a `ValidationError`, before any request is sent.
  */
-export function assertWithinLimits(limits: StoreLimits, action: TransactionAction, where: string): void {
+export function assertWithinLimits(
+  limits: StoreLimits,
+  action: TransactionAction,
+  where: string | (() => string),
+): void {
   if (limits === AZURE_TABLE_LIMITS) return;
   const violation = limitViolation(limits, action);
   if (violation === undefined) return;
-  throw new ValidationError(`backend-${violation.rule}`, `${where}: ${violation.message}`, {
+  // `where` may be a function so that bulk paths name the write only when it fails.
+  const place = typeof where === "function" ? where() : where;
+  throw new ValidationError(`backend-${violation.rule}`, `${place}: ${violation.message}`, {
     field: violation.field,
   });
 }

@@ -40,12 +40,28 @@ function valueBytes(value: WireValue, nameLength: number): number {
 }
 
 function utf8Length(text: string): number {
-  return Buffer.byteLength(text, "utf8");
+  // Names and keys are short: counting in JS beats a call into Buffer (which counts a lone surrogate
+  // as the 3 bytes of U+FFFD, as here).
+  if (text.length > 64) return Buffer.byteLength(text, "utf8");
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** A JSON string's size: quotes, UTF-8 bytes, and escapes for quotes, backslashes and control characters. */
 function jsonStringBytes(text: string): number {
-  let bytes = 2 + Buffer.byteLength(text, "utf8");
+  let bytes = 2 + utf8Length(text);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 || c === 0x5c) bytes += 1;

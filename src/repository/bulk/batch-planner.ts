@@ -137,13 +137,14 @@ function fits<T>(
 
 /** Checks the rules a unit must meet on its own (it can never be split) and returns its estimated payload. */
 function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits: StoreLimits): number {
-  const name = describeUnit(unit, position);
+  // The unit's name is only needed for an error message: built lazily, it costs nothing per item.
+  const name = () => describeUnit(unit, position);
   const count = unit.actions.length;
-  if (count === 0) throw new ValidationError("transaction-empty", `${name} has no operation to write`);
+  if (count === 0) throw new ValidationError("transaction-empty", `${name()} has no operation to write`);
   if (count > limits.maxTransactionOperations) {
     throw new ValidationError(
       "transaction-operations",
-      `${name} needs ${count} operations (index copies included); a transaction holds at most ${limits.maxTransactionOperations}`,
+      `${name()} needs ${count} operations (index copies included); a transaction holds at most ${limits.maxTransactionOperations}`,
     );
   }
   let bytes = 0;
@@ -152,22 +153,22 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits
     if (partitionKey !== unit.partitionKey) {
       throw new ValidationError(
         "transaction-partition",
-        `${name} has an operation in PartitionKey '${partitionKey}'; a transaction spans one partition`,
+        `${name()} has an operation in PartitionKey '${partitionKey}'; a transaction spans one partition`,
       );
     }
     assertWithinLimits(limits, action, name);
     bytes += estimateActionBytes(action);
   }
-  if (new Set(unit.rowKeys).size !== unit.rowKeys.length) {
+  if (unit.rowKeys.length > 1 && new Set(unit.rowKeys).size !== unit.rowKeys.length) {
     throw new ValidationError(
       "transaction-duplicate",
-      `${name} touches a RowKey twice; a transaction may touch each entity once`,
+      `${name()} touches a RowKey twice; a transaction may touch each entity once`,
     );
   }
   if (bytes >= limits.maxTransactionBytes) {
     throw new ValidationError(
       "transaction-payload",
-      `${name} comes to about ${bytes} bytes; a transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}`,
+      `${name()} comes to about ${bytes} bytes; a transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}`,
     );
   }
   return bytes;

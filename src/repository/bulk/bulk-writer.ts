@@ -27,7 +27,7 @@ export function writeBulk<T extends object>(
   const toUnit = (item: T): WriteUnit<T> => {
     const action = toAction(model, item, write);
     const keys = action.kind === "delete" ? action : action.entity;
-    assertWithinLimits(runner.limits, action, `${model.name} (PartitionKey '${keys.partitionKey}')`);
+    assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${keys.partitionKey}')`);
     return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
   };
   const submit: SubmitBatch = async (partitionKey, actions) => {
