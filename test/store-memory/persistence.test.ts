@@ -225,6 +225,26 @@ describe("MemoryStore({ file })", () => {
     expect(miss.items).toHaveLength(0);
   });
 
+  test("a journaled row that repeats a name keeps its first position and its last value", async () => {
+    const ts = "17145576001234567";
+    const p = [
+      ["a", "Int32", 1],
+      ["b", "String", "x"],
+      ["a", "String", "last"],
+    ];
+    const lines = [
+      { ts, m: [{ op: "createTable", t: "Rep" }] },
+      { ts, m: [{ op: "put", t: "Rep", pk: "p", rk: "r", ts, p }] },
+    ];
+    fs.writeFileSync(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    const e = await new MemoryStore({ file }).getEntity("Rep", "p", "r");
+    const { partitionKey, rowKey, etag, timestamp, ...rest } = e ?? {};
+    expect(Object.entries(rest)).toEqual([
+      ["a", "last"],
+      ["b", "x"],
+    ]);
+  });
+
   test("data written by another process load in this one", async () => {
     const moduleUrl = pathToFileURL(path.resolve("src/store/memory/memory-store.ts")).href;
     const script = path.join(dir, "writer.mts"); // .mts: ESM outside any package

@@ -57,23 +57,28 @@ export function decodeMutation(e: EncodedMutation): Mutation {
 /** Journaled [name, type, value] triples as packed properties, in order. */
 function packTriples(triples: [string, string, unknown][]): { shape: PropertyShape; values: StoredValue[] } {
   let shape = PropertyShape.EMPTY;
-  const values: StoredValue[] = [];
+  const values: StoredValue[] = new Array(triples.length); // exact size: no spare capacity per row
+  let count = 0;
   for (const [name, type, value] of triples) {
-    if (shape.indexOf(str(name)) >= 0) {
-      // A repeated name (never written by encodeMutation) keeps its first position and its last
-      // value, as the Map the triples were once read into did.
-      const map = new Map(triples.map(([n, t, v]) => [str(n), decodeValue(t, v)]));
-      shape = PropertyShape.EMPTY;
-      values.length = 0;
-      for (const [n, v] of map) {
-        shape = shape.with(n, v.type);
-        values.push(packValue(v));
-      }
-      break;
-    }
+    if (shape.indexOf(str(name)) >= 0) return packRepeated(triples);
     const decoded = decodeValue(type, value);
     shape = shape.with(name, decoded.type);
-    values.push(packValue(decoded));
+    values[count++] = packValue(decoded);
+  }
+  values.length = count;
+  return { shape, values };
+}
+
+/**
+ * Triples with a repeated name (never written by encodeMutation): the name keeps its first position
+ * and its last value, as the Map the triples were once read into did.
+ */
+function packRepeated(triples: [string, string, unknown][]): { shape: PropertyShape; values: StoredValue[] } {
+  let shape = PropertyShape.EMPTY;
+  const values: StoredValue[] = [];
+  for (const [n, v] of new Map(triples.map(([n, t, v]) => [str(n), decodeValue(t, v)]))) {
+    shape = shape.with(n, v.type);
+    values.push(packValue(v));
   }
   return { shape, values };
 }
