@@ -49,3 +49,22 @@ export function archived(e: CurrentEmployee, year = 2026): ArchivedEmployee {
     salary: e.salary,
   });
 }
+
+/** A departure record with a same-partition summary (count and payroll per year). */
+@Entity({
+  table: "EvDepartures",
+  type: "EvDeparture",
+  partitionKey: "{year}",
+  rowKey: "d_{employeeId:6}",
+  summaries: { perYear: { rowKey: "summary", count: "departures", sum: { salary: "payroll" } } },
+})
+export class Departure {
+  @Column({ type: "Int32" }) year!: number;
+  @Column({ type: "Int32" }) employeeId!: number;
+  @Column({ type: "Double" }) salary!: number;
+}
+
+/** The departure record of a current employee. */
+export function departure(e: CurrentEmployee, year = 2026): Departure {
+  return Object.assign(new Departure(), { year, employeeId: e.employeeId, salary: e.salary });
+}

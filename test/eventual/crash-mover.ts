@@ -1,0 +1,95 @@
+/**
+ * The eventual SIGKILL test's victim: one archive move (`MOVE` plus a departure record with a
+ * same-partition summary) through `db.eventually`, on entities the parent prepared. Usage:
+ *
+ *   node --import tsx test/eventual/crash-mover.ts <connection string | memory file> <table prefix> <id> <stop at>
+ *
+ * Once its modules are loaded it waits for a line on stdin (the parent's go: it starts the next child
+ * while the current one runs). Once the move is planned (its reads done), every request is announced before it is sent, as
+ * `request <n> <method> <table>`, and `resolved` follows when the move resolves. With <stop at> N > 0
+ * the child freezes (event loop blocked) right after line N, so the parent's SIGKILL lands exactly
+ * before request N is sent (or, for line `resolved`, after the move), whatever the machine's load.
+ * With 0 it runs the move to the end and exits: the parent learns the protocol's requests.
+ */
+import { once } from "node:events";
+import { writeSync } from "node:fs";
+import { createInterface } from "node:readline";
+// Modules, not the package index: the memory runs start without loading the Azure SDK.
+import { TableContext } from "../../src/repository/table-context.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
+import { Departure, departure } from "./models.js";
+import { MOVE, movedEmployee } from "./move.js";
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+let linesSaid = 0;
+let stopAt = 0;
+
+/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
+function say(line: string): void {
+  const bytes = Buffer.from(`${line}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(1, bytes, written);
+    } catch (error) {
+      // A full pipe is waited out, never skipped: the parent counts every line.
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(PAUSE, 0, 0, 1);
+    }
+  }
+  linesSaid += 1;
+  // Blocks this thread for good: no timer, no I/O callback, no further request runs before the kill.
+  if (stopAt > 0 && linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+}
+
+/** Announces every request once `counting` is on, before it is sent. */
+function traced(store: TableStore, counting: () => boolean): TableStore {
+  let requests = 0;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || property === "constructor") return value;
+      return (...args: unknown[]) => {
+        if (counting()) say(`request ${++requests} ${String(property)} ${String(args[0])}`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+async function main(): Promise<void> {
+  const [target, prefix, idText, stopText] = process.argv.slice(2);
+  if (!target || !prefix || !idText || stopText === undefined) {
+    process.stderr.write(
+      "usage: crash-mover.ts <connection string | memory file> <table prefix> <id> <stop at>\n",
+    );
+    process.exit(2);
+  }
+  stopAt = Number(stopText);
+  const id = Number(idText);
+  const Azure = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
+    ? (await import("../../src/store/azure/azure-store.js")).AzureStore
+    : undefined;
+  // The store is opened after the go: a MemoryStore file is read when it is opened.
+  await once(createInterface({ input: process.stdin }), "line");
+  const store = Azure ? Azure.fromConnectionString(target) : new MemoryStore({ file: target });
+  let counting = false;
+  const db = new TableContext({ store: traced(store, () => counting), tablePrefix: prefix });
+  const move = await MOVE.plan(db, id, (tx) => tx.insert(departure(movedEmployee(id))));
+  // Known to the context like any class it writes (the summary's rows are the repository's work).
+  db.repository(Departure);
+  counting = true;
+  await move();
+  say("resolved");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `crash-mover failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
