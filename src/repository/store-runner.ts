@@ -44,6 +44,8 @@ export class StoreRunner {
   readonly encryption: EncryptingStore;
   /** Which rows hold encrypted columns; the context records the models it uses here. */
   readonly encryptedTypes: EncryptedRowTypes;
+  /** The clock intents are dated and aged by, in milliseconds (the context's, when it was given one). */
+  now: () => number = Date.now;
 
   constructor(
     store: TableStore,

@@ -164,6 +164,8 @@ export class TableContext {
       options.encryption?.keys,
     );
     this.#now = options.now ?? Date.now;
+    // Index intents are dated and aged by the same clock as eventual transactions.
+    this.#runner.now = this.#now;
     this.#repairKinds.push(
       {
         name: "indexes",

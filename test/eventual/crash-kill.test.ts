@@ -133,7 +133,8 @@ async function killAtEveryRequest(target: Target): Promise<{ kills: number; seco
         poisoned: 0,
         unknownTypes: 0,
       });
-      await expectNoIntents(db, `${prefix}TablekitIntents`, where);
+      expect(report.indexes, where).toMatchObject({ poisoned: 0, unknownTypes: 0 });
+    await expectNoIntents(db, `${prefix}TablekitIntents`, where);
       await expectNoDrift(db);
       await expectSummaryExact(db, prefix, where);
       expect(await stateOf(db, id), where).toEqual(at > protocol.intentAt ? after(id) : before(id));
@@ -170,21 +171,21 @@ async function until(done: () => boolean, what: string): Promise<void> {
 }
 
 /**
- * A move killed half-way (after its first two steps, before the indexed update records its index
- * intent: the worker's clock is virtual, and index intents are dated by the wall clock), finished by a
- * repair worker: its first pass, while the intent is younger than `minIntentAgeMs`, leaves it;
- * the pass one interval later finishes it; `stop()` during the next pass resolves once that pass
- * has ended, and no pass is scheduled or runs after it.
+ * A move killed half-way (its first two steps applied; the indexed update has recorded its index
+ * intent and written its copies, not its entity), finished by a repair worker: its first pass, while
+ * both intents are younger than `minIntentAgeMs`, leaves them; the pass one interval later finishes
+ * both; `stop()` during the next pass resolves once that pass has ended, and no pass runs after it.
  */
 async function workerFinishesKilledMove(target: Target): Promise<void> {
   const prefix = uniquePrefix("ew");
   const protocol = await learnProtocol(target, prefix);
   const intents = `${prefix}TablekitIntents`;
+  // Before the indexed entity's own transaction: its index intent and copies are written by then.
   const at =
-    protocol.requests.findIndex((line, i) => i >= protocol.intentAt && line.endsWith(` upsert ${intents}`)) +
-    1;
-  // Some steps are applied by then (the delete and the archive insert), some are not.
-  expect(protocol.requests.slice(protocol.intentAt, at - 1).join("\n")).toMatch(/ insert \S+EvArchive$/m);
+    protocol.requests.findIndex((line) => line.endsWith(` submitTransaction ${prefix}RxEmployees`)) + 1;
+  const done = protocol.requests.slice(protocol.intentAt, at - 1).join("\n");
+  expect(done).toMatch(/ insert \S+EvArchive$/m);
+  expect(done).toMatch(new RegExp(` upsert ${intents}$`, "m"));
   let store = target.open();
   await MOVE.prepare(new TableContext({ store, tablePrefix: prefix }), 2);
   await mover.run([target.argument, prefix, "2"], at);
@@ -216,6 +217,7 @@ async function workerFinishesKilledMove(target: Target): Promise<void> {
   expect(events).toHaveLength(1);
   expect(events[0]?.errors).toEqual([]);
   expect(events[0]?.counts.eventually).toMatchObject({ skipped: 1, replayed: 0 });
+  expect(events[0]?.counts.indexes).toMatchObject({ intentsReplayed: 0 });
   const half = await stateOf(db, 2);
   expect(half).not.toEqual(after(2));
   expect(half).not.toEqual(before(2));
@@ -229,6 +231,7 @@ async function workerFinishesKilledMove(target: Target): Promise<void> {
   await until(() => timers.waiting.length === 1, "the second pass ended");
   expect(events).toHaveLength(2);
   expect(events[1]?.errors).toEqual([]);
+  expect(events[1]?.counts.indexes).toMatchObject({ intentsReplayed: 1 });
   expect(events[1]?.counts.eventually).toMatchObject({ replayed: 1, conflicts: 0, failed: 0, skipped: 0 });
   expect(await stateOf(db, 2)).toEqual(after(2));
   await expectNoIntents(db, intents, "after the worker's pass");

@@ -216,6 +216,29 @@ describe.each(stores)("db.repair on %s", (_name, kind) => {
     await expectNoDrift(fresh());
   });
 
+  it("dates and ages index intents by the context's clock, like eventual transactions", async () => {
+    const { db, store, prefix, intents } = await eventualContext(kind);
+    // A clock far from the wall clock: an intent dated or aged by Date.now would show.
+    let now = 1_000_000_000_000;
+    const at = () => new TableContext({ store, tablePrefix: prefix, retry: false, now: () => now });
+    const employees = at().repository(RxEmployee);
+    await employees.insert(rxEmployee("Clock", 1, 1));
+    const one = await employees.getOrThrow({ department: "Clock", employeeId: 1 });
+    // The index intent is recorded, the write dies after it.
+    store.arm(2, "crash");
+    await rejectionOf(employees.update(Object.assign(one, rxEmployee("Clock", 1, 2))));
+    store.reset();
+    expect((await rowsOf(db.store, intents)).map((row) => Number(row.rowKey.split("_")[0]))).toEqual([now]);
+    now += 999;
+    const young = await at().repair({ minIntentAgeMs: 1000, entities: [RxEmployee] });
+    expect(young.indexes).toMatchObject({ intentsReplayed: 0 });
+    now += 1;
+    const old = await at().repair({ minIntentAgeMs: 1000, entities: [RxEmployee] });
+    expect(old.indexes).toMatchObject({ intentsReplayed: 1 });
+    await expectNoIntents(db, intents, "after the repair");
+    await expectNoDrift(at());
+  });
+
   it("resolves counts per kind, including kinds added by other features", async () => {
     const { db } = await eventualContext(kind);
     db.addRepairKind({ name: "blobs", run: async ({ minIntentAgeMs }) => ({ deleted: minIntentAgeMs }) });

@@ -78,7 +78,7 @@ export async function repairIndexes<T extends object>(
       throw error;
     }
     if (next.done) break;
-    if (minAge > 0 && Date.now() - intentTime(next.value) < minAge) continue;
+    if (minAge > 0 && runner.now() - intentTime(next.value) < minAge) continue;
     await replay(model, runner, log, next.value, result);
   }
   if (options.scan) await repairScan(model, runner, result);

@@ -52,7 +52,7 @@ export class IntentLog {
     const intent: Intent = {
       partitionKey: `${type}~${shardOf(partitionKey, rowKey)}`,
       // Time-ordered ids: repair replays older intents first.
-      rowKey: `${Date.now().toString().padStart(15, "0")}_${randomBytes(6).toString("hex")}`,
+      rowKey: `${this.#runner.now().toString().padStart(15, "0")}_${randomBytes(6).toString("hex")}`,
       table,
       sourcePartitionKey: partitionKey,
       sourceRowKey: rowKey,

@@ -1,0 +1,119 @@
+/**
+ * The summaries crash test's victim: single writes (insert, update, upsert, patch, delete) and bulk
+ * writes (insert, upsert, delete, one batch at a time) on an entity with a same-partition summary, in
+ * an endless seeded loop, until the parent kills it (SIGKILL). Usage:
+ *
+ *   node test/writes/summaries-crash-writer.ts <connection string | memory file> <table prefix> <seed> <stop at>
+ *
+ * Once its modules are loaded it waits for a line on stdin (the parent's go). Every request is
+ * announced before it is sent (`request <n> <method> <table>`); after line <stop at> the writer
+ * freezes (event loop blocked) until the kill, so the kill lands exactly before that request.
+ */
+import { once } from "node:events";
+import { writeSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.js";
+import { TableContext } from "../../src/repository/table-context.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
+import { seededRandom } from "../support/seeded-random.js";
+import { KILL_TEAMS, KillMember, killMember } from "./summaries-crash-models.js";
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+let linesSaid = 0;
+let stopAt = 0;
+
+/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
+function say(line: string): void {
+  const bytes = Buffer.from(`${line}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(1, bytes, written);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+      Atomics.wait(PAUSE, 0, 0, 1);
+    }
+  }
+  linesSaid += 1;
+  if (stopAt > 0 && linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+}
+
+/** Announces every request before it is sent. */
+function traced(store: TableStore): TableStore {
+  let requests = 0;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || property === "constructor") return value;
+      return (...args: unknown[]) => {
+        say(`request ${++requests} ${String(property)} ${String(args[0])}`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** Ids per team: few, so writes often meet existing rows. */
+const IDS = 24;
+
+async function main(): Promise<void> {
+  const [target, prefix, seedText, stopText] = process.argv.slice(2);
+  if (!target || !prefix || !seedText || stopText === undefined) {
+    process.stderr.write(
+      "usage: summaries-crash-writer.ts <connection string | memory file> <table prefix> <seed> <stop at>\n",
+    );
+    process.exit(2);
+  }
+  stopAt = Number(stopText);
+  const seed = Number(seedText);
+  const Azure = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
+    ? (await import("../../src/store/azure/azure-store.js")).AzureStore
+    : undefined;
+  await once(createInterface({ input: process.stdin }), "line");
+  const store = Azure ? Azure.fromConnectionString(target) : new MemoryStore({ file: target });
+  const members = new TableContext({ store: traced(store), tablePrefix: prefix }).repository(KillMember);
+  const next = seededRandom(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  let version = (seed % 100_000) * 1000;
+  for (;;) {
+    version += 1;
+    const roll = next();
+    const team = pick(KILL_TEAMS);
+    const id = Math.floor(next() * IDS);
+    try {
+      if (roll < 0.15) await members.insert(killMember(team, id, version));
+      else if (roll < 0.3) await members.upsert(killMember(team, id, version));
+      else if (roll < 0.45) {
+        const current = await members.get({ team, id });
+        if (current)
+          await members.update(Object.assign(current, { bonus: undefined }, killMember(team, id, version)));
+      } else if (roll < 0.55) await members.patch({ team, id }, { salary: version % 1000 });
+      else if (roll < 0.65) await members.delete({ team, id });
+      else {
+        // A bulk write over both teams: one batch (with its summary row) per team, one batch at a time.
+        const ids = Array.from({ length: 2 + Math.floor(next() * 10) }, () => Math.floor(next() * IDS));
+        const items = ids.map((i, n) => killMember(KILL_TEAMS[n % 2] as string, i, version));
+        const unique = [...new Map(items.map((m) => [`${m.team}/${m.id}`, m])).values()];
+        const bulk = next();
+        if (bulk < 0.4) await members.bulkUpsert(unique, { concurrency: 1 });
+        else if (bulk < 0.7)
+          await members.bulkDelete(
+            unique.map(({ team: t, id: i }) => ({ team: t, id: i })),
+            { concurrency: 1 },
+          );
+        else await members.bulkInsert(unique, { concurrency: 1 });
+      }
+    } catch (error) {
+      // A conflict with the data the loop met is an ordinary answer; anything else ends the writer.
+      if (!(error instanceof EntityAlreadyExistsError || error instanceof EntityNotFoundError)) throw error;
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `summaries-crash-writer failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
