@@ -134,7 +134,7 @@ async function killAtEveryRequest(target: Target): Promise<{ kills: number; seco
         unknownTypes: 0,
       });
       expect(report.indexes, where).toMatchObject({ poisoned: 0, unknownTypes: 0 });
-    await expectNoIntents(db, `${prefix}TablekitIntents`, where);
+      await expectNoIntents(db, `${prefix}TablekitIntents`, where);
       await expectNoDrift(db);
       await expectSummaryExact(db, prefix, where);
       expect(await stateOf(db, id), where).toEqual(at > protocol.intentAt ? after(id) : before(id));
