@@ -3,9 +3,10 @@ import { EventualStepError, TableContext } from "../../src/index.js";
 import { expectNoDrift } from "../indexes/helpers.js";
 import { RxEmployee } from "../indexes/models.js";
 import { testSeed } from "../support/seeded-random.js";
-import { FAST_RETRY, faultyContext, faultyStores, storeNames } from "../writes/harness.js";
+import { FAST_RETRY, faultyContext, faultyStores, readTable, storeNames } from "../writes/harness.js";
 import { expectNoIntents, MOVE } from "./harness.js";
-import { ArchivedEmployee, CurrentEmployee } from "./models.js";
+import { ArchivedEmployee, CurrentEmployee, Departure, departure } from "./models.js";
+import { movedEmployee } from "./move.js";
 
 const SEED = testSeed(20261126);
 const MOVES = 12;
@@ -13,8 +14,9 @@ const MOVES = 12;
 /**
  * The archive move under the fault layers (FaultyStore on MemoryStore, the HTTP fault proxy on
  * Azurite): 503, 500, timeouts, resets and lost answers on a quarter of all requests, retried by
- * the context. A move either resolves or rejects with a fault (never a false conflict); after
- * `repair` every move is complete, no intent is left, and no step met a conflict.
+ * the context. Each move also records a departure (an entity with a same-partition summary). A move
+ * either resolves or rejects with a fault (never a false conflict); after `repair` every move is
+ * complete, no intent is left, no step met a conflict, and the summary equals a recount.
  */
 describe.each(storeNames)("db.eventually under transient faults, on %s", (name) => {
   it.each([
@@ -23,14 +25,18 @@ describe.each(storeNames)("db.eventually under transient faults, on %s", (name) 
   ] as const)(`%s: every move completes after repair (seed ${SEED})`, async (_label, retry) => {
     const stores = await faultyStores(name, { seed: SEED, rate: 0.25 });
     try {
-      const { db, prefix } = await faultyContext(stores, [CurrentEmployee, ArchivedEmployee, RxEmployee], {
-        retry,
-      });
+      const { db, prefix } = await faultyContext(
+        stores,
+        [CurrentEmployee, ArchivedEmployee, RxEmployee, Departure],
+        {
+          retry,
+        },
+      );
       const moves: Array<() => Promise<unknown>> = [];
       stores.plan.setRate(0);
       for (let id = 1; id <= MOVES; id++) {
         await MOVE.prepare(db, id);
-        moves.push(await MOVE.plan(db, id));
+        moves.push(await MOVE.plan(db, id, (tx) => tx.insert(departure(movedEmployee(id)))));
       }
       stores.plan.setRate(0.25);
       let rejected = 0;
@@ -50,7 +56,7 @@ describe.each(storeNames)("db.eventually under transient faults, on %s", (name) 
       // Without retries, faults interrupt moves half-way: repair has work to finish.
       if (retry === false) expect(rejected).toBeGreaterThan(0);
       const restarted = new TableContext({ store: stores.direct, tablePrefix: prefix, retry: FAST_RETRY });
-      const report = await restarted.repair({ entities: [RxEmployee] });
+      const report = await restarted.repair({ entities: [RxEmployee, Departure] });
       expect(report.eventually?.conflicts).toBe(0);
       expect(report.eventually?.replayed ?? 0).toBeLessThanOrEqual(rejected + MOVES);
       for (let id = 1; id <= MOVES; id++) {
@@ -58,7 +64,20 @@ describe.each(storeNames)("db.eventually under transient faults, on %s", (name) 
         // A move refused before its intent was recorded did nothing; any other is complete now.
         if (succeeded[id - 1]) expect(state, `move ${id}`).toEqual(MOVE.after(id));
         else expect([MOVE.before(id), MOVE.after(id)], `move ${id}`).toContainEqual(state);
+        const recorded = await restarted.repository(Departure).get({ year: 2026, employeeId: id });
+        expect(recorded && { ...recorded }, `move ${id}`).toEqual(
+          state.archived === undefined ? undefined : { ...departure(movedEmployee(id)) },
+        );
       }
+      // The summary counted each departure once, whatever the faults and replays.
+      const rows = (await readTable(stores.direct, `${prefix}EvDepartures`)).filter((row) =>
+        row.rowKey.startsWith("d_"),
+      );
+      expect(await restarted.repository(Departure).summary("perYear", { year: 2026 })).toEqual({
+        departures: rows.length,
+        payroll: rows.reduce((sum, row) => sum + Number(row.salary), 0),
+      });
+      expect(await restarted.verifySummaries(Departure)).toEqual([]);
       if (retry === false) expect(report.eventually?.replayed).toBeGreaterThan(0);
       await expectNoIntents(restarted, `${prefix}TablekitIntents`, "after repair");
       await expectNoDrift(restarted);
