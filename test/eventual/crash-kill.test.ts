@@ -30,6 +30,8 @@ beforeAll(async () => {
 });
 afterAll(() => mover?.dispose());
 const YEAR = 2026;
+/** A safety net for a loaded machine (a child process per kill), not a performance limit. */
+const SAFETY_NET = { timeout: 300_000 };
 
 /** Where the child moves: what it is given, and a store over the same data opened after it died. */
 interface Target {
@@ -256,24 +258,32 @@ function memoryFile() {
 }
 
 describe("db.eventually killed with SIGKILL, then repaired, on a MemoryStore file", () => {
-  it("a kill before every request of the archive move, and after it: repair leaves it whole", async () => {
-    const { target, cleanup } = memoryFile();
-    try {
-      const { kills, seconds } = await killAtEveryRequest(target);
-      console.log(`[eventual crash test] memory file: ${kills} kills in ${seconds.toFixed(1)}s`);
-    } finally {
-      cleanup();
-    }
-  });
+  it(
+    "a kill before every request of the archive move, and after it: repair leaves it whole",
+    SAFETY_NET,
+    async () => {
+      const { target, cleanup } = memoryFile();
+      try {
+        const { kills, seconds } = await killAtEveryRequest(target);
+        console.log(`[eventual crash test] memory file: ${kills} kills in ${seconds.toFixed(1)}s`);
+      } finally {
+        cleanup();
+      }
+    },
+  );
 
-  it("a repair worker finishes the killed move within its interval and stops cleanly", async () => {
-    const { target, cleanup } = memoryFile();
-    try {
-      await workerFinishesKilledMove(target);
-    } finally {
-      cleanup();
-    }
-  });
+  it(
+    "a repair worker finishes the killed move within its interval and stops cleanly",
+    SAFETY_NET,
+    async () => {
+      const { target, cleanup } = memoryFile();
+      try {
+        await workerFinishesKilledMove(target);
+      } finally {
+        cleanup();
+      }
+    },
+  );
 });
 
 describe.skipIf(!azuriteSelected)(
@@ -284,13 +294,21 @@ describe.skipIf(!azuriteSelected)(
       return { argument: azuriteConnectionString(), open: () => store };
     };
 
-    it("a kill before every request of the archive move, and after it: repair leaves it whole", async () => {
-      const { kills, seconds } = await killAtEveryRequest(target());
-      console.log(`[eventual crash test] azurite: ${kills} kills in ${seconds.toFixed(1)}s`);
-    });
+    it(
+      "a kill before every request of the archive move, and after it: repair leaves it whole",
+      SAFETY_NET,
+      async () => {
+        const { kills, seconds } = await killAtEveryRequest(target());
+        console.log(`[eventual crash test] azurite: ${kills} kills in ${seconds.toFixed(1)}s`);
+      },
+    );
 
-    it("a repair worker finishes the killed move within its interval and stops cleanly", async () => {
-      await workerFinishesKilledMove(target());
-    });
+    it(
+      "a repair worker finishes the killed move within its interval and stops cleanly",
+      SAFETY_NET,
+      async () => {
+        await workerFinishesKilledMove(target());
+      },
+    );
   },
 );

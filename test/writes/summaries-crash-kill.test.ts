@@ -20,6 +20,8 @@ import { KILL_TEAMS, KillMember } from "./summaries-crash-models.js";
 const SEED = testSeed(0x5a11);
 /** Each kill is a child process: enough to land inside single and bulk writes, few enough for 2 cores. */
 const KILLS = 8;
+/** A safety net for a loaded machine (a child process per kill), not a performance limit. */
+const SAFETY_NET = { timeout: 300_000 };
 
 let writer: ChildScript;
 beforeAll(async () => {
@@ -86,7 +88,7 @@ async function runCrashTest(target: Target, seed: number): Promise<{ lines: numb
 }
 
 describe("summaries after SIGKILL at seeded requests of single and bulk writes", () => {
-  it(`on a MemoryStore file: every summary equals a recount (seed ${SEED})`, async () => {
+  it(`on a MemoryStore file: every summary equals a recount (seed ${SEED})`, SAFETY_NET, async () => {
     const { file, cleanup } = tempStoreFile("summaries-crash");
     try {
       const seen = await runCrashTest({ argument: file, open: () => new MemoryStore({ file }) }, SEED);
@@ -101,6 +103,7 @@ describe("summaries after SIGKILL at seeded requests of single and bulk writes",
 
   it.skipIf(!azuriteSelected)(
     `on Azurite: every summary equals a recount (seed ${SEED}) (needs Azurite: TABLEKIT_STORES leaves it out)`,
+    SAFETY_NET,
     async () => {
       const store = createAzuriteStore();
       const seen = await runCrashTest({ argument: azuriteConnectionString(), open: () => store }, SEED + 1);
