@@ -131,13 +131,14 @@ export function renderRecord(
       out["odata.etag"] = record.etag;
     }
   }
-  // With $select the keys and Timestamp still come (Azure sends Timestamp only when selected; kept
-  // here because MemoryStore answers so through the port), and a selected property the entity lacks
-  // comes as null, as Azure sends it (see test/store-azure/AZURITE-NOTES.md).
-  out.PartitionKey = record.partitionKey;
-  out.RowKey = record.rowKey;
-  if (level !== "nometadata") out["Timestamp@odata.type"] = "Edm.DateTime";
-  out.Timestamp = ticksToIso(record.timestamp);
+  // With $select Azure sends only the selected properties: PartitionKey, RowKey and Timestamp too come
+  // only when named (odata.etag always comes). A selected property the entity lacks comes as null.
+  if (select === undefined || select.has("PartitionKey")) out.PartitionKey = record.partitionKey;
+  if (select === undefined || select.has("RowKey")) out.RowKey = record.rowKey;
+  if (select === undefined || select.has("Timestamp")) {
+    if (level !== "nometadata") out["Timestamp@odata.type"] = "Edm.DateTime";
+    out.Timestamp = ticksToIso(record.timestamp);
+  }
   for (const [name, v] of record.properties) {
     if (select !== undefined && !select.has(name)) continue;
     let json: unknown;

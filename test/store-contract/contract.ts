@@ -162,10 +162,6 @@ const AZURITE_DEVIATIONS: ReadonlyArray<[RegExp, string]> = [
     /^EDM type round trips > DateTime keeps 100-ns precision/,
     "Azurite: stores DateTime at millisecond precision",
   ],
-  [
-    /^EDM type round trips > \$select projects user properties and keeps keys, etag and timestamp/,
-    "Azurite: Timestamp comes only when selected (AZURITE-NOTES)",
-  ],
 ];
 
 /** Where AzureStore (the SDK path) passes a detail through that MemoryStore answers otherwise: every SDK-backed kind. */
