@@ -15,8 +15,9 @@ export function metadataLevel(accept: string | undefined): MetadataLevel {
 /**
  * Reads an OData JSON entity body into the port's wire shape, every value explicitly typed so no type
  * is guessed twice: `X@odata.type` annotations give the type; unannotated strings and booleans are
- * String and Boolean, unannotated numbers Int32 when integral and in range, else Double (the
- * service's inference). `odata.*` members and Timestamp are ignored; nulls mean "no property".
+ * String and Boolean, unannotated numbers Int32 when written as an integer in range, else Double (the
+ * service's inference, on the JSON text). `odata.*` members and Timestamp are ignored; nulls mean
+ * "no property".
  */
 export function parseEntityBody(text: string): Record<string, WireValue> {
   let body: unknown;
@@ -30,6 +31,7 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   }
   const members = body as Record<string, unknown>;
   const out: Record<string, WireValue> = Object.create(null);
+  let fractional: ReadonlySet<string> | undefined;
   for (const [name, value] of Object.entries(members)) {
     if (name.startsWith("odata.") || name.includes("@")) continue;
     if (name === "Timestamp" || value === null) continue;
@@ -39,9 +41,55 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
       out[name] = value;
       continue;
     }
+    // JSON.parse reads `1.0` as 1; the service reads the text, where a fraction or exponent makes a
+    // Double. Only an unannotated whole number needs the text, so it is scanned only then.
+    if (annotation === undefined && typeof value === "number" && Number.isInteger(value)) {
+      fractional ??= fractionalMembers(text);
+      if (fractional.has(name)) {
+        out[name] = { type: "Double", value };
+        continue;
+      }
+    }
     out[name] = typedValue(name, value, annotation);
   }
   return out;
+}
+
+/**
+ * The top-level members of a JSON object text whose value is a number written with a fraction or an
+ * exponent (`1.0`, `2e3`). The text has already parsed, so the scan only tracks strings and nesting.
+ */
+export function fractionalMembers(text: string): Set<string> {
+  const found = new Set<string>();
+  let depth = 0;
+  let key: string | undefined;
+  let afterColon = false;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (depth === 1 && !afterColon) key = JSON.parse(text.slice(i, j + 1)) as string;
+      i = j + 1;
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    else if (depth === 1 && c === ":") afterColon = true;
+    else if (depth === 1 && c === ",") afterColon = false;
+    else if (depth === 1 && afterColon && key !== undefined && (c === "-" || (c >= "0" && c <= "9"))) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j] as string)) j++;
+      // The last occurrence of a member wins, as in JSON.parse.
+      if (/[.eE]/.test(text.slice(i, j))) found.add(key);
+      else found.delete(key);
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return found;
 }
 
 function typedValue(name: string, value: unknown, annotation: unknown): WireValue {

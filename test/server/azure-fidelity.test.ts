@@ -79,3 +79,41 @@ describe("$select", () => {
     ).toEqual(["etag", "s"]);
   });
 });
+
+describe("number inference", () => {
+  test("an unannotated number is Int32 only when written as an integer in range, else Double", async () => {
+    const table = await freshTable();
+    // The text as a non-JavaScript client writes it: JSON.parse alone cannot tell 1.0 from 1.
+    const body =
+      '{"PartitionKey":"p","RowKey":"r","whole":1.0,"int":1,"exp":2E3,"negZero":-0.0,"big":3000000000,"frac":1.5,"nested":"a 1.0 b"}';
+    expect((await insertRaw(table.tableName, body)).status).toBe(204);
+    const json = await readJson(`${server.url}/${table.tableName}(PartitionKey='p',RowKey='r')`);
+    expect(json).toMatchObject({
+      "whole@odata.type": "Edm.Double",
+      whole: 1,
+      int: 1,
+      "exp@odata.type": "Edm.Double",
+      exp: 2000,
+      "big@odata.type": "Edm.Double",
+      big: 3000000000,
+      frac: 1.5,
+      nested: "a 1.0 b",
+    });
+    expect(json["int@odata.type"]).toBeUndefined();
+    expect(json["negZero@odata.type"]).toBe("Edm.Double");
+    // The stored type decides filters: a Double compares with a Double constant, an Int32 with an Int32.
+    const hits = await readJson(
+      `${server.url}/${table.tableName}()?$filter=${encodeURIComponent("whole eq 1.0 and int eq 1")}`,
+    );
+    expect((hits.value as unknown[]).length).toBe(1);
+  });
+
+  test("a member written twice takes its last value's form, as JSON.parse does", async () => {
+    const table = await freshTable();
+    const body = '{"PartitionKey":"p","RowKey":"r","x":1.0,"x":2,"y":{"inner":1},"y":3.0}';
+    expect((await insertRaw(table.tableName, body)).status).toBe(204);
+    const json = await readJson(`${server.url}/${table.tableName}(PartitionKey='p',RowKey='r')`);
+    expect(json).toMatchObject({ x: 2, y: 3, "y@odata.type": "Edm.Double" });
+    expect(json["x@odata.type"]).toBeUndefined();
+  });
+});
