@@ -1,6 +1,10 @@
 import { badRequest } from "../store/memory/service-errors.js";
 import { ticksToIso } from "../store/memory/ticks.js";
-import type { EntityRecord } from "../store/memory/typed-entity.js";
+import {
+  type EntityRecord,
+  SHADOWED_PROPERTIES,
+  type WireEntityWithShadowed,
+} from "../store/memory/typed-entity.js";
 import { EDM_TYPES, type EdmType, type WireEntity, type WireValue } from "../wire/wire-entity.js";
 
 /** The JSON metadata level a client asked for in `Accept` (`application/json;odata=…`). */
@@ -133,15 +137,19 @@ export function toWireEntity(
       throw badRequest("InvalidInput", "the keys in the body differ from the keys in the URL");
     }
   }
-  const entity: WireEntity = { partitionKey, rowKey };
+  const entity: WireEntityWithShadowed = { partitionKey, rowKey };
+  let shadowed: Record<string, WireValue> | undefined;
   for (const [name, value] of Object.entries(properties)) {
     if (name === "PartitionKey" || name === "RowKey") continue;
     if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
-      // These names are the port's own fields; the memory store cannot hold them as user properties.
-      throw badRequest("InvalidInput", `property name '${name}' is not supported by tablekit serve`);
+      // Ordinary property names to the service, but the port's own fields: passed beside the entity.
+      shadowed ??= Object.create(null) as Record<string, WireValue>;
+      shadowed[name] = value;
+      continue;
     }
     Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
   }
+  if (shadowed !== undefined) entity[SHADOWED_PROPERTIES] = shadowed;
   return entity;
 }
 

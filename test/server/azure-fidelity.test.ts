@@ -117,3 +117,46 @@ describe("number inference", () => {
     expect(json["x@odata.type"]).toBeUndefined();
   });
 });
+
+describe("property names that are the JavaScript SDK's field names", () => {
+  test("partitionKey, rowKey, etag and timestamp are ordinary properties", async () => {
+    const table = await freshTable();
+    const body = JSON.stringify({
+      PartitionKey: "P",
+      RowKey: "R",
+      partitionKey: "lower pk",
+      rowKey: "lower rk",
+      etag: "not an etag",
+      timestamp: 42,
+    });
+    expect((await insertRaw(table.tableName, body)).status).toBe(204);
+    const point = `${server.url}/${table.tableName}(PartitionKey='P',RowKey='R')`;
+    expect(await readJson(point, "nometadata")).toMatchObject({
+      PartitionKey: "P",
+      RowKey: "R",
+      partitionKey: "lower pk",
+      rowKey: "lower rk",
+      etag: "not an etag",
+      timestamp: 42,
+    });
+    // Merge keeps them and changes one; filters see them as properties, never as the keys.
+    const merged = await signedFetch(point, {
+      method: "MERGE",
+      body: JSON.stringify({ etag: "changed" }),
+      headers: { "If-Match": "*" },
+    });
+    expect(merged.status).toBe(204);
+    const filter = encodeURIComponent("partitionKey eq 'lower pk' and etag eq 'changed'");
+    const hits = (await readJson(`${server.url}/${table.tableName}()?$filter=${filter}`, "nometadata"))
+      .value as Record<string, unknown>[];
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ PartitionKey: "P", rowKey: "lower rk", timestamp: 42 });
+    const none = encodeURIComponent("PartitionKey eq 'lower pk'");
+    expect((await readJson(`${server.url}/${table.tableName}()?$filter=${none}`)).value).toEqual([]);
+    // The port's read shape has no room for them: its own fields stay the entity's keys and ETag.
+    const stored = await store.getEntity(table.tableName, "P", "R");
+    expect(stored).toMatchObject({ partitionKey: "P", rowKey: "R" });
+    expect(stored?.etag).toMatch(/^W\/"datetime'/);
+    expect(stored?.timestamp).toBeInstanceOf(Date);
+  });
+});
