@@ -160,3 +160,16 @@ describe("property names that are the JavaScript SDK's field names", () => {
     expect(stored?.timestamp).toBeInstanceOf(Date);
   });
 });
+
+describe("request URLs", () => {
+  test("one trailing slash names the same resource", async () => {
+    const name = `slash${++counter}`;
+    const created = await signedFetch(`${server.url}/Tables/`, {
+      method: "POST",
+      body: JSON.stringify({ TableName: name }),
+    });
+    expect(created.status).toBe(201);
+    expect((await insertRaw(`${name}/`, '{"PartitionKey":"p","RowKey":"r"}')).status).toBe(204);
+    expect(((await readJson(`${server.url}/${name}/`)).value as unknown[]).length).toBe(1);
+  });
+});
