@@ -247,7 +247,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     try {
       const options =
         select !== undefined && select.length > 0
-          ? { ...this.#pointOptions, queryOptions: { select: withPortFields(select) } }
+          ? { ...this.#pointOptions, queryOptions: { select: select as string[] } }
           : this.#pointOptions;
       const entity = await this.#runPoint({ operation: "getEntity", table, partitionKey, rowKey }, () =>
         client.getEntity(partitionKey, rowKey, options),
@@ -272,7 +272,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
   /** One query page through the SDK, with minimal metadata (type annotations). */
   async #queryMinimal(client: TableClient, table: string, query: StoreQuery): Promise<StorePage> {
     const select =
-      query.select !== undefined && query.select.length > 0 ? withPortFields(query.select) : undefined;
+      query.select !== undefined && query.select.length > 0 ? (query.select as string[]) : undefined;
     const page = await this.#runWhole({ operation: "queryPage", table }, async (abortSignal) => {
       const pages = client
         .listEntities({
@@ -665,20 +665,11 @@ function bodyOf(response: PipelineResponse): unknown {
   }
 }
 
-/** `$select` of a typed read (see withPortFields). */
+/** `$select` of a typed read: Timestamp is always asked for, the ETag is derived from it. */
 function selectParam(select: readonly string[] | undefined): string {
   if (select === undefined || select.length === 0) return "";
-  return `&$select=${encodeURIComponent(withPortFields(select).join(","))}`;
-}
-
-/**
- * A projection plus the fields every port entity carries: Azure answers a `$select` with only the named
- * properties (the keys and Timestamp too), and the ETag of a typed read is derived from Timestamp.
- */
-function withPortFields(select: readonly string[]): string[] {
-  const names = [...select];
-  for (const name of ["PartitionKey", "RowKey", "Timestamp"]) if (!names.includes(name)) names.push(name);
-  return names;
+  const names = select.includes("Timestamp") ? select : [...select, "Timestamp"];
+  return `&$select=${encodeURIComponent(names.join(","))}`;
 }
 
 /** A key inside an OData key literal: single quotes doubled. */
