@@ -192,7 +192,8 @@ export function renderRecord(
   if (select === undefined || select.has("PartitionKey")) out.PartitionKey = record.partitionKey;
   if (select === undefined || select.has("RowKey")) out.RowKey = record.rowKey;
   if (select === undefined || select.has("Timestamp")) {
-    if (level !== "nometadata") out["Timestamp@odata.type"] = "Edm.DateTime";
+    // Azure annotates Timestamp only with full metadata (minimal metadata leaves it a bare string).
+    if (level === "fullmetadata") out["Timestamp@odata.type"] = "Edm.DateTime";
     out.Timestamp = ticksToIso(record.timestamp);
   }
   for (const [name, v] of record.properties) {
