@@ -34,6 +34,7 @@ import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 const DEFAULT_VERSION = "2019-02-02";
+const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
 /** One HTTP answer before it is written: status, headers and body text. */
 interface Answer {
@@ -79,13 +80,23 @@ export class TableService {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const now = new Date();
-    const version = headerOf(req, "x-ms-version") ?? DEFAULT_VERSION;
+    const requested = headerOf(req, "x-ms-version");
+    // Azure answers with the version it used: the requested one; a malformed one is refused.
+    const versionOk = requested === undefined || VERSION_FORMAT.test(requested);
+    const version = versionOk ? (requested ?? DEFAULT_VERSION) : DEFAULT_VERSION;
     let answer: Answer;
     try {
       const body = await readBody(
         req,
-        /\/\$batch(\?|$)/.test(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES,
+        /\/\$batch\/?(\?|$)/.test(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES,
       );
+      if (!versionOk) {
+        throw new ServiceFailureError(
+          400,
+          "InvalidHeaderValue",
+          "The value for one of the HTTP headers is not in the correct format.",
+        );
+      }
       answer = await this.#route(req, body, now);
     } catch (error) {
       answer = failureAnswer(toFailure(error), requestId, now);

@@ -2,7 +2,7 @@ import { AzureNamedKeyCredential, TableClient, TableServiceClient } from "@azure
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer } from "../../src/index.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { ACCOUNT, KEY, signedFetch } from "./signed-fetch.js";
+import { ACCOUNT, errorOf, KEY, signedFetch } from "./signed-fetch.js";
 
 // Where a peer suite (Azurite's own table tests, run against `tablekit serve`) found the server
 // answering otherwise than Azure: each case here is the REST docs' rule, checked with the raw SDK or
@@ -182,5 +182,22 @@ describe("request URLs", () => {
     expect(created.status).toBe(201);
     expect((await insertRaw(`${name}/`, '{"PartitionKey":"p","RowKey":"r"}')).status).toBe(204);
     expect(((await readJson(`${server.url}/${name}/`)).value as unknown[]).length).toBe(1);
+  });
+});
+
+describe("x-ms-version", () => {
+  test("the answer carries the requested version; a malformed one is 400 InvalidHeaderValue", async () => {
+    const ok = await signedFetch(`${server.url}/Tables`, { headers: { "x-ms-version": "2021-12-02" } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-ms-version")).toBe("2021-12-02");
+    const name = `version${++counter}`;
+    const bad = await signedFetch(`${server.url}/Tables`, {
+      method: "POST",
+      body: JSON.stringify({ TableName: name }),
+      headers: { "x-ms-version": "invalid" },
+    });
+    expect(await errorOf(bad)).toMatchObject({ status: 400, code: "InvalidHeaderValue" });
+    const tables = (await readJson(`${server.url}/Tables`)).value as { TableName: string }[];
+    expect(tables.map((t) => t.TableName)).not.toContain(name);
   });
 });
