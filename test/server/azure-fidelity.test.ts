@@ -1,4 +1,11 @@
-import { AzureNamedKeyCredential, TableClient, TableServiceClient } from "@azure/data-tables";
+import {
+  AzureNamedKeyCredential,
+  AzureSASCredential,
+  generateTableSas,
+  RestError,
+  TableClient,
+  TableServiceClient,
+} from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer } from "../../src/index.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
@@ -199,5 +206,29 @@ describe("x-ms-version", () => {
     expect(await errorOf(bad)).toMatchObject({ status: 400, code: "InvalidHeaderValue" });
     const tables = (await readJson(`${server.url}/Tables`)).value as { TableName: string }[];
     expect(tables.map((t) => t.TableName)).not.toContain(name);
+  });
+});
+
+describe("shared access signatures", () => {
+  test("a SAS that repeats a field (sig=…&sig=…) is refused, whichever value comes first", async () => {
+    const table = await freshTable();
+    const sas = generateTableSas(table.tableName, new AzureNamedKeyCredential(ACCOUNT, KEY), {
+      permissions: { add: true },
+      expiresOn: new Date(Date.now() + 3_600_000),
+    });
+    const client = (token: string) =>
+      new TableClient(server.url, table.tableName, new AzureSASCredential(token), {
+        allowInsecureConnection: true,
+      });
+    await client(sas).createEntity({ partitionKey: "p", rowKey: "ok" });
+    const failure = await client(`${sas}&sig=duplicated`)
+      .createEntity({ partitionKey: "p", rowKey: "twice" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(failure).toBeInstanceOf(RestError);
+    expect((failure as RestError).statusCode).toBe(403);
+    expect(await table.getEntity("p", "twice").catch((e: RestError) => e.statusCode)).toBe(404);
   });
 });
