@@ -7,7 +7,7 @@ import type { RecordAccess } from "../store/memory/record-access.js";
 import { badRequest } from "../store/memory/service-errors.js";
 import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
-import { type BatchOperation, boundaryOf, parseBatchBody } from "./batch-body.js";
+import { type BatchOperation, batchQueryOf, boundaryOf, parseBatchBody } from "./batch-body.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import {
   type MetadataLevel,
@@ -423,7 +423,10 @@ export class TableService {
         "The resource doesn't support the specified HTTP verb.",
       );
     }
-    const operations = parseBatchBody(call.body, boundaryOf(call.header("content-type")));
+    const boundary = boundaryOf(call.header("content-type"));
+    const query = batchQueryOf(call.body, boundary);
+    if (query !== undefined) return this.#batchQuery(call, query);
+    const operations = parseBatchBody(call.body, boundary);
     const batchId = randomUUID();
     const changesetId = randomUUID();
     const planned: { action: TransactionAction; operation: BatchOperation; table: string }[] = [];
@@ -489,6 +492,57 @@ export class TableService {
       const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
       return batchAnswer(batchId, changesetId, [part]);
     }
+  }
+
+  /**
+   * A batch whose only part is a query (a point read or an entity query), answered as one
+   * `application/http` part outside any changeset; its failure is that part's status, not the batch's.
+   */
+  #batchQuery(call: Call, operation: BatchOperation): Answer {
+    let answer: Answer;
+    try {
+      const url = new URL(operation.url, "http://batch.invalid");
+      const prefix = `/${this.#account.name}/`;
+      if (!url.pathname.startsWith(prefix))
+        throw badRequest("InvalidUri", "the operation's URL names another account");
+      const resource = parseResource(url.pathname.slice(prefix.length));
+      const inner: Call = {
+        method: "GET",
+        resource,
+        query: url.searchParams,
+        header: (name) => operation.headers.get(name),
+        body: "",
+        grant: call.grant,
+      };
+      if (resource.kind === "entity") {
+        if (call.grant !== undefined) {
+          const { table, partitionKey, rowKey } = resource;
+          authorize(call.grant, { kind: "entity", table, verb: "read", partitionKey, rowKey });
+        }
+        answer = this.#getEntity(inner, resource);
+      } else if (resource.kind === "entities") {
+        if (call.grant !== undefined)
+          authorize(call.grant, { kind: "entity", table: resource.table, verb: "read" });
+        answer = this.#queryEntities(inner, resource.table);
+      } else {
+        throw badRequest("InvalidInput", "a query in a batch must read entities");
+      }
+    } catch (error) {
+      answer = failureAnswer(toFailure(error), randomUUID(), new Date());
+    }
+    const headers = Object.entries({ DataServiceVersion: "3.0;", ...answer.headers })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("");
+    const batchId = randomUUID();
+    const body =
+      `--batchresponse_${batchId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n` +
+      `HTTP/1.1 ${answer.status} ${statusText(answer.status)}\r\n${headers}\r\n${answer.body ?? ""}\r\n` +
+      `--batchresponse_${batchId}--\r\n`;
+    return {
+      status: 202,
+      headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
+      body,
+    };
   }
 
   /** One batch operation as a port action. */
@@ -585,6 +639,7 @@ function batchAnswer(batchId: string, changesetId: string, parts: string[]): Ans
 
 function statusText(status: number): string {
   const texts: Record<number, string> = {
+    200: "OK",
     400: "Bad Request",
     403: "Forbidden",
     404: "Not Found",

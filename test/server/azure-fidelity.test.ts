@@ -232,3 +232,48 @@ describe("shared access signatures", () => {
     expect(await table.getEntity("p", "twice").catch((e: RestError) => e.statusCode)).toBe(404);
   });
 });
+
+describe("a batch holding one query", () => {
+  test("is answered as one part outside any changeset: 200 with the entity, or 404", async () => {
+    const table = await freshTable();
+    await table.createEntity({ partitionKey: "p", rowKey: "r", n: 5 });
+    const batch = async (path: string) => {
+      const body =
+        "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+        `GET ${server.url}/${path} HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n` +
+        "--batch_q--\r\n";
+      const response = await signedFetch(`${server.url}/$batch`, {
+        method: "POST",
+        body,
+        headers: { "Content-Type": "multipart/mixed; boundary=batch_q" },
+      });
+      expect(response.status).toBe(202);
+      return response.text();
+    };
+    const found = await batch(`${table.tableName}(PartitionKey='p',RowKey='r')`);
+    expect(found).toMatch(/^HTTP\/1\.1 200 OK\r$/m);
+    expect(found).not.toContain("changesetresponse");
+    expect(found).toMatch(/^ETag: W\/"datetime'/m);
+    expect(found).toContain('"n":5');
+    const missing = await batch(`${table.tableName}(PartitionKey='p',RowKey='nothing')`);
+    expect(missing).toMatch(/^HTTP\/1\.1 404 Not Found\r$/m);
+    const query = await batch(`${table.tableName}()?$filter=${encodeURIComponent("n eq 5")}`);
+    expect(query).toMatch(/^HTTP\/1\.1 200 OK\r$/m);
+    expect(query).toContain('"RowKey":"r"');
+  });
+
+  test("a write outside a changeset is refused and writes nothing", async () => {
+    const table = await freshTable();
+    const body =
+      "--batch_w\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+      `POST ${server.url}/${table.tableName} HTTP/1.1\r\nContent-Type: application/json\r\n\r\n` +
+      '{"PartitionKey":"p","RowKey":"r"}\r\n--batch_w--\r\n';
+    const response = await signedFetch(`${server.url}/$batch`, {
+      method: "POST",
+      body,
+      headers: { "Content-Type": "multipart/mixed; boundary=batch_w" },
+    });
+    expect(response.status).toBe(400);
+    expect(await table.getEntity("p", "r").catch((e: RestError) => e.statusCode)).toBe(404);
+  });
+});
