@@ -528,7 +528,9 @@ export class TableService {
         throw badRequest("InvalidInput", "a query in a batch must read entities");
       }
     } catch (error) {
-      answer = failureAnswer(toFailure(error), randomUUID(), new Date());
+      // As for a changeset, the message names the failing operation: the only one, index 0.
+      const failure = toFailure(error);
+      answer = failureAnswer({ ...failure, message: `0:${failure.message}` }, randomUUID(), new Date());
     }
     const headers = Object.entries({ DataServiceVersion: "3.0;", ...answer.headers })
       .map(([name, value]) => `${name}: ${value}\r\n`)

@@ -257,6 +257,7 @@ describe("a batch holding one query", () => {
     expect(found).toContain('"n":5');
     const missing = await batch(`${table.tableName}(PartitionKey='p',RowKey='nothing')`);
     expect(missing).toMatch(/^HTTP\/1\.1 404 Not Found\r$/m);
+    expect(missing).toContain('"value":"0:The specified resource does not exist.');
     const query = await batch(`${table.tableName}()?$filter=${encodeURIComponent("n eq 5")}`);
     expect(query).toMatch(/^HTTP\/1\.1 200 OK\r$/m);
     expect(query).toContain('"RowKey":"r"');
