@@ -31,6 +31,23 @@ export function parseBatchBody(body: string, boundary: string): BatchOperation[]
   return splitParts(rest, changeset).map(parseOperation);
 }
 
+/**
+ * The query operation of a batch that holds one request part instead of a changeset (the service
+ * allows a single query, alone in its batch); undefined when the batch is a changeset.
+ */
+export function batchQueryOf(body: string, boundary: string): BatchOperation | undefined {
+  const parts = splitParts(body, boundary);
+  if (parts.length !== 1) return undefined;
+  const part = parts[0] as string;
+  const { headers } = readHeaders(part.replace(/^(\r\n)+/, ""));
+  if (!/^application\/http/i.test(headers.get("content-type") ?? "")) return undefined;
+  const operation = parseOperation(part);
+  if (operation.method !== "GET") {
+    throw badRequest("InvalidInput", "a request outside a changeset must be a query (GET)");
+  }
+  return operation;
+}
+
 /** The parts between `--boundary` delimiters, up to the closing `--boundary--`. */
 function splitParts(body: string, boundary: string): string[] {
   const delimiter = `--${boundary}`;

@@ -1,6 +1,10 @@
 import { badRequest } from "../store/memory/service-errors.js";
 import { ticksToIso } from "../store/memory/ticks.js";
-import type { EntityRecord } from "../store/memory/typed-entity.js";
+import {
+  type EntityRecord,
+  SHADOWED_PROPERTIES,
+  type WireEntityWithShadowed,
+} from "../store/memory/typed-entity.js";
 import { EDM_TYPES, type EdmType, type WireEntity, type WireValue } from "../wire/wire-entity.js";
 
 /** The JSON metadata level a client asked for in `Accept` (`application/json;odata=…`). */
@@ -15,8 +19,9 @@ export function metadataLevel(accept: string | undefined): MetadataLevel {
 /**
  * Reads an OData JSON entity body into the port's wire shape, every value explicitly typed so no type
  * is guessed twice: `X@odata.type` annotations give the type; unannotated strings and booleans are
- * String and Boolean, unannotated numbers Int32 when integral and in range, else Double (the
- * service's inference). `odata.*` members and Timestamp are ignored; nulls mean "no property".
+ * String and Boolean, unannotated numbers Int32 when written as an integer in range, else Double (the
+ * service's inference, on the JSON text). `odata.*` members and Timestamp are ignored; nulls mean
+ * "no property".
  */
 export function parseEntityBody(text: string): Record<string, WireValue> {
   let body: unknown;
@@ -30,6 +35,7 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   }
   const members = body as Record<string, unknown>;
   const out: Record<string, WireValue> = Object.create(null);
+  let fractional: ReadonlySet<string> | undefined;
   for (const [name, value] of Object.entries(members)) {
     if (name.startsWith("odata.") || name.includes("@")) continue;
     if (name === "Timestamp" || value === null) continue;
@@ -39,9 +45,55 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
       out[name] = value;
       continue;
     }
+    // JSON.parse reads `1.0` as 1; the service reads the text, where a fraction or exponent makes a
+    // Double. Only an unannotated whole number needs the text, so it is scanned only then.
+    if (annotation === undefined && typeof value === "number" && Number.isInteger(value)) {
+      fractional ??= fractionalMembers(text);
+      if (fractional.has(name)) {
+        out[name] = { type: "Double", value };
+        continue;
+      }
+    }
     out[name] = typedValue(name, value, annotation);
   }
   return out;
+}
+
+/**
+ * The top-level members of a JSON object text whose value is a number written with a fraction or an
+ * exponent (`1.0`, `2e3`). The text has already parsed, so the scan only tracks strings and nesting.
+ */
+export function fractionalMembers(text: string): Set<string> {
+  const found = new Set<string>();
+  let depth = 0;
+  let key: string | undefined;
+  let afterColon = false;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (depth === 1 && !afterColon) key = JSON.parse(text.slice(i, j + 1)) as string;
+      i = j + 1;
+      continue;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    else if (depth === 1 && c === ":") afterColon = true;
+    else if (depth === 1 && c === ",") afterColon = false;
+    else if (depth === 1 && afterColon && key !== undefined && (c === "-" || (c >= "0" && c <= "9"))) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j] as string)) j++;
+      // The last occurrence of a member wins, as in JSON.parse.
+      if (/[.eE]/.test(text.slice(i, j))) found.add(key);
+      else found.delete(key);
+      i = j;
+      continue;
+    }
+    i++;
+  }
+  return found;
 }
 
 function typedValue(name: string, value: unknown, annotation: unknown): WireValue {
@@ -85,15 +137,19 @@ export function toWireEntity(
       throw badRequest("InvalidInput", "the keys in the body differ from the keys in the URL");
     }
   }
-  const entity: WireEntity = { partitionKey, rowKey };
+  const entity: WireEntityWithShadowed = { partitionKey, rowKey };
+  let shadowed: Record<string, WireValue> | undefined;
   for (const [name, value] of Object.entries(properties)) {
     if (name === "PartitionKey" || name === "RowKey") continue;
     if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
-      // These names are the port's own fields; the memory store cannot hold them as user properties.
-      throw badRequest("InvalidInput", `property name '${name}' is not supported by tablekit serve`);
+      // Ordinary property names to the service, but the port's own fields: passed beside the entity.
+      shadowed ??= Object.create(null) as Record<string, WireValue>;
+      shadowed[name] = value;
+      continue;
     }
     Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
   }
+  if (shadowed !== undefined) entity[SHADOWED_PROPERTIES] = shadowed;
   return entity;
 }
 
@@ -131,13 +187,15 @@ export function renderRecord(
       out["odata.etag"] = record.etag;
     }
   }
-  // With $select the keys and Timestamp still come (Azure sends Timestamp only when selected; kept
-  // here because MemoryStore answers so through the port), and a selected property the entity lacks
-  // comes as null, as Azure sends it (see test/store-azure/AZURITE-NOTES.md).
-  out.PartitionKey = record.partitionKey;
-  out.RowKey = record.rowKey;
-  if (level !== "nometadata") out["Timestamp@odata.type"] = "Edm.DateTime";
-  out.Timestamp = ticksToIso(record.timestamp);
+  // With $select Azure sends only the selected properties: PartitionKey, RowKey and Timestamp too come
+  // only when named (odata.etag always comes). A selected property the entity lacks comes as null.
+  if (select === undefined || select.has("PartitionKey")) out.PartitionKey = record.partitionKey;
+  if (select === undefined || select.has("RowKey")) out.RowKey = record.rowKey;
+  if (select === undefined || select.has("Timestamp")) {
+    // Azure annotates Timestamp only with full metadata (minimal metadata leaves it a bare string).
+    if (level === "fullmetadata") out["Timestamp@odata.type"] = "Edm.DateTime";
+    out.Timestamp = ticksToIso(record.timestamp);
+  }
   for (const [name, v] of record.properties) {
     if (select !== undefined && !select.has(name)) continue;
     let json: unknown;

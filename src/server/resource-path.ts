@@ -22,6 +22,9 @@ export function parseResource(rawPath: string): Resource {
     throw badRequest("InvalidUri", "the request URI is not correctly percent-encoded");
   }
   if (path === "" || path === "/") return { kind: "service" };
+  // One trailing slash is tolerated (`Tables/`, `$batch/`, `mytable/`): the service's OData front end
+  // treats it as the same resource, and REST clients built from request logs send it.
+  if (path.endsWith("/")) path = path.slice(0, -1);
   if (path === "$batch") return { kind: "batch" };
   const open = path.indexOf("(");
   const name = open < 0 ? path : path.slice(0, open);

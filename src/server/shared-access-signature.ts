@@ -28,12 +28,35 @@ export type SasOperation =
     }
   | { kind: "service" };
 
+// The fields of a table or account SAS; none may appear twice.
+const SAS_FIELDS = [
+  "sv",
+  "ss",
+  "srt",
+  "sp",
+  "st",
+  "se",
+  "sip",
+  "spr",
+  "si",
+  "tn",
+  "spk",
+  "srk",
+  "epk",
+  "erk",
+  "sig",
+];
+
 /**
  * Checks a SAS token in the query string ("Create a service SAS" for tables, "Create an account SAS"):
  * the signature over the documented string-to-sign, the start and expiry, the protocol. Stored access
  * policies (`si`) are not supported and refused. Returns what it grants; `authorize` checks each operation.
  */
 export function checkSas(account: AccountCredentials, query: URLSearchParams, now: number): SasGrant {
+  // A SAS field given twice has no single signed value (`sig=a&sig=b` must not pass on the first one).
+  for (const name of SAS_FIELDS) {
+    if (query.getAll(name).length > 1) throw refused("AuthenticationFailed", `the SAS repeats '${name}'`);
+  }
   const get = (name: string) => query.get(name) ?? "";
   const sig = query.get("sig");
   const version = get("sv");

@@ -7,7 +7,7 @@ import type { RecordAccess } from "../store/memory/record-access.js";
 import { badRequest } from "../store/memory/service-errors.js";
 import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
-import { type BatchOperation, boundaryOf, parseBatchBody } from "./batch-body.js";
+import { type BatchOperation, batchQueryOf, boundaryOf, parseBatchBody } from "./batch-body.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import {
   type MetadataLevel,
@@ -34,6 +34,7 @@ import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH_BYTES = 32 * 1024 * 1024;
 const DEFAULT_VERSION = "2019-02-02";
+const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
 /** One HTTP answer before it is written: status, headers and body text. */
 interface Answer {
@@ -79,13 +80,23 @@ export class TableService {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     const now = new Date();
-    const version = headerOf(req, "x-ms-version") ?? DEFAULT_VERSION;
+    const requested = headerOf(req, "x-ms-version");
+    // Azure answers with the version it used: the requested one; a malformed one is refused.
+    const versionOk = requested === undefined || VERSION_FORMAT.test(requested);
+    const version = versionOk ? (requested ?? DEFAULT_VERSION) : DEFAULT_VERSION;
     let answer: Answer;
     try {
       const body = await readBody(
         req,
-        /\/\$batch(\?|$)/.test(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES,
+        /\/\$batch\/?(\?|$)/.test(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES,
       );
+      if (!versionOk) {
+        throw new ServiceFailureError(
+          400,
+          "InvalidHeaderValue",
+          "The value for one of the HTTP headers is not in the correct format.",
+        );
+      }
       answer = await this.#route(req, body, now);
     } catch (error) {
       answer = failureAnswer(toFailure(error), requestId, now);
@@ -412,7 +423,10 @@ export class TableService {
         "The resource doesn't support the specified HTTP verb.",
       );
     }
-    const operations = parseBatchBody(call.body, boundaryOf(call.header("content-type")));
+    const boundary = boundaryOf(call.header("content-type"));
+    const query = batchQueryOf(call.body, boundary);
+    if (query !== undefined) return this.#batchQuery(call, query);
+    const operations = parseBatchBody(call.body, boundary);
     const batchId = randomUUID();
     const changesetId = randomUUID();
     const planned: { action: TransactionAction; operation: BatchOperation; table: string }[] = [];
@@ -478,6 +492,59 @@ export class TableService {
       const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
       return batchAnswer(batchId, changesetId, [part]);
     }
+  }
+
+  /**
+   * A batch whose only part is a query (a point read or an entity query), answered as one
+   * `application/http` part outside any changeset; its failure is that part's status, not the batch's.
+   */
+  #batchQuery(call: Call, operation: BatchOperation): Answer {
+    let answer: Answer;
+    try {
+      const url = new URL(operation.url, "http://batch.invalid");
+      const prefix = `/${this.#account.name}/`;
+      if (!url.pathname.startsWith(prefix))
+        throw badRequest("InvalidUri", "the operation's URL names another account");
+      const resource = parseResource(url.pathname.slice(prefix.length));
+      const inner: Call = {
+        method: "GET",
+        resource,
+        query: url.searchParams,
+        header: (name) => operation.headers.get(name),
+        body: "",
+        grant: call.grant,
+      };
+      if (resource.kind === "entity") {
+        if (call.grant !== undefined) {
+          const { table, partitionKey, rowKey } = resource;
+          authorize(call.grant, { kind: "entity", table, verb: "read", partitionKey, rowKey });
+        }
+        answer = this.#getEntity(inner, resource);
+      } else if (resource.kind === "entities") {
+        if (call.grant !== undefined)
+          authorize(call.grant, { kind: "entity", table: resource.table, verb: "read" });
+        answer = this.#queryEntities(inner, resource.table);
+      } else {
+        throw badRequest("InvalidInput", "a query in a batch must read entities");
+      }
+    } catch (error) {
+      // As for a changeset, the message names the failing operation: the only one, index 0.
+      const failure = toFailure(error);
+      answer = failureAnswer({ ...failure, message: `0:${failure.message}` }, randomUUID(), new Date());
+    }
+    const headers = Object.entries({ DataServiceVersion: "3.0;", ...answer.headers })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("");
+    const batchId = randomUUID();
+    const body =
+      `--batchresponse_${batchId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n` +
+      `HTTP/1.1 ${answer.status} ${statusText(answer.status)}\r\n${headers}\r\n${answer.body ?? ""}\r\n` +
+      `--batchresponse_${batchId}--\r\n`;
+    return {
+      status: 202,
+      headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
+      body,
+    };
   }
 
   /** One batch operation as a port action. */
@@ -574,6 +641,7 @@ function batchAnswer(batchId: string, changesetId: string, parts: string[]): Ans
 
 function statusText(status: number): string {
   const texts: Record<number, string> = {
+    200: "OK",
     400: "Bad Request",
     403: "Forbidden",
     404: "Not Found",

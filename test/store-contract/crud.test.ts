@@ -205,6 +205,25 @@ describe.each(storeKinds)("store contract (crud) on $name", (kind) => {
       await expectStoreError(store.delete("Things", "p", "r", ""), 400, "InvalidInput");
     });
 
+    test("a strong or malformed If-Match is 400 InvalidInput; a weak one that matches nothing is 412", async () => {
+      const store = await storeWithTable(kind);
+      await store.insert("Things", { partitionKey: "p", rowKey: "r" });
+      for (const etag of ['"wrong"', "wrong", `datetime'2015-01-01T00%3A00%3A00.0000000Z'`, '"']) {
+        await expectStoreError(
+          store.update("Things", { partitionKey: "p", rowKey: "r" }, "replace", etag),
+          400,
+          "InvalidInput",
+        );
+        await expectStoreError(store.delete("Things", "p", "r", etag), 400, "InvalidInput");
+      }
+      for (const etag of ['W/"wrong"', 'w/"wrong"']) {
+        await expect(
+          store.update("Things", { partitionKey: "p", rowKey: "r" }, "replace", etag),
+        ).rejects.toBeInstanceOf(ConcurrencyError);
+      }
+      expect(await store.getEntity("Things", "p", "r")).toBeDefined();
+    });
+
     test("an unknown write mode is 400 InvalidInput", async () => {
       const store = await storeWithTable(kind);
       await expectStoreError(

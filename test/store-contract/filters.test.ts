@@ -117,6 +117,15 @@ describe.each(storeKinds)("store contract (filters) on $name", (kind) => {
       expect(await match("((age eq 30))")).toEqual(["r1", "r4"]);
     });
 
+    test("bare true and false are expressions (as .NET predicate builders send them)", async () => {
+      expect(await match("false")).toEqual([]);
+      expect(await match("true")).toEqual(["r1", "r2", "r3", "r4", "r5"]);
+      expect(await match("(true and RowKey eq 'r2') or (false or RowKey eq 'r4')")).toEqual(["r2", "r4"]);
+      expect(await match("not false and age eq 30")).toEqual(["r1", "r4"]);
+      // A Boolean property still needs a comparison: only the constants stand alone.
+      expect(await match("active eq true")).toEqual(["r1"]);
+    });
+
     test("and binds tighter than or", async () => {
       // = RowKey eq 'r1' or (RowKey eq 'r2' and age eq 99)
       expect(await match("RowKey eq 'r1' or RowKey eq 'r2' and age eq 99")).toEqual(["r1"]);

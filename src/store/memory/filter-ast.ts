@@ -10,6 +10,8 @@ export type CompareOp = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
 export type FilterNode =
   | { readonly kind: "and" | "or"; readonly left: FilterNode; readonly right: FilterNode }
   | { readonly kind: "not"; readonly operand: FilterNode }
+  /** A bare `true` or `false`, as clients that build filters from predicates send (`false or …`). */
+  | { readonly kind: "constant"; readonly value: boolean }
   | {
       readonly kind: "compare";
       readonly property: string;

@@ -17,6 +17,7 @@ const OUTCOME: Record<CompareOp, (c: number) => boolean> = {
 };
 
 const NEVER: Predicate = () => false;
+const ALWAYS: Predicate = () => true;
 
 /**
  * Compiles a filter AST into a closure. The service's rules: a comparison against a property the
@@ -39,6 +40,8 @@ export function compilePredicate(node: FilterNode): Predicate {
       const operand = compilePredicate(node.operand);
       return (r) => !operand(r);
     }
+    case "constant":
+      return node.value ? ALWAYS : NEVER;
     case "compare":
       return compileComparison(node.property, node.op, node.literal);
   }

@@ -11,7 +11,7 @@ type Operand = { kind: "property"; name: string } | { kind: "literal"; token: To
 /**
  * Parses the service's OData `$filter` subset into an AST:
  * `or` < `and` < `not` < comparison in precedence, parentheses, comparisons of one property with one
- * constant, keywords in lower case (the service is case-sensitive). At most 15 comparisons.
+ * constant, bare `true`/`false`, keywords in lower case (the service is case-sensitive). At most 15 comparisons.
  * Any violation is a 400 InvalidInput `StoreError` that says where and why.
  */
 export function parseFilter(text: string): FilterNode {
@@ -32,6 +32,8 @@ function countComparisons(node: FilterNode): number {
   switch (node.kind) {
     case "compare":
       return 1;
+    case "constant":
+      return 0;
     case "not":
       return countComparisons(node.operand);
     default:
@@ -96,6 +98,15 @@ class Parser {
   #parseComparison(): FilterNode {
     const left = this.#parseOperand();
     const opToken = this.#peek();
+    // A Boolean constant not followed by an operator is an expression of its own (`$filter=false`,
+    // `(true and RowKey eq '1')`), which the service accepts as .NET predicate builders send it.
+    if (
+      left.kind === "literal" &&
+      left.token.value.type === "Boolean" &&
+      !(opToken.kind === "word" && COMPARE_OPS.has(opToken.text))
+    ) {
+      return { kind: "constant", value: left.token.value.value };
+    }
     if (opToken.kind !== "word" || !COMPARE_OPS.has(opToken.text)) {
       const hint =
         opToken.kind === "word" && COMPARE_OPS.has(opToken.text.toLowerCase())

@@ -76,6 +76,18 @@ export interface ParsedEntity extends PackedProperties {
 const NOT_USER_PROPERTIES = new Set(["partitionKey", "rowKey", "etag", "timestamp", "Timestamp"]);
 
 /**
+ * Where a written entity carries user properties whose names are the port's own fields (`partitionKey`,
+ * `rowKey`, `etag`, `timestamp`): ordinary property names to the service, which a client other than the
+ * JavaScript SDK may send. `tablekit serve` passes them here; the port's read shape cannot return them.
+ */
+export const SHADOWED_PROPERTIES: unique symbol = Symbol("tablekit.shadowedProperties");
+
+/** A wire entity that may carry shadowed user properties (see SHADOWED_PROPERTIES). */
+export type WireEntityWithShadowed = WireEntity & {
+  [SHADOWED_PROPERTIES]?: Readonly<Record<string, WireEntity[string]>>;
+};
+
+/**
  * Validates a written entity (keys, property names and values, per-value limits) and converts it to
  * packed typed values; entity-wide limits are checked separately because a merge checks the merged result.
  */
@@ -106,6 +118,19 @@ export function parseWireEntity(entity: WireEntity): ParsedEntity {
     if (value === undefined) continue;
     shape = shape.with(name, value.type);
     values[count++] = packValue(value);
+  }
+  const shadowed = (entity as WireEntityWithShadowed)[SHADOWED_PROPERTIES];
+  if (shadowed !== undefined) {
+    for (const name of Object.keys(shadowed)) {
+      if (!NOT_USER_PROPERTIES.has(name) || name === "Timestamp") continue;
+      const raw = shadowed[name];
+      if (raw === undefined || raw === null) continue; // the service ignores null properties
+      checkPropertyName(name);
+      const value = wireToEdm(name, raw);
+      if (value === undefined) continue;
+      shape = shape.with(name, value.type);
+      values[count++] = packValue(value);
+    }
   }
   values.length = count;
   return { partitionKey, rowKey, shape, values };
@@ -182,6 +207,8 @@ export function recordToStored(record: StoredRecord, select?: ReadonlySet<string
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     if (select !== undefined && !select.has(name)) continue;
+    // A shadowed property (written through `tablekit serve`) has no place in this shape: its name is a field.
+    if (NOT_USER_PROPERTIES.has(name)) continue;
     const value = storedToWire(types[i] as EdmType, values[i] as StoredValue);
     if (name === "__proto__") {
       // "__proto__" is a valid property name, but assigning it would replace the object's prototype.

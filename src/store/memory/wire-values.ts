@@ -98,7 +98,10 @@ function parseDouble(text: string): number | undefined {
   if (text === "NaN") return Number.NaN;
   if (text === "Infinity" || text === "INF") return Number.POSITIVE_INFINITY;
   if (text === "-Infinity" || text === "-INF") return Number.NEGATIVE_INFINITY;
-  return DECIMAL.test(text) ? Number(text) : undefined;
+  if (!DECIMAL.test(text)) return undefined;
+  // A number past Double's range is refused, not stored as Infinity (Azure: 400 InvalidInput, Azurite #2387).
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
 }
 
 function checkString(name: string, value: string): EdmValue {

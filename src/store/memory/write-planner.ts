@@ -124,9 +124,16 @@ function checkMode(mode: unknown): WriteMode {
   return mode;
 }
 
+// The service takes `*` or a weak ETag `W/"…"` (any content: one that matches no version is a 412); a
+// strong or malformed one is 400 InvalidInput (Azurite issues #1229 and #2013, observed on Azure).
+const WEAK_ETAG = /^[wW]\/"(?:[^"\\]|\\.)*"$/;
+
 function checkIfMatch(ifMatch: unknown): string {
-  if (typeof ifMatch !== "string" || ifMatch === "") {
-    throw badRequest("InvalidInput", `If-Match must be an ETag or "*", got ${JSON.stringify(ifMatch)}`);
+  if (typeof ifMatch !== "string" || (ifMatch !== "*" && !WEAK_ETAG.test(ifMatch))) {
+    throw badRequest(
+      "InvalidInput",
+      `If-Match must be a weak ETag W/"…" or "*", got ${JSON.stringify(ifMatch)}`,
+    );
   }
   return ifMatch;
 }

@@ -1,0 +1,229 @@
+/**
+ * Runs Azurite's own Table tests (a peer suite no one here wrote) against `tablekit serve`.
+ *
+ *   git clone --depth 1 https://github.com/Azure/Azurite /tmp/azurite     # any recent checkout
+ *   node --import tsx scripts/peer-suite.ts /tmp/azurite [--out DIR] [vitest file filters…]
+ *
+ * It copies `tests/table/{apis,auth,models,utils,RequestPolicy}` and their helpers from that checkout into a scratch
+ * directory (never into this repository), writes small stand-ins for the Azurite modules those tests
+ * import (its `TableServer` becomes `startTableServer` from this checkout; HTTPS suites get a TLS
+ * pass-through in front, with Azurite's test certificate), maps mocha's `before`/`after` onto vitest,
+ * runs the files one at a time (they share port 11002), and prints a pass/fail summary per file and
+ * every failure's first line. `PEER_LOG=FILE` also logs every error answer and batch on the wire.
+ *
+ * Not part of `npm test`: it needs a network clone of Azurite. See scripts/peer-suite.md for the last
+ * run's numbers and the triage of every failure (server bug fixed, Azurite-only expectation, unsupported).
+ */
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+function usage(message: string): never {
+  process.stderr.write(
+    `${message}\nusage: node --import tsx scripts/peer-suite.ts AZURITE_CHECKOUT [--out DIR] [filters…]\n`,
+  );
+  process.exit(2);
+}
+
+const args = process.argv.slice(2);
+const azurite = args.shift();
+if (azurite === undefined || !existsSync(join(azurite, "tests", "table", "apis"))) {
+  usage("the first argument must be an Azurite checkout (with tests/table/apis)");
+}
+let out: string | undefined;
+const filters: string[] = [];
+while (args.length > 0) {
+  const arg = args.shift() as string;
+  if (arg === "--out") out = args.shift() ?? usage("--out needs a directory");
+  else filters.push(arg);
+}
+const dir = resolve(out ?? mkdtempSync(join(tmpdir(), "tablekit-peer-suite-")));
+mkdirSync(dir, { recursive: true });
+
+// The suite itself, unchanged.
+for (const part of ["apis", "auth", "models", "utils", "RequestPolicy"]) {
+  cpSync(join(azurite, "tests", "table", part), join(dir, "tests", "table", part), { recursive: true });
+}
+for (const file of ["testutils.ts", "server.cert", "server.key", "simpleTokenCredential.ts"]) {
+  cpSync(join(azurite, "tests", file), join(dir, "tests", file));
+}
+// Azurite's header constants, minus the one import they need from its persistence layer.
+const constants = readFileSync(join(azurite, "src", "table", "utils", "constants.ts"), "utf8").replace(
+  /^import \{ StoreDestinationArray \}.*$/m,
+  "type StoreDestinationArray = unknown[];",
+);
+
+const files: Record<string, string> = {
+  "src/table/utils/constants.ts": constants,
+  "src/blob/utils/constants.ts": `export const EMULATOR_ACCOUNT_NAME = "devstoreaccount1";
+export const EMULATOR_ACCOUNT_KEY_STR =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+`,
+  "src/common/utils/utils.ts": `import { createHmac } from "node:crypto";
+export function computeHMACSHA256(stringToSign: string, key: Buffer): string {
+  return createHmac("sha256", new Uint8Array(key)).update(stringToSign, "utf8").digest("base64");
+}
+export function getURLQueries(url: string): { [key: string]: string } {
+  const out: { [key: string]: string } = {};
+  for (const [k, v] of new URL(url).searchParams) out[k] = v;
+  return out;
+}
+`,
+  "src/common/Logger.ts": "export function configLogger(..._args: unknown[]): void {}\n",
+  "src/common/Telemetry.ts":
+    "export const AzuriteTelemetryClient = { init(..._a: unknown[]) {}, async TraceStartEvent(..._a: unknown[]) {}, TraceStopEvent(..._a: unknown[]) {} };\n",
+  "src/table/errors/StorageError.ts":
+    'export default class StorageError extends Error { statusCode = 0; storageErrorCode = ""; storageErrorMessage = ""; }\n',
+  "src/table/TableConfiguration.ts": `export default class TableConfiguration {
+  readonly host: string;
+  readonly port: number;
+  readonly https: boolean;
+  constructor(host: string, port: number, ...rest: unknown[]) {
+    this.host = host;
+    this.port = port;
+    this.https = rest[8] !== undefined; // the cert argument
+  }
+}
+`,
+  "src/table/TableServer.ts": `// Azurite's TableServer, played by tablekit serve (from ${ROOT}).
+import { appendFileSync, readFileSync } from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import { startTableServer } from ${JSON.stringify(join(ROOT, "src", "index.ts"))};
+
+type Running = Awaited<ReturnType<typeof startTableServer>>;
+
+export default class TableServer {
+  private running: Running | undefined;
+  private proxy: http.Server | undefined;
+  constructor(readonly config: { host: string; port: number; https: boolean }) {}
+  async start(): Promise<void> {
+    if (this.running) return;
+    const log = process.env.PEER_LOG;
+    if (!this.config.https && !log) {
+      this.running = await startTableServer({ host: this.config.host, port: this.config.port });
+      return;
+    }
+    // HTTPS (or logging): a pass-through in front of the server; the signed path is unchanged.
+    const running = await startTableServer({ host: this.config.host, port: 0 });
+    this.running = running;
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const upstream = http.request(
+        { host: this.config.host, port: running.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 500, answer.rawHeaders as unknown as http.OutgoingHttpHeaders);
+          if (log && ((answer.statusCode ?? 500) >= 400 || /batch/.test(req.url ?? ""))) {
+            const chunks: Buffer[] = [];
+            answer.on("data", (c: Buffer) => chunks.push(c));
+            answer.on("end", () =>
+              appendFileSync(log, \`\${req.method} \${req.url}\\n=> \${answer.statusCode} \${Buffer.concat(chunks).toString().slice(0, 2000)}\\n\\n\`),
+            );
+          }
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      req.pipe(upstream);
+    };
+    const proxy = this.config.https
+      ? https.createServer({ cert: readFileSync("tests/server.cert"), key: readFileSync("tests/server.key") }, handler)
+      : http.createServer(handler);
+    this.proxy = proxy;
+    await new Promise<void>((done) => proxy.listen(this.config.port, this.config.host, done));
+  }
+  async close(): Promise<void> {
+    const [running, proxy] = [this.running, this.proxy];
+    this.running = undefined;
+    this.proxy = undefined;
+    if (proxy) await new Promise<void>((done) => { proxy.close(() => done()); proxy.closeAllConnections(); });
+    if (running) await running.close();
+  }
+  async clean(): Promise<void> {}
+}
+`,
+  "mocha-shim.ts": `import { afterAll, beforeAll } from "vitest";
+(globalThis as Record<string, unknown>).before = beforeAll;
+(globalThis as Record<string, unknown>).after = afterAll;
+`,
+  "vitest.config.ts": `import { defineConfig } from "vitest/config";
+export default defineConfig({
+  test: {
+    globals: true,
+    setupFiles: ["./mocha-shim.ts"],
+    fileParallelism: false,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    include: ["tests/table/apis/**/*.test.ts", "tests/table/auth/**/*.test.ts"],
+  },
+});
+`,
+};
+for (const [path, text] of Object.entries(files)) {
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), text);
+}
+if (!existsSync(join(dir, "node_modules")))
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+
+const report = join(dir, "peer-suite.json");
+const run = spawnSync(
+  process.execPath,
+  [
+    join(ROOT, "node_modules", "vitest", "vitest.mjs"),
+    "run",
+    "--reporter=json",
+    `--outputFile=${report}`,
+    ...filters,
+  ],
+  // The HTTPS suites use Azurite's self-signed test certificate.
+  {
+    cwd: dir,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, NODE_TLS_REJECT_UNAUTHORIZED: "0" },
+  },
+);
+if (!existsSync(report)) {
+  process.stderr.write(`vitest wrote no report (exit ${String(run.status)})\n`);
+  process.exit(1);
+}
+
+interface JsonReport {
+  numTotalTests: number;
+  numPassedTests: number;
+  numFailedTests: number;
+  testResults: {
+    name: string;
+    message?: string;
+    assertionResults: { status: string; title: string; failureMessages: string[] }[];
+  }[];
+}
+const result = JSON.parse(readFileSync(report, "utf8")) as JsonReport;
+const lines = [
+  `${result.numTotalTests} tests: ${result.numPassedTests} passed, ${result.numFailedTests} failed (scratch dir ${dir})`,
+];
+for (const file of result.testResults) {
+  const counts = new Map<string, number>();
+  for (const a of file.assertionResults) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+  const name = file.name.slice(file.name.indexOf("tests/table/"));
+  lines.push(`  ${name}: ${[...counts].map(([s, n]) => `${n} ${s}`).join(", ")} ${file.message ?? ""}`);
+}
+for (const file of result.testResults) {
+  for (const a of file.assertionResults) {
+    if (a.status !== "failed") continue;
+    const first = (a.failureMessages[0] ?? "").split("\n")[0]?.slice(0, 200);
+    lines.push(`FAIL ${a.title} | ${first}`);
+  }
+}
+process.stdout.write(`${lines.join("\n")}\n`);
