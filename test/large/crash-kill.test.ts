@@ -136,34 +136,45 @@ function runAndKill(argument: string, seed: number, prefix: string, killAfter: n
  */
 const CRASH_TEST_SAFETY_MS = 300_000;
 
-it(`SIGKILL mid-write on a MemoryStore file: repair leaves zero unreferenced blobs, every entity whole (seed ${SEED})`, async () => {
-  const file = join(tmpdir(), `tablekit-large-crash-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
-  try {
-    const result = await runCrashTest(
-      { argument: file, open: () => new MemoryStore({ file }), cleanup: () => {} },
-      SEED,
+it(
+  `SIGKILL mid-write on a MemoryStore file: repair leaves zero unreferenced blobs, every entity whole (seed ${SEED})`,
+  async () => {
+    const file = join(
+      tmpdir(),
+      `tablekit-large-crash-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`,
     );
-    console.log(
-      `[large crash test] memory file (seed ${SEED}): ${result.kills} kills, ${result.orphansRemoved} orphans removed`,
-    );
-  } finally {
-    for (const name of readdirSync(dirname(file)))
-      if (name.startsWith(basename(file))) rmSync(join(dirname(file), name), { force: true });
-  }
-}, CRASH_TEST_SAFETY_MS);
+    try {
+      const result = await runCrashTest(
+        { argument: file, open: () => new MemoryStore({ file }), cleanup: () => {} },
+        SEED,
+      );
+      console.log(
+        `[large crash test] memory file (seed ${SEED}): ${result.kills} kills, ${result.orphansRemoved} orphans removed`,
+      );
+    } finally {
+      for (const name of readdirSync(dirname(file)))
+        if (name.startsWith(basename(file))) rmSync(join(dirname(file), name), { force: true });
+    }
+  },
+  CRASH_TEST_SAFETY_MS,
+);
 
 describe.skipIf(!azuriteSelected)(
   "large-value crash test on Azurite (needs Azurite: TABLEKIT_STORES leaves it out)",
   () => {
-    it(`SIGKILL mid-write on Azurite table + blob: repair leaves zero unreferenced blobs, every entity whole (seed ${SEED})`, async () => {
-      const store = createAzuriteStore();
-      const result = await runCrashTest(
-        { argument: azuriteConnectionString(), open: () => store, cleanup: () => {} },
-        SEED,
-      );
-      console.log(
-        `[large crash test] azurite (seed ${SEED}): ${result.kills} kills, ${result.orphansRemoved} orphans removed`,
-      );
-    }, CRASH_TEST_SAFETY_MS);
+    it(
+      `SIGKILL mid-write on Azurite table + blob: repair leaves zero unreferenced blobs, every entity whole (seed ${SEED})`,
+      async () => {
+        const store = createAzuriteStore();
+        const result = await runCrashTest(
+          { argument: azuriteConnectionString(), open: () => store, cleanup: () => {} },
+          SEED,
+        );
+        console.log(
+          `[large crash test] azurite (seed ${SEED}): ${result.kills} kills, ${result.orphansRemoved} orphans removed`,
+        );
+      },
+      CRASH_TEST_SAFETY_MS,
+    );
   },
 );
