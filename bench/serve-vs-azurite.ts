@@ -4,6 +4,7 @@
  * client: batched upserts, paging, point reads, and the time of one 1,000-row page as the table grows.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { TableClient, TableServiceClient, TableTransaction } from "@azure/data-tables";
 import { MemoryStore, startTableServer } from "../src/index.js";
 import { median } from "./measure.js";
@@ -20,6 +21,7 @@ export type RateRecorder = (
 
 const perSecond = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
 const ms = (v: number) => `${v.toFixed(2)} ms`;
+const us = (v: number) => `${v.toFixed(1)} µs`;
 
 function row(pk: string, i: number): Record<string, unknown> & { partitionKey: string; rowKey: string } {
   return {
@@ -38,28 +40,57 @@ interface Rates {
   reads: number;
 }
 
-/** The three rates of one endpoint, measured with the same raw client calls. */
-async function rates(connectionString: string, table: string, total: number, reads: number): Promise<Rates> {
+/** A server process under test: its connection string and its CPU time so far (µs; undefined off Linux). */
+interface Endpoint {
+  readonly connectionString: string;
+  cpu(): number | undefined;
+}
+
+/** The three rates of one endpoint, measured with the same raw client calls, and its CPU µs per entity. */
+async function rates(
+  endpoint: Endpoint,
+  table: string,
+  total: number,
+  reads: number,
+): Promise<{ rate: Rates; cpu: Partial<Rates> }> {
+  const { connectionString } = endpoint;
   const service = TableServiceClient.fromConnectionString(connectionString, {
     allowInsecureConnection: true,
   });
   await service.createTable(table).catch(() => undefined);
   const client = TableClient.fromConnectionString(connectionString, table, { allowInsecureConnection: true });
-  let start = performance.now();
-  for (let at = 0; at < total; at += 100) {
-    const tx = new TableTransaction();
-    for (let i = at; i < at + 100; i++) tx.upsertEntity(row("p", i), "Replace");
-    await client.submitTransaction(tx.actions);
-  }
-  const upserts = total / ((performance.now() - start) / 1000);
-  start = performance.now();
+  const cpu: Partial<Rates> = {};
+  // The server's CPU per entity of one phase: steadier than rates on a shared machine.
+  const phase = async (key: keyof Rates, count: number, work: () => Promise<void>): Promise<number> => {
+    const cpu0 = endpoint.cpu();
+    const from = process.hrtime.bigint();
+    const start = performance.now();
+    await work();
+    const seconds = (performance.now() - start) / 1000;
+    const cpu1 = endpoint.cpu();
+    if (cpu0 !== undefined && cpu1 !== undefined) cpu[key] = (cpu1 - cpu0) / count;
+    // Phase boundaries on the monotonic clock, to split a server --cpu-prof by workload.
+    if (process.env.TABLEKIT_BENCH_PHASES === "1")
+      console.log(`  phase ${table} ${key} ${from / 1000n} ${process.hrtime.bigint() / 1000n}`);
+    return count / seconds;
+  };
+  const upserts = await phase("upserts", total, async () => {
+    for (let at = 0; at < total; at += 100) {
+      const tx = new TableTransaction();
+      for (let i = at; i < at + 100; i++) tx.upsertEntity(row("p", i), "Replace");
+      await client.submitTransaction(tx.actions);
+    }
+  });
   let seen = 0;
-  for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
-  const paging = seen / ((performance.now() - start) / 1000);
-  start = performance.now();
-  for (let i = 0; i < reads; i++) await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
-  const read = reads / ((performance.now() - start) / 1000);
-  return { upserts, paging, reads: read };
+  const paging = await phase("paging", total, async () => {
+    for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
+  });
+  // The stub pages its own fixed total (the warm-up table reads more than it wrote).
+  if (seen < total) throw new Error(`paging saw ${seen} entities, expected ${total}`);
+  const read = await phase("reads", reads, async () => {
+    for (let i = 0; i < reads; i++) await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
+  });
+  return { rate: { upserts, paging, reads: read }, cpu };
 }
 
 /** Paging measurements on one table through `tablekit serve`. */
@@ -111,13 +142,29 @@ async function pageTime(rows: number, rounds: number, full = false): Promise<Pag
   }
 }
 
-/** A server script in its own process, like Azurite (so server and client do not share one thread). */
-async function spawnServer(
-  script: string,
-  args: string[],
-): Promise<{ connectionString: string; close(): Promise<void> }> {
+/** A process's user + system CPU time in µs, from /proc (Linux); undefined elsewhere. */
+function processCpu(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A server script in its own process, like Azurite (so server and client do not share one thread).
+ * `TABLEKIT_BENCH_SERVER_PROF=<dir>` writes a V8 CPU profile of the tablekit server there.
+ */
+async function spawnServer(script: string, args: string[]): Promise<Endpoint & { close(): Promise<void> }> {
   const path = new URL(script, import.meta.url).pathname;
-  const child = spawn(process.execPath, ["--import", "tsx", path, ...args], {
+  const profile = process.env.TABLEKIT_BENCH_SERVER_PROF;
+  const flags =
+    profile !== undefined && script.includes("cli") ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", path, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const connectionString = await new Promise<string>((resolve, reject) => {
@@ -131,6 +178,7 @@ async function spawnServer(
   });
   return {
     connectionString,
+    cpu: () => processCpu(child.pid),
     close: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
@@ -139,18 +187,30 @@ async function spawnServer(
   };
 }
 
-/** Runs the comparisons and records them (serve and Azurite each as a share of the stub's rate). */
-export async function serveVsAzurite(azurite: string, record: RateRecorder, quick: boolean): Promise<void> {
+/**
+ * Runs the comparisons and records them (serve and Azurite each as a share of the stub's rate, and the
+ * server CPU per entity of serve and the stub). Without an Azurite connection string, Azurite is left out.
+ */
+export async function serveVsAzurite(
+  azurite: string | undefined,
+  record: RateRecorder,
+  quick: boolean,
+): Promise<void> {
   console.log("\n[serve] tablekit serve vs Azurite vs a no-work stub (same raw SDK client)");
   const total = quick ? 10_000 : 100_000;
   const reads = quick ? 300 : 1_000;
   const stub = await spawnServer("./table-stub.ts", [String(total)]);
   const server = await spawnServer("../src/server/cli.ts", ["serve", "--port", "0"]);
   try {
-    await rates(stub.connectionString, "benchwarm", 2_000, 200); // warm the client up first
-    const s = await rates(stub.connectionString, "benchstub", total, reads);
-    const t = await rates(server.connectionString, "benchserve", total, reads);
-    const a = await rates(azurite, "benchserveaz", total, reads);
+    // Warm the client and both servers up first (JIT), so neither side pays for it in the measurement.
+    await rates(stub, "benchwarm", 2_000, 200);
+    await rates(server, "benchwarm", 2_000, 200);
+    const s = await rates(stub, "benchstub", total, reads);
+    const t = await rates(server, "benchserve", total, reads);
+    const a =
+      azurite === undefined
+        ? undefined
+        : await rates({ connectionString: azurite, cpu: () => undefined }, "benchserveaz", total, reads);
     for (const [what, key] of [
       ["batched upserts", "upserts"],
       ["paging", "paging"],
@@ -158,18 +218,25 @@ export async function serveVsAzurite(azurite: string, record: RateRecorder, quic
     ] as const) {
       record(
         `tablekit serve / stub, ${what} (${total.toLocaleString("en-US")})`,
-        t[key],
-        s[key],
+        t.rate[key],
+        s.rate[key],
         perSecond,
         0.7,
         false,
       );
-      record(`Azurite / stub, ${what}`, a[key], s[key], perSecond, undefined, false);
+      const serveCpu = t.cpu[key];
+      const stubCpu = s.cpu[key];
+      if (serveCpu !== undefined && stubCpu !== undefined) {
+        record(`tablekit serve / stub, ${what}: server CPU per entity`, serveCpu, stubCpu, us, undefined);
+      }
+      if (a !== undefined)
+        record(`Azurite / stub, ${what}`, a.rate[key], s.rate[key], perSecond, undefined, false);
     }
   } finally {
     await server.close();
     await stub.close();
   }
+  if (process.argv.includes("--no-scale")) return;
   const small = await pageTime(10_000, quick ? 10 : 30);
   const size = quick ? 100_000 : 1_000_000;
   const large = await pageTime(size, quick ? 10 : 30, true);
