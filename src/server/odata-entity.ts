@@ -30,10 +30,15 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   }
   const members = body as Record<string, unknown>;
   const out: Record<string, WireValue> = Object.create(null);
-  for (const [name, value] of Object.entries(members)) {
+  const names = Object.keys(members);
+  // Most bodies carry no annotations (the SDKs send them for Int64, DateTime, Guid, Binary, Double only).
+  let annotated = false;
+  for (const name of names) if (name.includes("@")) annotated = true;
+  for (const name of names) {
+    const value = members[name];
     if (name.startsWith("odata.") || name.includes("@")) continue;
     if (name === "Timestamp" || value === null) continue;
-    const annotation = members[`${name}@odata.type`];
+    const annotation = annotated ? members[`${name}@odata.type`] : undefined;
     if (name === "PartitionKey" || name === "RowKey") {
       if (typeof value !== "string") throw badRequest("InvalidInput", `${name} must be a string`);
       out[name] = value;
@@ -86,13 +91,17 @@ export function toWireEntity(
     }
   }
   const entity: WireEntity = { partitionKey, rowKey };
-  for (const [name, value] of Object.entries(properties)) {
+  for (const name in properties) {
     if (name === "PartitionKey" || name === "RowKey") continue;
     if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
       // These names are the port's own fields; the memory store cannot hold them as user properties.
       throw badRequest("InvalidInput", `property name '${name}' is not supported by tablekit serve`);
     }
-    Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
+    const value = properties[name] as WireValue;
+    // Assigning "__proto__" would replace the prototype instead of adding a property.
+    if (name === "__proto__")
+      Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
+    else entity[name] = value;
   }
   return entity;
 }
