@@ -332,14 +332,11 @@ export class TableService {
       ...(continuation === undefined ? {} : { continuation }),
     });
     // The page is written as text from cached pieces: a page is up to 1,000 entities.
-    let body =
+    const entities = page.items.map((record) => this.#json.write(record, context, select, false));
+    const body =
       context.level === "nometadata"
-        ? '{"value":['
-        : `{"odata.metadata":${JSON.stringify(`${this.#base}/$metadata#${table}`)},"value":[`;
-    page.items.forEach((record, i) => {
-      body += (i === 0 ? "" : ",") + this.#json.write(record, context, select, false);
-    });
-    body += "]}";
+        ? `{"value":[${entities.join(",")}]}`
+        : `{"odata.metadata":${JSON.stringify(`${this.#base}/$metadata#${table}`)},"value":[${entities.join(",")}]}`;
     const headers: Record<string, string> = { "Content-Type": jsonType(context.level) };
     if (page.continuation !== undefined) {
       headers["x-ms-continuation-NextPartitionKey"] = encodeContinuationKey(
