@@ -42,55 +42,97 @@ interface Rates {
 
 /** A server process under test: its connection string and its CPU time so far (µs; undefined off Linux). */
 interface Endpoint {
+  readonly name: string;
   readonly connectionString: string;
   cpu(): number | undefined;
 }
 
-/** The three rates of one endpoint, measured with the same raw client calls, and its CPU µs per entity. */
+/** What one endpoint measured: rates, and the server's CPU µs per entity where it can be read. */
+interface Measured {
+  rate: Rates;
+  cpu: Partial<Rates>;
+}
+
+/**
+ * The three rates of each endpoint, measured with the same raw client calls. With several endpoints
+ * the work is cut into chunks that alternate between them (in alternating order), so a change in the
+ * load of a shared machine falls on all of them alike instead of on whichever ran last.
+ */
 async function rates(
-  endpoint: Endpoint,
+  endpoints: readonly Endpoint[],
   table: string,
   total: number,
   reads: number,
-): Promise<{ rate: Rates; cpu: Partial<Rates> }> {
-  const { connectionString } = endpoint;
-  const service = TableServiceClient.fromConnectionString(connectionString, {
-    allowInsecureConnection: true,
-  });
-  await service.createTable(table).catch(() => undefined);
-  const client = TableClient.fromConnectionString(connectionString, table, { allowInsecureConnection: true });
-  const cpu: Partial<Rates> = {};
-  // The server's CPU per entity of one phase: steadier than rates on a shared machine.
-  const phase = async (key: keyof Rates, count: number, work: () => Promise<void>): Promise<number> => {
-    const cpu0 = endpoint.cpu();
-    const from = process.hrtime.bigint();
-    const start = performance.now();
-    await work();
-    const seconds = (performance.now() - start) / 1000;
-    const cpu1 = endpoint.cpu();
-    if (cpu0 !== undefined && cpu1 !== undefined) cpu[key] = (cpu1 - cpu0) / count;
-    // Phase boundaries on the monotonic clock, to split a server --cpu-prof by workload.
-    if (process.env.TABLEKIT_BENCH_PHASES === "1")
-      console.log(`  phase ${table} ${key} ${from / 1000n} ${process.hrtime.bigint() / 1000n}`);
-    return count / seconds;
-  };
-  const upserts = await phase("upserts", total, async () => {
-    for (let at = 0; at < total; at += 100) {
-      const tx = new TableTransaction();
-      for (let i = at; i < at + 100; i++) tx.upsertEntity(row("p", i), "Replace");
-      await client.submitTransaction(tx.actions);
+  chunks: number,
+): Promise<Measured[]> {
+  const clients = await Promise.all(
+    endpoints.map(async ({ connectionString }) => {
+      const service = TableServiceClient.fromConnectionString(connectionString, {
+        allowInsecureConnection: true,
+      });
+      await service.createTable(table).catch(() => undefined);
+      return TableClient.fromConnectionString(connectionString, table, { allowInsecureConnection: true });
+    }),
+  );
+  const seconds = endpoints.map(() => ({ upserts: 0, paging: 0, reads: 0 }));
+  const cpuUs = endpoints.map(() => ({ upserts: 0, paging: 0, reads: 0 }));
+  let cpuKnown = true;
+  // One chunk of a phase on every endpoint, in alternating order.
+  const chunk = async (key: keyof Rates, round: number, work: (client: TableClient) => Promise<void>) => {
+    const order = endpoints.map((_, e) => e);
+    if (round % 2 === 1) order.reverse();
+    for (const e of order) {
+      const endpoint = endpoints[e] as Endpoint;
+      const cpu0 = endpoint.cpu();
+      const from = process.hrtime.bigint();
+      const start = performance.now();
+      await work(clients[e] as TableClient);
+      (seconds[e] as Rates)[key] += (performance.now() - start) / 1000;
+      const cpu1 = endpoint.cpu();
+      if (cpu0 === undefined || cpu1 === undefined) cpuKnown = false;
+      else (cpuUs[e] as Rates)[key] += cpu1 - cpu0;
+      // Chunk boundaries on the monotonic clock, to split a server --cpu-prof by workload.
+      if (process.env.TABLEKIT_BENCH_PHASES === "1")
+        console.log(`  phase ${endpoint.name} ${key} ${from / 1000n} ${process.hrtime.bigint() / 1000n}`);
     }
+  };
+  const perChunk = Math.ceil(total / chunks / 100) * 100;
+  for (let round = 0, at = 0; at < total; round++, at += perChunk) {
+    await chunk("upserts", round, async (client) => {
+      for (let b = at; b < Math.min(total, at + perChunk); b += 100) {
+        const tx = new TableTransaction();
+        for (let i = b; i < b + 100; i++) tx.upsertEntity(row("p", i), "Replace");
+        await client.submitTransaction(tx.actions);
+      }
+    });
+  }
+  // Paging reads the whole table per round (a chunk of it would not be paging through it).
+  const pagingRounds = Math.max(1, Math.min(3, chunks));
+  for (let round = 0; round < pagingRounds; round++) {
+    await chunk("paging", round, async (client) => {
+      let seen = 0;
+      for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
+      // The stub pages its own fixed total (the warm-up table reads more than it wrote).
+      if (seen < total) throw new Error(`paging saw ${seen} entities, expected ${total}`);
+    });
+  }
+  const readsPerChunk = Math.ceil(reads / chunks);
+  for (let round = 0, at = 0; at < reads; round++, at += readsPerChunk) {
+    await chunk("reads", round, async (client) => {
+      for (let i = at; i < Math.min(reads, at + readsPerChunk); i++)
+        await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
+    });
+  }
+  const counts: Rates = { upserts: total, paging: total * pagingRounds, reads };
+  return endpoints.map((_, e) => {
+    const rate = {} as Rates;
+    const cpu: Partial<Rates> = {};
+    for (const key of ["upserts", "paging", "reads"] as const) {
+      rate[key] = counts[key] / (seconds[e] as Rates)[key];
+      if (cpuKnown) cpu[key] = (cpuUs[e] as Rates)[key] / counts[key];
+    }
+    return { rate, cpu };
   });
-  let seen = 0;
-  const paging = await phase("paging", total, async () => {
-    for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
-  });
-  // The stub pages its own fixed total (the warm-up table reads more than it wrote).
-  if (seen < total) throw new Error(`paging saw ${seen} entities, expected ${total}`);
-  const read = await phase("reads", reads, async () => {
-    for (let i = 0; i < reads; i++) await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
-  });
-  return { rate: { upserts, paging, reads: read }, cpu };
 }
 
 /** Paging measurements on one table through `tablekit serve`. */
@@ -159,7 +201,11 @@ function processCpu(pid: number | undefined): number | undefined {
  * A server script in its own process, like Azurite (so server and client do not share one thread).
  * `TABLEKIT_BENCH_SERVER_PROF=<dir>` writes a V8 CPU profile of the tablekit server there.
  */
-async function spawnServer(script: string, args: string[]): Promise<Endpoint & { close(): Promise<void> }> {
+async function spawnServer(
+  name: string,
+  script: string,
+  args: string[],
+): Promise<Endpoint & { close(): Promise<void> }> {
   const path = new URL(script, import.meta.url).pathname;
   const profile = process.env.TABLEKIT_BENCH_SERVER_PROF;
   const flags =
@@ -177,6 +223,7 @@ async function spawnServer(script: string, args: string[]): Promise<Endpoint & {
     child.once("exit", () => reject(new Error(`tablekit serve exited: ${out}`)));
   });
   return {
+    name,
     connectionString,
     cpu: () => processCpu(child.pid),
     close: () =>
@@ -199,18 +246,28 @@ export async function serveVsAzurite(
   console.log("\n[serve] tablekit serve vs Azurite vs a no-work stub (same raw SDK client)");
   const total = quick ? 10_000 : 100_000;
   const reads = quick ? 300 : 1_000;
-  const stub = await spawnServer("./table-stub.ts", [String(total)]);
-  const server = await spawnServer("../src/server/cli.ts", ["serve", "--port", "0"]);
+  const stub = await spawnServer("stub", "./table-stub.ts", [String(total)]);
+  const server = await spawnServer("serve", "../src/server/cli.ts", ["serve", "--port", "0"]);
   try {
     // Warm the client and both servers up first (JIT), so neither side pays for it in the measurement.
-    await rates(stub, "benchwarm", 2_000, 200);
-    await rates(server, "benchwarm", 2_000, 200);
-    const s = await rates(stub, "benchstub", total, reads);
-    const t = await rates(server, "benchserve", total, reads);
+    await rates([stub, server], "benchwarm", 10_000, 1_000, 1);
+    const [s, t] = (await rates([stub, server], "benchserve", total, reads, quick ? 4 : 10)) as [
+      Measured,
+      Measured,
+    ];
+    // Azurite is only reported (and slow at paging), so it runs once, on its own.
     const a =
       azurite === undefined
         ? undefined
-        : await rates({ connectionString: azurite, cpu: () => undefined }, "benchserveaz", total, reads);
+        : (
+            await rates(
+              [{ name: "azurite", connectionString: azurite, cpu: () => undefined }],
+              "benchserveaz",
+              total,
+              reads,
+              1,
+            )
+          )[0];
     for (const [what, key] of [
       ["batched upserts", "upserts"],
       ["paging", "paging"],
