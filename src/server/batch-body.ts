@@ -48,21 +48,17 @@ function splitParts(text: string, boundary: string): string[] {
   const delimiter = `--${boundary}`;
   const parts: string[] = [];
   let partAt = -1; // where the current part starts; -1 before the first delimiter
-  let at = 0;
-  for (;;) {
+  // Only lines that start with the delimiter can be delimiter lines: jump from one to the next.
+  for (let at = text.indexOf(delimiter); at >= 0; at = text.indexOf(delimiter, at + 1)) {
+    if (at > 0 && !(text[at - 1] === "\n" && text[at - 2] === "\r")) continue; // not at a line start
     const newline = text.indexOf("\r\n", at);
-    const end = newline < 0 ? text.length : newline;
-    if (text.startsWith(delimiter, at)) {
-      const trimmed = text.slice(at, end).trimEnd();
-      const closing = trimmed === `${delimiter}--`;
-      if (closing || trimmed === delimiter) {
-        if (partAt >= 0) parts.push(text.slice(partAt, Math.max(partAt, at - 2)));
-        if (closing) return parts;
-        partAt = newline < 0 ? text.length : newline + 2;
-      }
-    }
+    const trimmed = text.slice(at, newline < 0 ? text.length : newline).trimEnd();
+    const closing = trimmed === `${delimiter}--`;
+    if (!closing && trimmed !== delimiter) continue;
+    if (partAt >= 0) parts.push(text.slice(partAt, Math.max(partAt, at - 2)));
+    if (closing) return parts;
     if (newline < 0) break;
-    at = newline + 2;
+    partAt = newline + 2;
   }
   throw badRequest("InvalidInput", `the multipart body does not end with --${boundary}--`);
 }
