@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { TableClient, TableServiceClient, TableTransaction } from "@azure/data-tables";
 import { MemoryStore, startTableServer } from "../src/index.js";
 import { median } from "./measure.js";
+import { serveHandlerCosts } from "./serve-handler.js";
 
 /** Records one comparison (the runner's `record`, with the direction of "better"). */
 export type RateRecorder = (
@@ -293,6 +294,10 @@ export async function serveVsAzurite(
     await server.close();
     await stub.close();
   }
+  const handler = await serveHandlerCosts(quick ? 3 : 7);
+  console.log(
+    `  tablekit serve's handler alone (in process, no sockets; least CPU of several rounds): ${handler.upserts.toFixed(1)} µs per upserted entity, ${handler.paging.toFixed(2)} µs per paged entity, ${handler.reads.toFixed(1)} µs per point read`,
+  );
   if (process.argv.includes("--no-scale")) return;
   const small = await pageTime(10_000, quick ? 10 : 30);
   const size = quick ? 100_000 : 1_000_000;
