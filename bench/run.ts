@@ -567,6 +567,18 @@ async function largeValues(connectionString: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes("--serve")) {
+    // `npm run bench -- --serve [--quick] [--no-azurite]`: only tablekit serve against the stub (and Azurite).
+    const withAzurite = !process.argv.includes("--no-azurite");
+    const azurite = withAzurite ? await startAzurite() : undefined;
+    try {
+      await serveVsAzurite(azurite?.connectionString, record, quick);
+    } finally {
+      await azurite?.stop();
+    }
+    printTable(rows);
+    return;
+  }
   const azurite = await startAzurite();
   if (process.argv.includes("--pacing")) {
     // `npm run bench -- --pacing`: the pacing runs alone (they take a minute or two of wall time).

@@ -4,9 +4,11 @@
  * client: batched upserts, paging, point reads, and the time of one 1,000-row page as the table grows.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { TableClient, TableServiceClient, TableTransaction } from "@azure/data-tables";
 import { MemoryStore, startTableServer } from "../src/index.js";
 import { median } from "./measure.js";
+import { serveHandlerCosts } from "./serve-handler.js";
 
 /** Records one comparison (the runner's `record`, with the direction of "better"). */
 export type RateRecorder = (
@@ -20,6 +22,7 @@ export type RateRecorder = (
 
 const perSecond = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
 const ms = (v: number) => `${v.toFixed(2)} ms`;
+const us = (v: number) => `${v.toFixed(1)} µs`;
 
 function row(pk: string, i: number): Record<string, unknown> & { partitionKey: string; rowKey: string } {
   return {
@@ -38,28 +41,99 @@ interface Rates {
   reads: number;
 }
 
-/** The three rates of one endpoint, measured with the same raw client calls. */
-async function rates(connectionString: string, table: string, total: number, reads: number): Promise<Rates> {
-  const service = TableServiceClient.fromConnectionString(connectionString, {
-    allowInsecureConnection: true,
-  });
-  await service.createTable(table).catch(() => undefined);
-  const client = TableClient.fromConnectionString(connectionString, table, { allowInsecureConnection: true });
-  let start = performance.now();
-  for (let at = 0; at < total; at += 100) {
-    const tx = new TableTransaction();
-    for (let i = at; i < at + 100; i++) tx.upsertEntity(row("p", i), "Replace");
-    await client.submitTransaction(tx.actions);
+/** A server process under test: its connection string and its CPU time so far (µs; undefined off Linux). */
+interface Endpoint {
+  readonly name: string;
+  readonly connectionString: string;
+  cpu(): number | undefined;
+}
+
+/** What one endpoint measured: rates, and the server's CPU µs per entity where it can be read. */
+interface Measured {
+  rate: Rates;
+  cpu: Partial<Rates>;
+}
+
+/**
+ * The three rates of each endpoint, measured with the same raw client calls. With several endpoints
+ * the work is cut into chunks that alternate between them (in alternating order), so a change in the
+ * load of a shared machine falls on all of them alike instead of on whichever ran last.
+ */
+async function rates(
+  endpoints: readonly Endpoint[],
+  table: string,
+  total: number,
+  reads: number,
+  chunks: number,
+): Promise<Measured[]> {
+  const clients = await Promise.all(
+    endpoints.map(async ({ connectionString }) => {
+      const service = TableServiceClient.fromConnectionString(connectionString, {
+        allowInsecureConnection: true,
+      });
+      await service.createTable(table).catch(() => undefined);
+      return TableClient.fromConnectionString(connectionString, table, { allowInsecureConnection: true });
+    }),
+  );
+  const seconds = endpoints.map(() => ({ upserts: 0, paging: 0, reads: 0 }));
+  const cpuUs = endpoints.map(() => ({ upserts: 0, paging: 0, reads: 0 }));
+  let cpuKnown = true;
+  // One chunk of a phase on every endpoint, in alternating order.
+  const chunk = async (key: keyof Rates, round: number, work: (client: TableClient) => Promise<void>) => {
+    const order = endpoints.map((_, e) => e);
+    if (round % 2 === 1) order.reverse();
+    for (const e of order) {
+      const endpoint = endpoints[e] as Endpoint;
+      const cpu0 = endpoint.cpu();
+      const from = process.hrtime.bigint();
+      const start = performance.now();
+      await work(clients[e] as TableClient);
+      (seconds[e] as Rates)[key] += (performance.now() - start) / 1000;
+      const cpu1 = endpoint.cpu();
+      if (cpu0 === undefined || cpu1 === undefined) cpuKnown = false;
+      else (cpuUs[e] as Rates)[key] += cpu1 - cpu0;
+      // Chunk boundaries on the monotonic clock, to split a server --cpu-prof by workload.
+      if (process.env.TABLEKIT_BENCH_PHASES === "1")
+        console.log(`  phase ${endpoint.name} ${key} ${from / 1000n} ${process.hrtime.bigint() / 1000n}`);
+    }
+  };
+  const perChunk = Math.ceil(total / chunks / 100) * 100;
+  for (let round = 0, at = 0; at < total; round++, at += perChunk) {
+    await chunk("upserts", round, async (client) => {
+      for (let b = at; b < Math.min(total, at + perChunk); b += 100) {
+        const tx = new TableTransaction();
+        for (let i = b; i < b + 100; i++) tx.upsertEntity(row("p", i), "Replace");
+        await client.submitTransaction(tx.actions);
+      }
+    });
   }
-  const upserts = total / ((performance.now() - start) / 1000);
-  start = performance.now();
-  let seen = 0;
-  for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
-  const paging = seen / ((performance.now() - start) / 1000);
-  start = performance.now();
-  for (let i = 0; i < reads; i++) await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
-  const read = reads / ((performance.now() - start) / 1000);
-  return { upserts, paging, reads: read };
+  // Paging reads the whole table per round (a chunk of it would not be paging through it).
+  const pagingRounds = Math.max(1, Math.min(3, chunks));
+  for (let round = 0; round < pagingRounds; round++) {
+    await chunk("paging", round, async (client) => {
+      let seen = 0;
+      for await (const page of client.listEntities().byPage({ maxPageSize: 1000 })) seen += page.length;
+      // The stub pages its own fixed total (the warm-up table reads more than it wrote).
+      if (seen < total) throw new Error(`paging saw ${seen} entities, expected ${total}`);
+    });
+  }
+  const readsPerChunk = Math.ceil(reads / chunks);
+  for (let round = 0, at = 0; at < reads; round++, at += readsPerChunk) {
+    await chunk("reads", round, async (client) => {
+      for (let i = at; i < Math.min(reads, at + readsPerChunk); i++)
+        await client.getEntity("p", String((i * 7919) % total).padStart(8, "0"));
+    });
+  }
+  const counts: Rates = { upserts: total, paging: total * pagingRounds, reads };
+  return endpoints.map((_, e) => {
+    const rate = {} as Rates;
+    const cpu: Partial<Rates> = {};
+    for (const key of ["upserts", "paging", "reads"] as const) {
+      rate[key] = counts[key] / (seconds[e] as Rates)[key];
+      if (cpuKnown) cpu[key] = (cpuUs[e] as Rates)[key] / counts[key];
+    }
+    return { rate, cpu };
+  });
 }
 
 /** Paging measurements on one table through `tablekit serve`. */
@@ -111,13 +185,33 @@ async function pageTime(rows: number, rounds: number, full = false): Promise<Pag
   }
 }
 
-/** A server script in its own process, like Azurite (so server and client do not share one thread). */
+/** A process's user + system CPU time in µs, from /proc (Linux); undefined elsewhere. */
+function processCpu(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A server script in its own process, like Azurite (so server and client do not share one thread).
+ * `TABLEKIT_BENCH_SERVER_PROF=<dir>` writes a V8 CPU profile of the tablekit server there.
+ */
 async function spawnServer(
+  name: string,
   script: string,
   args: string[],
-): Promise<{ connectionString: string; close(): Promise<void> }> {
+): Promise<Endpoint & { close(): Promise<void> }> {
   const path = new URL(script, import.meta.url).pathname;
-  const child = spawn(process.execPath, ["--import", "tsx", path, ...args], {
+  const profile = process.env.TABLEKIT_BENCH_SERVER_PROF;
+  const flags =
+    profile !== undefined && script.includes("cli") ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", path, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const connectionString = await new Promise<string>((resolve, reject) => {
@@ -130,7 +224,9 @@ async function spawnServer(
     child.once("exit", () => reject(new Error(`tablekit serve exited: ${out}`)));
   });
   return {
+    name,
     connectionString,
+    cpu: () => processCpu(child.pid),
     close: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
@@ -139,18 +235,40 @@ async function spawnServer(
   };
 }
 
-/** Runs the comparisons and records them (serve and Azurite each as a share of the stub's rate). */
-export async function serveVsAzurite(azurite: string, record: RateRecorder, quick: boolean): Promise<void> {
+/**
+ * Runs the comparisons and records them (serve and Azurite each as a share of the stub's rate, and the
+ * server CPU per entity of serve and the stub). Without an Azurite connection string, Azurite is left out.
+ */
+export async function serveVsAzurite(
+  azurite: string | undefined,
+  record: RateRecorder,
+  quick: boolean,
+): Promise<void> {
   console.log("\n[serve] tablekit serve vs Azurite vs a no-work stub (same raw SDK client)");
   const total = quick ? 10_000 : 100_000;
   const reads = quick ? 300 : 1_000;
-  const stub = await spawnServer("./table-stub.ts", [String(total)]);
-  const server = await spawnServer("../src/server/cli.ts", ["serve", "--port", "0"]);
+  const stub = await spawnServer("stub", "./table-stub.ts", [String(total)]);
+  const server = await spawnServer("serve", "../src/server/cli.ts", ["serve", "--port", "0"]);
   try {
-    await rates(stub.connectionString, "benchwarm", 2_000, 200); // warm the client up first
-    const s = await rates(stub.connectionString, "benchstub", total, reads);
-    const t = await rates(server.connectionString, "benchserve", total, reads);
-    const a = await rates(azurite, "benchserveaz", total, reads);
+    // Warm the client and both servers up first (JIT), so neither side pays for it in the measurement.
+    await rates([stub, server], "benchwarm", 10_000, 1_000, 1);
+    const [s, t] = (await rates([stub, server], "benchserve", total, reads, quick ? 4 : 10)) as [
+      Measured,
+      Measured,
+    ];
+    // Azurite is only reported (and slow at paging), so it runs once, on its own.
+    const a =
+      azurite === undefined
+        ? undefined
+        : (
+            await rates(
+              [{ name: "azurite", connectionString: azurite, cpu: () => undefined }],
+              "benchserveaz",
+              total,
+              reads,
+              1,
+            )
+          )[0];
     for (const [what, key] of [
       ["batched upserts", "upserts"],
       ["paging", "paging"],
@@ -158,18 +276,29 @@ export async function serveVsAzurite(azurite: string, record: RateRecorder, quic
     ] as const) {
       record(
         `tablekit serve / stub, ${what} (${total.toLocaleString("en-US")})`,
-        t[key],
-        s[key],
+        t.rate[key],
+        s.rate[key],
         perSecond,
         0.7,
         false,
       );
-      record(`Azurite / stub, ${what}`, a[key], s[key], perSecond, undefined, false);
+      const serveCpu = t.cpu[key];
+      const stubCpu = s.cpu[key];
+      if (serveCpu !== undefined && stubCpu !== undefined) {
+        record(`tablekit serve / stub, ${what}: server CPU per entity`, serveCpu, stubCpu, us, undefined);
+      }
+      if (a !== undefined)
+        record(`Azurite / stub, ${what}`, a.rate[key], s.rate[key], perSecond, undefined, false);
     }
   } finally {
     await server.close();
     await stub.close();
   }
+  const handler = await serveHandlerCosts(quick ? 3 : 7);
+  console.log(
+    `  tablekit serve's handler alone (in process, no sockets; least CPU of several rounds): ${handler.upserts.toFixed(1)} µs per upserted entity, ${handler.paging.toFixed(2)} µs per paged entity, ${handler.reads.toFixed(1)} µs per point read`,
+  );
+  if (process.argv.includes("--no-scale")) return;
   const small = await pageTime(10_000, quick ? 10 : 30);
   const size = quick ? 100_000 : 1_000_000;
   const large = await pageTime(size, quick ? 10 : 30, true);

@@ -22,13 +22,18 @@ export function boundaryOf(contentType: string | undefined): string {
  * one changeset, itself multipart/mixed, whose parts are `application/http` requests. Lines may
  * end in CRLF or LF. Anything else (no changeset, two changesets, a part that is not a request)
  * is 400 InvalidInput, decided before any operation runs.
+ *
+ * A batch body holds up to 100 operations and 4 MiB, so it is scanned by offsets: bare LFs become
+ * CRLF once, then no line is copied unless it is a header or a delimiter candidate.
  */
 export function parseBatchBody(body: string, boundary: string): BatchOperation[] {
-  const batchParts = splitParts(body, boundary);
+  const text = body.replace(BARE_LF, "\r\n");
+  const batchParts = splitParts(text, boundary);
   if (batchParts.length !== 1) throw badRequest("InvalidInput", "a batch must hold exactly one changeset");
-  const { headers, rest } = readHeaders(batchParts[0] as string);
+  const part = batchParts[0] as string;
+  const { headers, restAt } = readHeaders(part, 0);
   const changeset = boundaryOf(headers.get("content-type"));
-  return splitParts(rest, changeset).map(parseOperation);
+  return splitParts(part.slice(restAt), changeset).map(parseOperation);
 }
 
 /**
@@ -36,10 +41,11 @@ export function parseBatchBody(body: string, boundary: string): BatchOperation[]
  * allows a single query, alone in its batch); undefined when the batch is a changeset.
  */
 export function batchQueryOf(body: string, boundary: string): BatchOperation | undefined {
-  const parts = splitParts(body, boundary);
+  const text = body.replace(BARE_LF, "\r\n");
+  const parts = splitParts(text, boundary);
   if (parts.length !== 1) return undefined;
   const part = parts[0] as string;
-  const { headers } = readHeaders(part.replace(/^(\r\n)+/, ""));
+  const { headers } = readHeaders(part, skipNewlines(part, 0));
   if (!/^application\/http/i.test(headers.get("content-type") ?? "")) return undefined;
   const operation = parseOperation(part);
   if (operation.method !== "GET") {
@@ -48,60 +54,81 @@ export function batchQueryOf(body: string, boundary: string): BatchOperation | u
   return operation;
 }
 
-/** The parts between `--boundary` delimiters, up to the closing `--boundary--`. */
-function splitParts(body: string, boundary: string): string[] {
+// A line feed that does not end a CRLF (every other line break is already CRLF).
+const BARE_LF = /(?<!\r)\n/g;
+
+/**
+ * The parts between `--boundary` delimiter lines (trailing whitespace ignored), up to the closing
+ * `--boundary--`, of CRLF-only text; each part is the text of its lines, without the CRLF before the
+ * next delimiter.
+ */
+function splitParts(text: string, boundary: string): string[] {
   const delimiter = `--${boundary}`;
-  const lines = body.split(/\r?\n/);
   const parts: string[] = [];
-  let current: string[] | undefined;
-  let closed = false;
-  for (const line of lines) {
-    const trimmed = line.trimEnd();
-    if (trimmed === delimiter || trimmed === `${delimiter}--`) {
-      if (current !== undefined) parts.push(current.join("\r\n"));
-      current = trimmed === delimiter ? [] : undefined;
-      if (trimmed !== delimiter) {
-        closed = true;
-        break;
-      }
-    } else if (current !== undefined) {
-      current.push(line);
-    }
+  let partAt = -1; // where the current part starts; -1 before the first delimiter
+  // Only lines that start with the delimiter can be delimiter lines: jump from one to the next.
+  for (let at = text.indexOf(delimiter); at >= 0; at = text.indexOf(delimiter, at + 1)) {
+    if (at > 0 && !(text[at - 1] === "\n" && text[at - 2] === "\r")) continue; // not at a line start
+    const newline = text.indexOf("\r\n", at);
+    const trimmed = text.slice(at, newline < 0 ? text.length : newline).trimEnd();
+    const closing = trimmed === `${delimiter}--`;
+    if (!closing && trimmed !== delimiter) continue;
+    if (partAt >= 0) parts.push(text.slice(partAt, Math.max(partAt, at - 2)));
+    if (closing) return parts;
+    if (newline < 0) break;
+    partAt = newline + 2;
   }
-  if (!closed) throw badRequest("InvalidInput", `the multipart body does not end with --${boundary}--`);
-  return parts;
+  throw badRequest("InvalidInput", `the multipart body does not end with --${boundary}--`);
 }
 
-/** Splits a MIME part into its headers and what follows the blank line. */
-function readHeaders(part: string): { headers: Map<string, string>; rest: string } {
-  const lines = part.split("\r\n");
+/**
+ * Reads the header lines of CRLF-only text from `start` up to the first blank line (or the end); the
+ * offset of what follows the blank line (the text's length when there is none).
+ */
+function readHeaders(text: string, start: number): { headers: Map<string, string>; restAt: number } {
   const headers = new Map<string, string>();
-  let i = 0;
-  while (i < lines.length && (lines[i] as string).trim() !== "") {
-    const line = lines[i] as string;
+  let at = start;
+  while (at < text.length || at === start) {
+    const newline = text.indexOf("\r\n", at);
+    const line = text.slice(at, newline < 0 ? text.length : newline);
+    if (line.trim() === "") return { headers, restAt: newline < 0 ? text.length : newline + 2 };
     const colon = line.indexOf(":");
     if (colon <= 0)
       throw badRequest("InvalidInput", `malformed header line in batch: '${line.slice(0, 80)}'`);
     headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
-    i++;
+    if (newline < 0) break;
+    at = newline + 2;
   }
-  return { headers, rest: lines.slice(i + 1).join("\r\n") };
+  return { headers, restAt: text.length };
+}
+
+/** The offset after any CRLFs at `start`. */
+function skipNewlines(text: string, start: number): number {
+  let at = start;
+  while (text.startsWith("\r\n", at)) at += 2;
+  return at;
 }
 
 function parseOperation(part: string): BatchOperation {
-  const mime = readHeaders(part.replace(/^(\r\n)+/, ""));
+  const mime = readHeaders(part, skipNewlines(part, 0));
   if (!/^application\/http/i.test(mime.headers.get("content-type") ?? "")) {
     throw badRequest("InvalidInput", "every changeset part must be Content-Type: application/http");
   }
-  const lines = mime.rest.replace(/^(\r\n)+/, "").split("\r\n");
-  const requestLine = /^([A-Z]+) (\S+) HTTP\/1\.1$/.exec((lines[0] ?? "").trim());
+  const lineAt = skipNewlines(part, mime.restAt);
+  const newline = part.indexOf("\r\n", lineAt);
+  const requestLine = /^([A-Z]+) (\S+) HTTP\/1\.1$/.exec(
+    part.slice(lineAt, newline < 0 ? part.length : newline).trim(),
+  );
   if (requestLine === null)
     throw badRequest("InvalidInput", "a changeset part must start with an HTTP request line");
-  const http = readHeaders(lines.slice(1).join("\r\n"));
+  const http =
+    newline < 0
+      ? { headers: new Map<string, string>(), restAt: part.length }
+      : readHeaders(part, newline + 2);
   return {
     method: requestLine[1] as string,
     url: requestLine[2] as string,
     headers: http.headers,
-    body: http.rest.trim(),
+    body: part.slice(http.restAt).trim(),
   };
 }

@@ -35,11 +35,16 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   }
   const members = body as Record<string, unknown>;
   const out: Record<string, WireValue> = Object.create(null);
+  const names = Object.keys(members);
+  // Most bodies carry no annotations (the SDKs send them for Int64, DateTime, Guid, Binary, Double only).
+  let annotated = false;
+  for (const name of names) if (name.includes("@")) annotated = true;
   let fractional: ReadonlySet<string> | undefined;
-  for (const [name, value] of Object.entries(members)) {
+  for (const name of names) {
+    const value = members[name];
     if (name.startsWith("odata.") || name.includes("@")) continue;
     if (name === "Timestamp" || value === null) continue;
-    const annotation = members[`${name}@odata.type`];
+    const annotation = annotated ? members[`${name}@odata.type`] : undefined;
     if (name === "PartitionKey" || name === "RowKey") {
       if (typeof value !== "string") throw badRequest("InvalidInput", `${name} must be a string`);
       out[name] = value;
@@ -48,7 +53,8 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
     // JSON.parse reads `1.0` as 1; the service reads the text, where a fraction or exponent makes a
     // Double. Only an unannotated whole number needs the text, so it is scanned only then.
     if (annotation === undefined && typeof value === "number" && Number.isInteger(value)) {
-      fractional ??= fractionalMembers(text);
+      // A fraction or exponent always follows a digit, so text without one needs no scan.
+      fractional ??= MAY_HOLD_FRACTION.test(text) ? fractionalMembers(text) : NO_MEMBERS;
       if (fractional.has(name)) {
         out[name] = { type: "Double", value };
         continue;
@@ -58,6 +64,9 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   }
   return out;
 }
+
+const MAY_HOLD_FRACTION = /\d[.eE]/;
+const NO_MEMBERS: ReadonlySet<string> = new Set();
 
 /**
  * The top-level members of a JSON object text whose value is a number written with a fraction or an
@@ -139,15 +148,19 @@ export function toWireEntity(
   }
   const entity: WireEntityWithShadowed = { partitionKey, rowKey };
   let shadowed: Record<string, WireValue> | undefined;
-  for (const [name, value] of Object.entries(properties)) {
+  for (const name in properties) {
     if (name === "PartitionKey" || name === "RowKey") continue;
+    const value = properties[name] as WireValue;
     if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
       // Ordinary property names to the service, but the port's own fields: passed beside the entity.
       shadowed ??= Object.create(null) as Record<string, WireValue>;
       shadowed[name] = value;
       continue;
     }
-    Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
+    // Assigning "__proto__" would replace the prototype instead of adding a property.
+    if (name === "__proto__")
+      Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
+    else entity[name] = value;
   }
   if (shadowed !== undefined) entity[SHADOWED_PROPERTIES] = shadowed;
   return entity;

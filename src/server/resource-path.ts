@@ -73,19 +73,13 @@ function parseKeys(inner: string): { partitionKey: string; rowKey: string } | un
 function readQuoted(text: string, start: number): { value: string; end: number } | undefined {
   if (text[start] !== "'") return undefined;
   let value = "";
-  let i = start + 1;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (c === "'") {
-      if (text[i + 1] === "'") {
-        value += "'";
-        i += 2;
-        continue;
-      }
-      return { value, end: i + 1 };
-    }
-    value += c;
-    i++;
+  let from = start + 1;
+  for (;;) {
+    const quote = text.indexOf("'", from);
+    if (quote < 0) return undefined;
+    value += text.slice(from, quote);
+    if (text[quote + 1] !== "'") return { value, end: quote + 1 };
+    value += "'";
+    from = quote + 2;
   }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { ServiceFailureError } from "./service-error.js";
-import type { AccountCredentials } from "./shared-key.js";
+import { type AccountCredentials, secretKey } from "./shared-key.js";
 
 /** What a shared access signature allows: its permission letters, its table (table SAS) and key range. */
 export interface SasGrant {
@@ -118,7 +118,7 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, no
     ].join("\n");
     grant = { kind: "account", permissions: get("sp"), resourceTypes: get("srt") };
   }
-  const expected = createHmac("sha256", account.key).update(toSign, "utf8").digest();
+  const expected = createHmac("sha256", secretKey(account)).update(toSign, "utf8").digest();
   const given = Buffer.from(sig, "base64");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw refused("AuthenticationFailed", "the SAS signature does not match");

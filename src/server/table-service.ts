@@ -9,15 +9,16 @@ import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
 import { type BatchOperation, batchQueryOf, boundaryOf, parseBatchBody } from "./batch-body.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
+import { EntityJsonWriter } from "./entity-json-writer.js";
 import {
   type MetadataLevel,
   metadataLevel,
   parseEntityBody,
   quoteKey,
   type RenderContext,
-  renderRecord,
   toWireEntity,
 } from "./odata-entity.js";
+import { operationPath } from "./operation-path.js";
 import { parseResource, type Resource } from "./resource-path.js";
 import { errorBody, type ServiceFailure, ServiceFailureError, toFailure } from "./service-error.js";
 import {
@@ -63,6 +64,7 @@ export class TableService {
   readonly #store: MemoryStore;
   readonly #records: RecordAccess;
   readonly #account: AccountCredentials;
+  readonly #json = new EntityJsonWriter();
   #base = "";
 
   constructor(store: MemoryStore, records: RecordAccess, account: AccountCredentials) {
@@ -77,7 +79,37 @@ export class TableService {
   }
 
   /** Answers one HTTP request; never throws (a failure becomes the service's error answer). */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const limit = isBatchUrl(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES;
+    // Plain 'data'/'end' listeners: an async iterator over the request costs more than the small
+    // bodies most requests carry.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.once("error", (error) => {
+      void this.#answer(req, res, error);
+    });
+    req.once("end", () => {
+      // Over the limit the body was drained (so the answer can be read) and the request fails with 413.
+      const body =
+        size > limit
+          ? new ServiceFailureError(
+              413,
+              "RequestBodyTooLarge",
+              "The request body is too large and exceeds the maximum permissible limit.",
+            )
+          : chunks.length === 1
+            ? (chunks[0] as Buffer).toString("utf8")
+            : Buffer.concat(chunks).toString("utf8");
+      void this.#answer(req, res, body);
+    });
+  }
+
+  /** Routes a request whose body has been read (or whose reading failed) and writes the answer. */
+  async #answer(req: IncomingMessage, res: ServerResponse, body: string | unknown): Promise<void> {
     const requestId = randomUUID();
     const now = new Date();
     const requested = headerOf(req, "x-ms-version");
@@ -86,10 +118,7 @@ export class TableService {
     const version = versionOk ? (requested ?? DEFAULT_VERSION) : DEFAULT_VERSION;
     let answer: Answer;
     try {
-      const body = await readBody(
-        req,
-        /\/\$batch\/?(\?|$)/.test(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES,
-      );
+      if (typeof body !== "string") throw body;
       if (!versionOk) {
         throw new ServiceFailureError(
           400,
@@ -101,18 +130,18 @@ export class TableService {
     } catch (error) {
       answer = failureAnswer(toFailure(error), requestId, now);
     }
-    const headers: Record<string, string> = {
-      "x-ms-request-id": requestId,
-      "x-ms-version": version,
-      Date: now.toUTCString(),
-      DataServiceVersion: "3.0;",
-      "X-Content-Type-Options": "nosniff",
-      "Cache-Control": "no-cache",
-      ...answer.headers,
-    };
-    if (answer.body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(answer.body));
+    const headers = answer.headers;
+    headers["x-ms-request-id"] = requestId;
+    headers["x-ms-version"] = version;
+    headers.Date = httpDate(now.getTime());
+    headers.DataServiceVersion = "3.0;";
+    headers["X-Content-Type-Options"] = "nosniff";
+    headers["Cache-Control"] = "no-cache";
+    // The body is encoded once: its length and the bytes written come from the same buffer.
+    const bytes = answer.body === undefined ? undefined : Buffer.from(answer.body, "utf8");
+    if (bytes !== undefined) headers["Content-Length"] = String(bytes.length);
     res.writeHead(answer.status, headers);
-    res.end(answer.body);
+    res.end(bytes);
   }
 
   async #route(req: IncomingMessage, body: string, now: Date): Promise<Answer> {
@@ -313,9 +342,12 @@ export class TableService {
       top: topOf(call.query),
       ...(continuation === undefined ? {} : { continuation }),
     });
-    const json: Record<string, unknown> = {};
-    if (context.level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#${table}`;
-    json.value = page.items.map((record) => renderRecord(record, context, select, false));
+    // The page is written as text from cached pieces: a page is up to 1,000 entities.
+    const entities = page.items.map((record) => this.#json.write(record, context, select, false));
+    const body =
+      context.level === "nometadata"
+        ? `{"value":[${entities.join(",")}]}`
+        : `{"odata.metadata":${JSON.stringify(`${this.#base}/$metadata#${table}`)},"value":[${entities.join(",")}]}`;
     const headers: Record<string, string> = { "Content-Type": jsonType(context.level) };
     if (page.continuation !== undefined) {
       headers["x-ms-continuation-NextPartitionKey"] = encodeContinuationKey(
@@ -325,7 +357,7 @@ export class TableService {
         headers["x-ms-continuation-NextRowKey"] = encodeContinuationKey(page.continuation.nextRowKey);
       }
     }
-    return { status: 200, headers, body: JSON.stringify(json) };
+    return { status: 200, headers, body };
   }
 
   #getEntity(call: Call, at: EntityAt): Answer {
@@ -336,7 +368,7 @@ export class TableService {
     return {
       status: 200,
       headers: { "Content-Type": jsonType(context.level), ETag: record.etag },
-      body: JSON.stringify(renderRecord(record, context, selectOf(call.query), true)),
+      body: this.#json.write(record, context, selectOf(call.query), true),
     };
   }
 
@@ -381,7 +413,7 @@ export class TableService {
         "Content-Type": jsonType(context.level),
         "Preference-Applied": "return-content",
       },
-      body: JSON.stringify(renderRecord(record, context, undefined, true)),
+      body: this.#json.write(record, context, undefined, true),
     };
   }
 
@@ -473,17 +505,14 @@ export class TableService {
       );
       const parts = planned.map((p, i) => {
         const etag = results[i]?.etag ?? "";
-        const keys = p.action.kind === "delete" ? p.action : p.action.entity;
-        const location = `${this.#base}/${this.#entityPath(p.table, keys.partitionKey, keys.rowKey)}`;
-        const headers = [`DataServiceVersion: 3.0;`];
-        if (p.action.kind !== "delete") headers.push(`ETag: ${etag}`);
-        if (p.action.kind === "insert")
-          headers.push(
-            `Location: ${location}`,
-            `DataServiceId: ${location}`,
-            "Preference-Applied: return-no-content",
-          );
-        return `HTTP/1.1 204 No Content\r\n${headers.join("\r\n")}\r\n\r\n`;
+        let headers = "DataServiceVersion: 3.0;\r\n";
+        if (p.action.kind !== "delete") headers += `ETag: ${etag}\r\n`;
+        if (p.action.kind === "insert") {
+          const { partitionKey, rowKey } = p.action.entity;
+          const location = `${this.#base}/${this.#entityPath(p.table, partitionKey, rowKey)}`;
+          headers += `Location: ${location}\r\nDataServiceId: ${location}\r\nPreference-Applied: return-no-content\r\n`;
+        }
+        return `HTTP/1.1 204 No Content\r\n${headers}\r\n`;
       });
       return batchAnswer(batchId, changesetId, parts);
     } catch (error) {
@@ -551,20 +580,15 @@ export class TableService {
   #batchAction(operation: BatchOperation): { table: string; action: TransactionAction } {
     let path: string;
     try {
-      path = new URL(operation.url, "http://batch.invalid").pathname;
+      path = operationPath(operation.url);
     } catch {
       throw badRequest("InvalidUri", "the operation's URL is invalid");
     }
     const prefix = `/${this.#account.name}/`;
     if (!path.startsWith(prefix)) throw badRequest("InvalidUri", "the operation's URL names another account");
     const resource = parseResource(path.slice(prefix.length));
-    const call: Call = {
-      method: operation.method,
-      resource,
-      query: new URLSearchParams(),
-      header: (name) => operation.headers.get(name),
-      body: operation.body,
-    };
+    // The operation itself, not a whole `Call`: a batch has up to 100 of them.
+    const call = { method: operation.method, body: operation.body };
     if (resource.kind === "entities" && call.method === "POST") {
       return {
         table: resource.table,
@@ -572,7 +596,7 @@ export class TableService {
       };
     }
     if (resource.kind === "entity") {
-      const ifMatch = call.header("if-match");
+      const ifMatch = operation.headers.get("if-match");
       if (call.method === "DELETE") {
         if (ifMatch === undefined)
           throw new ServiceFailureError(
@@ -725,20 +749,26 @@ function headerOf(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Reads the whole body; over the limit it keeps draining (so the answer can be read) and fails with 413. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size <= limit) chunks.push(chunk as Buffer);
+/** Whether a request URL addresses `$batch` (whose body may be read up to a larger bound). */
+function isBatchUrl(url: string): boolean {
+  for (let at = url.indexOf("/$batch"); at >= 0; at = url.indexOf("/$batch", at + 1)) {
+    let end = at + "/$batch".length;
+    if (url[end] === "/") end++; // one trailing slash names the same resource
+    if (end === url.length || url[end] === "?") return true;
   }
-  if (size > limit) {
-    throw new ServiceFailureError(
-      413,
-      "RequestBodyTooLarge",
-      "The request body is too large and exceeds the maximum permissible limit.",
-    );
+  return false;
+}
+
+// The Date header changes once a second; formatting it per request is measurable at thousands a second.
+let dateSecond = Number.NaN;
+let dateText = "";
+
+/** The HTTP `Date` header of an instant (RFC 1123), formatted once per second. */
+function httpDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(second * 1000).toUTCString();
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return dateText;
 }
