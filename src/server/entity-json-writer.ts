@@ -37,15 +37,20 @@ export class EntityJsonWriter {
     if (level === "fullmetadata" || (select !== undefined && !plainSelect(select))) {
       return JSON.stringify(renderRecord(record, context, select, single));
     }
-    let out = "{";
+    // Every member is written with a leading comma; the first one's is dropped at the end.
+    let out = "";
     if (level !== "nometadata") {
       if (single)
-        out += `"odata.metadata":${JSON.stringify(`${context.base}/$metadata#${context.table}/@Element`)},`;
-      out += `"odata.etag":${this.#etagText(record.etag)},`;
+        out += `,"odata.metadata":${JSON.stringify(`${context.base}/$metadata#${context.table}/@Element`)}`;
+      out += `,"odata.etag":${this.#etagText(record.etag)}`;
     }
-    out += `"PartitionKey":${JSON.stringify(record.partitionKey)},"RowKey":${JSON.stringify(record.rowKey)}`;
-    if (level !== "nometadata") out += `,"Timestamp@odata.type":"Edm.DateTime"`;
-    out += `,"Timestamp":"${this.#timestampText(record.timestamp)}"`;
+    // With $select Azure sends the keys and Timestamp only when named; Timestamp carries no annotation
+    // below full metadata (which renderRecord writes).
+    if (select === undefined || select.has("PartitionKey"))
+      out += `,"PartitionKey":${JSON.stringify(record.partitionKey)}`;
+    if (select === undefined || select.has("RowKey")) out += `,"RowKey":${JSON.stringify(record.rowKey)}`;
+    if (select === undefined || select.has("Timestamp"))
+      out += `,"Timestamp":"${this.#timestampText(record.timestamp)}"`;
     const annotate = level !== "nometadata";
     const properties = record.properties; // read once: a store may build a view on each read
     for (const [name, v] of properties) {
@@ -94,7 +99,7 @@ export class EntityJsonWriter {
           out += `${this.#pieces(name).value}null`;
       }
     }
-    return `${out}}`;
+    return out.length === 0 ? "{}" : `{${out.slice(1)}}`;
   }
 
   #pieces(name: string): NamePieces {
