@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { TableContext } from "../../src/index.js";
 import { stores, uniquePrefix } from "../fixtures/context.js";
 import { type CrashMode, CrashStore } from "../indexes/crash-store.js";
-import type { StoreKind } from "../support/stores.js";
 import { readAll } from "../support/read-all.js";
+import type { StoreKind } from "../support/stores.js";
 import { employee, expectExact, RsEmployee } from "./models.js";
 
 const REGIONS = ["eu", "us"];
@@ -16,7 +16,9 @@ async function crashContext(kind: StoreKind) {
   store.reset();
   const fresh = () => new TableContext({ store, tablePrefix: prefix, retry: false });
   const intents = async () =>
-    (await readAll(store, `${prefix}TablekitIntents`)).filter((row) => row.partitionKey.startsWith("~summary~"));
+    (await readAll(store, `${prefix}TablekitIntents`)).filter((row) =>
+      row.partitionKey.startsWith("~summary~"),
+    );
   return { db, store, prefix, fresh, intents };
 }
 
@@ -53,35 +55,38 @@ async function writes(db: TableContext, id: number): Promise<void> {
  * lost). After each, `repair` in a fresh process must leave no intent, and every remote summary
  * must equal a recount of the stored rows (no delta lost, none applied twice).
  */
-describe.each(stores)("remote summaries interrupted at each request, then db.repair, on %s", (_name, kind) => {
-  for (const mode of ["crash", "refused", "lost"] as CrashMode[]) {
-    it(`${mode}: every request of a round of writes`, async () => {
-      const { db, store, prefix, fresh, intents } = await crashContext(kind);
-      await db.repository(RsEmployee).insert(employee("eu", "sales", 1, 1));
-      let id = 1;
-      store.reset();
-      await writes(db, ++id);
-      const total = store.requests;
-      await expectExact(db, prefix, REGIONS, "clean round");
-      let mirrored = 0;
-      for (let at = 1; at <= total; at++) {
-        store.arm(at, mode);
-        // A writer that has run before (warm caches) and a cold one, alternately.
-        await writes(at % 2 ? db : fresh(), ++id);
+describe.each(stores)(
+  "remote summaries interrupted at each request, then db.repair, on %s",
+  (_name, kind) => {
+    for (const mode of ["crash", "refused", "lost"] as CrashMode[]) {
+      it(`${mode}: every request of a round of writes`, async () => {
+        const { db, store, prefix, fresh, intents } = await crashContext(kind);
+        await db.repository(RsEmployee).insert(employee("eu", "sales", 1, 1));
+        let id = 1;
         store.reset();
-        const where = `${mode} at request ${at} of ${total}`;
-        const restarted = fresh();
-        const report = await restarted.repair({ entities: [RsEmployee] });
-        mirrored += report.summaries?.mirrored ?? 0;
-        expect(report.summaries?.failed, where).toBe(0);
-        expect(await intents(), where).toEqual([]);
-        await expectExact(restarted, prefix, REGIONS, where);
-      }
-      // Repair did finish writes a crash had left unmirrored.
-      if (mode === "crash") expect(mirrored).toBeGreaterThan(0);
-    });
-  }
-});
+        await writes(db, ++id);
+        const total = store.requests;
+        await expectExact(db, prefix, REGIONS, "clean round");
+        let mirrored = 0;
+        for (let at = 1; at <= total; at++) {
+          store.arm(at, mode);
+          // A writer that has run before (warm caches) and a cold one, alternately.
+          await writes(at % 2 ? db : fresh(), ++id);
+          store.reset();
+          const where = `${mode} at request ${at} of ${total}`;
+          const restarted = fresh();
+          const report = await restarted.repair({ entities: [RsEmployee] });
+          mirrored += report.summaries?.mirrored ?? 0;
+          expect(report.summaries?.failed, where).toBe(0);
+          expect(await intents(), where).toEqual([]);
+          await expectExact(restarted, prefix, REGIONS, where);
+        }
+        // Repair did finish writes a crash had left unmirrored.
+        if (mode === "crash") expect(mirrored).toBeGreaterThan(0);
+      });
+    }
+  },
+);
 
 /**
  * The repair itself interrupted at every one of its requests (after a write that died right after
