@@ -65,7 +65,7 @@ export function resolveSummaries(
       throw new SchemaError(`${what}: rowKey '${summary.rowKey}' starts with '~tk', which tablekit reserves`);
     const remote =
       summary.partitionKey !== undefined || summary.table !== undefined
-        ? resolveRemote(what, summary, options, keys)
+        ? resolveRemote(what, summary, options, columnsByField, keys)
         : undefined;
     if (remote && indexes.size > 0)
       throw new SchemaError(
@@ -135,6 +135,7 @@ function resolveRemote(
   what: string,
   summary: { rowKey?: unknown; partitionKey?: unknown; table?: unknown },
   options: EntityOptions,
+  columnsByField: ReadonlyMap<string, ColumnModel>,
   keys: SummaryKeyContext | undefined,
 ): RemoteSummaryModel {
   if (keys === undefined)
@@ -161,6 +162,10 @@ function resolveRemote(
     (field) => {
       const type = lookup(field);
       if (type === undefined || type === "unsupported") return type;
+      if (columnsByField.get(field)?.encrypted)
+        throw new SchemaError(
+          `${what}.partitionKey uses the encrypted column '${field}': keys are stored in clear; keep encrypted columns out of key templates`,
+        );
       if (!own.has(field) || keys.partitionKey.hashed?.field === field) {
         throw new SchemaError(
           `${what}.partitionKey: '${field}' is not a field of the entity's partitionKey '${keys.partitionKey.source}'; a remote summary's partition must follow from the source partition`,

@@ -62,6 +62,28 @@ describe.each(stores)("remote summaries under concurrent writers, on %s", (_name
     expect(intents, `seed ${seed}`).toEqual([]);
   });
 
+  it("a writer's older contribution never overwrites a newer one mirrored meanwhile", async () => {
+    for (const cold of [false, true]) {
+      const crash = new CrashStore(kind.create());
+      const prefix = uniquePrefix("ro");
+      const slow = new TableContext({ store: crash, tablePrefix: prefix, retry: false });
+      await slow.ensureTables(RsEmployee);
+      // Another process (its own store object: its own caches).
+      const fast = new TableContext({ store: new CountingStore(crash), tablePrefix: prefix, retry: false });
+      await slow.repository(RsEmployee).insert(employee("eu", "sales", 1, 10));
+      if (cold) await slow.repository(RsEmployee).insert(employee("eu", "sales", 2, 20));
+      // Between the slow writer's transaction and its contribution, the fast one commits and mirrors.
+      crash.before(
+        (method, table) => table.endsWith("RsStats") && method !== "queryPage",
+        async () => {
+          await fast.repository(RsEmployee).insert(employee("eu", "sales", 3, 30));
+        },
+      );
+      await slow.repository(RsEmployee).insert(employee("eu", "sales", 4, 40));
+      await expectExact(fast, prefix, ["eu"], cold ? "cold" : "warm");
+    }
+  });
+
   it("a repair worker finishes the remote summaries of writes that crashed after their transaction", async () => {
     const crash = new CrashStore(kind.create());
     const prefix = uniquePrefix("rw");

@@ -4,13 +4,54 @@
  * stored entity rows, never copied from a summary.
  */
 import { describe, expect, it } from "vitest";
-import { TableContext } from "../../src/index.js";
+import { Column, Entity, TableContext, ValidationError } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 import { CountingStore } from "../support/counting-store.js";
 import { readAll } from "../support/read-all.js";
 import { employee, expectExact, RsEmployee, recount } from "./models.js";
 
+/** A remote summary in the entity's own table, with a template that cannot hold every year. */
+@Entity({
+  table: "RsYears",
+  partitionKey: "{year}",
+  rowKey: "{id}",
+  summaries: { perCentury: { partitionKey: "y{year:2}", rowKey: "years", count: "n" } },
+})
+class RsYear {
+  @Column({ type: "Int32" }) year!: number;
+  @Column({ type: "String" }) id!: string;
+}
+
 describe.each(stores)("summaries in another partition, on %s", (_name, kind) => {
+  it("bad values are a ValidationError before any request; db.transaction refuses the entity; db.eventually keeps it exact", async () => {
+    const { db, counter, prefix } = await freshContext(kind, [RsEmployee, RsYear]);
+    const years = db.repository(RsYear);
+    await expect(years.insert(Object.assign(new RsYear(), { year: 2026, id: "a" }))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    // A RowKey of the summary's rows in the entity's own table.
+    await expect(
+      years.insert(Object.assign(new RsYear(), { year: 26, id: "years~26" })),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(db.repository(RsEmployee).summary("perRegion", {})).rejects.toBeInstanceOf(ValidationError);
+    expect(counter.requests).toBe(0);
+    await years.insert(Object.assign(new RsYear(), { year: 26, id: "a" }));
+    expect(await years.summary("perCentury", { year: 26 })).toEqual({ n: 1 });
+    await expect(db.transaction((tx) => tx.insert(employee("eu", "sales", 1, 1)))).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await db.eventually((tx) => {
+      tx.insert(employee("eu", "sales", 1, 10));
+      tx.insert(employee("us", "ops", 2, 20, 3n));
+    });
+    await db.eventually((tx) => {
+      tx.delete(RsEmployee, { region: "eu", department: "sales", employeeId: 1 });
+      tx.upsert(employee("eu", "hr", 3, 30));
+    });
+    await expectExact(db, prefix, ["eu", "us"], "after db.eventually");
+    expect((await recount(db.store, prefix)).global.employees).toBe(2);
+  });
+
   it("follow inserts, updates, upserts, deletes and bulk writes; zeros before any write", async () => {
     const { db, prefix } = await freshContext(kind, [RsEmployee]);
     const employees = db.repository(RsEmployee);
