@@ -275,7 +275,8 @@ export class TableContext {
 
   /**
    * Finishes every kind of unfinished work this context knows: index intents (`indexes`), eventual
-   * transactions (`eventually`), and kinds added by other features. Resolves the counts of each
+   * transactions (`eventually`), summaries in another partition left behind (`summaries`), and kinds
+   * added by other features. Resolves the counts of each
    * kind by name; if some item failed, the whole pass still runs and then rejects with the first error.
    * @example
    * const report = await db.repair({ minIntentAgeMs: 60_000 }); // { indexes: {…}, eventually: { replayed: 1, … } }
