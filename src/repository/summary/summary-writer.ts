@@ -1,3 +1,4 @@
+import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
@@ -74,8 +75,9 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
       committed = await this.#committer.commitStates(partitionKey, writes, recording);
     } catch (error) {
       const intent = await recorded;
-      // A refusal that sent nothing (or a definite failure) leaves nothing to mirror; an unknown outcome stays for repair.
-      if ("intent" in intent && !isOutcomeUnknown(error))
+      // The caller's refusal (a conflict, a missing entity, bad input) left nothing to mirror. A fault
+      // keeps the intent for repair: a transaction that timed out may still land after we looked.
+      if ("intent" in intent && !isOutcomeUnknown(error) && !(error instanceof StoreError))
         await this.#intents.complete(intent.intent).catch(() => undefined);
       throw error;
     }
