@@ -31,7 +31,7 @@ import { queryExecutor } from "./query-executor.js";
 import { readTypesOf } from "./read-types.js";
 import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
-import { RemoteSummaries, type RemoteSummary } from "./summary/remote-summary.js";
+import { RemoteSummaries, type RemoteSummary } from "./summary/remote-summaries.js";
 import { SummaryCommitter } from "./summary/summary-committer.js";
 import { summaryCompanions } from "./summary/summary-companion.js";
 import { publicValues, type SummaryValues, zeroTotals } from "./summary/summary-row.js";

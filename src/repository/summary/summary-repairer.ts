@@ -5,7 +5,7 @@ import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation } from "../../store/table-store.js";
 import { upcasterOf } from "../entity-rows.js";
 import type { StoreRunner } from "../store-runner.js";
-import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summary.js";
+import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   absoluteTotals,

@@ -9,7 +9,7 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
-} from "./remote-summary.js";
+} from "./remote-summaries.js";
 import {
   absoluteTotals,
   addTotals,

@@ -14,7 +14,7 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
-} from "./remote-summary.js";
+} from "./remote-summaries.js";
 import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryIntents } from "./summary-intents.js";
 import type { SummaryState } from "./summary-row.js";
