@@ -22,6 +22,7 @@ export const REPEATED_FILES = [
   "test/large/crash-kill.test.ts",
   "test/conformance/summaries.test.ts",
   "test/conformance/summaries-indexed.test.ts",
+  "test/summaries-remote/",
   "test/conformance/wide-entity-races.test.ts",
   "test/server/fuzz.test.ts",
 ];

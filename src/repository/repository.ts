@@ -31,6 +31,7 @@ import { queryExecutor } from "./query-executor.js";
 import { readTypesOf } from "./read-types.js";
 import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
+import { RemoteSummaries, type RemoteSummary } from "./summary/remote-summaries.js";
 import { SummaryCommitter } from "./summary/summary-committer.js";
 import { summaryCompanions } from "./summary/summary-companion.js";
 import { publicValues, type SummaryValues, zeroTotals } from "./summary/summary-row.js";
@@ -573,7 +574,9 @@ export class Repository<T extends object> {
   /**
    * The values of a summary (`@Entity({ summaries })`) for the partition `partial` names (every
    * partition-key field, and the period field for a table per period): its count and sums, zeros where no
-   * entity was ever written. One point read.
+   * entity was ever written. One point read. A summary kept in another partition (`partitionKey` in its
+   * options) is read there: `partial` gives that template's fields (`{}` for a literal one), one range query
+   * adds up the contribution of every source partition, eventually consistent with the writes.
    * Counts and sums of Int32 and Double columns are numbers, sums of Int64 columns `bigint`s; pass
    * the shape as the type argument: `summary<{ employees: number; totalSalary: number }>(…)`.
    * @example
@@ -588,6 +591,19 @@ export class Repository<T extends object> {
         `${this.#model.name} has no summary '${name}'${known.length ? ` (it has ${known.join(", ")})` : ""}`,
         { field: name },
       );
+    }
+    if (summary.remote !== undefined) {
+      // Kept in another partition: the sum of its contribution rows there (one range query).
+      const remote = summary as RemoteSummary;
+      const partitionKey = remote.remote.partitionKey.encode(
+        partial as Record<string, unknown>,
+        "PartitionKey",
+      );
+      const totals = await new RemoteSummaries(this.#model as EntityModel, this.#runner).totals(
+        remote,
+        partitionKey,
+      );
+      return publicValues(summary, totals) as V;
     }
     // A table per period keeps a summary row per partition of each period's table: `partial` names the period.
     if (this.#periods) return (this.#route(partial) as Repository<T>).summary<V>(name, partial);

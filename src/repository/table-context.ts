@@ -37,6 +37,7 @@ import { Repository } from "./repository.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
+import { repairSummaryIntents } from "./summary/repair-summary-intents.js";
 import { repairSummaries } from "./summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
@@ -180,6 +181,17 @@ export class TableContext {
         }),
       },
       {
+        name: "summaries",
+        run: async ({ minIntentAgeMs, errors }) => ({
+          ...(await repairSummaryIntents(
+            this.#runner,
+            (table, type) => this.#types.get(`${table.toLowerCase()}\u0000${type}`),
+            minIntentAgeMs,
+            errors,
+          )),
+        }),
+      },
+      {
         name: "largeValues",
         run: async ({ minIntentAgeMs, errors }) => ({
           ...(await this.#repairAllLargeValues(minIntentAgeMs, errors)),
@@ -263,7 +275,8 @@ export class TableContext {
 
   /**
    * Finishes every kind of unfinished work this context knows: index intents (`indexes`), eventual
-   * transactions (`eventually`), and kinds added by other features. Resolves the counts of each
+   * transactions (`eventually`), summaries in another partition left behind (`summaries`), and kinds
+   * added by other features. Resolves the counts of each
    * kind by name; if some item failed, the whole pass still runs and then rejects with the first error.
    * @example
    * const report = await db.repair({ minIntentAgeMs: 60_000 }); // { indexes: {…}, eventually: { replayed: 1, … } }
@@ -394,6 +407,12 @@ export class TableContext {
         if (index.tableTemplate === undefined) tables.add(this.#runner.tableName(index.table));
         // Copies outside the entity's partition are kept consistent through the intent log.
         if (!index.intraPartition) tables.add(this.#runner.tableName(INTENTS_TABLE));
+      }
+      for (const summary of model.summaries.values()) {
+        if (summary.remote === undefined) continue;
+        // A summary in another partition: its table, and the intents that make it repairable.
+        tables.add(this.#runner.tableName(summary.remote.table));
+        tables.add(this.#runner.tableName(INTENTS_TABLE));
       }
     }
     for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));

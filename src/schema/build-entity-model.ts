@@ -145,7 +145,12 @@ export function buildEntityModel<T extends object>(
     rowKey,
     tableTemplate,
   );
-  const summaries = resolveSummaries(name, options, columnsByField, rowKey, indexes);
+  const summaries = resolveSummaries(name, options, columnsByField, rowKey, indexes, {
+    table: options.table,
+    periodTable: tableTemplate !== undefined,
+    partitionKey,
+    fieldType: fieldTypeIn,
+  });
   if (large.length > 0 && summaries.size > 0) {
     // A summarized write is one transaction with its summary row; a large write has blob requests around its row.
     throw new SchemaError(

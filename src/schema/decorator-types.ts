@@ -70,7 +70,7 @@ export type KeyTemplateFields<S> = string extends S
     ? (Body extends `${infer Field}:${string}` ? Field : Body) | KeyTemplateFields<Rest>
     : never;
 
-/** Every field name entity options read: entity and index key templates, index `project` lists, summed columns. */
+/** Every field name entity options read: entity and index key templates, index `project` lists, summed columns, remote summary templates. */
 export type EntityOptionsFields<O> =
   | KeyTemplateFields<O extends { partitionKey: infer S } ? S : never>
   | KeyTemplateFields<O extends { rowKey: infer S } ? S : never>
@@ -87,13 +87,15 @@ export type EntityOptionsFields<O> =
   | (O extends { summaries?: infer S }
       ? S extends object
         ? {
-            [N in keyof S]: S[N] extends { sum?: infer M }
-              ? M extends object
-                ? string extends keyof M
-                  ? never
-                  : keyof M
-                : never
-              : never;
+            [N in keyof S]:
+              | (S[N] extends { sum?: infer M }
+                  ? M extends object
+                    ? string extends keyof M
+                      ? never
+                      : keyof M
+                    : never
+                  : never)
+              | KeyTemplateFields<S[N] extends { partitionKey?: infer P } ? P : never>;
           }[keyof S]
         : never
       : never);

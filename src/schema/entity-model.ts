@@ -37,11 +37,23 @@ export interface SummedColumn {
   readonly target: string;
 }
 
+/** Where a summary kept in another partition lives (see `SummaryOptions.partitionKey`). */
+export interface RemoteSummaryModel {
+  /** The remote PartitionKey, from fields of the entity's PartitionKey. */
+  readonly partitionKey: KeyTemplate;
+  /** The logical table (before the context's prefix). */
+  readonly table: string;
+  /** The RowKey prefix of its contribution rows (`<rowKey>~<source partition>`). */
+  readonly rowKey: string;
+}
+
 /** One resolved summary (see `EntityOptions.summaries`): a row per partition with a count and sums. */
 export interface SummaryModel {
   readonly name: string;
-  /** The summary row's RowKey in every partition of the entity. */
+  /** The summary row's RowKey in every partition of the entity (a hidden one for a remote summary's local row). */
   readonly rowKey: string;
+  /** Set for a summary kept in another partition: the local row is mirrored there. */
+  readonly remote?: RemoteSummaryModel | undefined;
   /** The property (and result field) holding the count, if counted. */
   readonly count: string | undefined;
   readonly sums: readonly SummedColumn[];

@@ -78,8 +78,18 @@ export type SummableField<T> = unknown extends T
  * kept exact in the same entity group transaction as every write of the entity.
  */
 export interface SummaryOptions<T = unknown> {
-  /** The summary row's RowKey in each partition (literal text, outside the entity's RowKey space), e.g. `"summary"`. */
+  /**
+   * The summary row's RowKey in each partition (literal text, outside the entity's RowKey space), e.g. `"summary"`;
+   * for a summary in another partition, the RowKey prefix of its rows there (`"employees"` → `employees~<source partition>`).
+   */
   rowKey: string;
+  /**
+   * Keeps the summary in another partition, eventually consistent (see README, "Summaries"): a key template
+   * of fields of the entity's partitionKey (`"totals"`, `"{region}"`); every partition mapping to it adds up there.
+   */
+  partitionKey?: string | undefined;
+  /** With `partitionKey`: the table of the remote summary (default the entity's table; the context's prefix applies). */
+  table?: string | undefined;
   /** The name under which the count of entities is stored and returned (optional). */
   count?: string | undefined;
   /** Numeric columns to add up, each mapped to the name its sum is stored and returned under. */

@@ -1,14 +1,37 @@
 import { SchemaError } from "../errors.js";
-import type { KeyTemplate } from "../keys/key-template.js";
-import { FORBIDDEN_KEY_CHARACTERS, PROPERTY_NAME, ServiceLimits } from "../util/service-limits.js";
+import { type FieldTypeLookup, KeyTemplate } from "../keys/key-template.js";
+import {
+  FORBIDDEN_KEY_CHARACTERS,
+  PROPERTY_NAME,
+  ServiceLimits,
+  TABLE_NAME,
+} from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
-import type { ColumnModel, IndexModel, SummaryModel } from "./entity-model.js";
+import type { ColumnModel, IndexModel, RemoteSummaryModel, SummaryModel } from "./entity-model.js";
 import type { EntityOptions, SummaryOptions } from "./entity-options.js";
 
 /** Column types a summary can add up (exactly, for integers: their sums are stored as Int64). */
 const SUMMABLE = new Set(["Int32", "Int64", "Double"]);
 
 const RESERVED = new Set(["PartitionKey", "RowKey", "Timestamp", "etag", "ETag", ENTITY_TYPE_PROPERTY]);
+
+/**
+ * The RowKey of a remote summary's local row in each source partition: the exact per-partition
+ * total that is mirrored to the remote partition. `~tk` starts no summary RowKey a user may choose.
+ */
+export function hiddenSummaryRowKey(name: string): string {
+  return `~tksum~${name}`;
+}
+
+/** What a remote summary's template and table are checked against: the entity's own keys and table. */
+export interface SummaryKeyContext {
+  table: string;
+  /** Whether the entity lives in a table per period. */
+  periodTable: boolean;
+  partitionKey: KeyTemplate;
+  /** The key field types of the entity's columns (as for its own key templates). */
+  fieldType: (what: string) => FieldTypeLookup;
+}
 
 /**
  * Validates `@Entity({ summaries })` into summary models. A summary row lives in the entity's own
@@ -20,6 +43,7 @@ export function resolveSummaries(
   columnsByField: ReadonlyMap<string, ColumnModel>,
   rowKey: KeyTemplate,
   indexes: ReadonlyMap<string, IndexModel> = new Map(),
+  keys?: SummaryKeyContext,
 ): Map<string, SummaryModel> {
   const summaries = new Map<string, SummaryModel>();
   const specs = options.summaries;
@@ -37,17 +61,25 @@ export function resolveSummaries(
     if (!PROPERTY_NAME.test(name)) throw new SchemaError(`${what}: summary names are identifiers`);
     if (!spec || typeof spec !== "object") throw new SchemaError(`${what}: options are required`);
     const summary = spec as SummaryOptions & { partitionKey?: unknown; table?: unknown };
-    if (summary.partitionKey !== undefined || summary.table !== undefined) {
+    if (typeof summary.rowKey === "string" && summary.rowKey.startsWith("~tk"))
+      throw new SchemaError(`${what}: rowKey '${summary.rowKey}' starts with '~tk', which tablekit reserves`);
+    const remote =
+      summary.partitionKey !== undefined || summary.table !== undefined
+        ? resolveRemote(what, summary, options, columnsByField, keys)
+        : undefined;
+    if (remote && indexes.size > 0)
       throw new SchemaError(
-        `${what}: a summary in another partition or table is not supported yet; it lives in the entity's partition (give only rowKey)`,
+        `${what}: a summary in another partition of an entity with indexes is not supported yet; keep it in the entity's partition`,
       );
-    }
-    assertSummaryRowKey(what, summary.rowKey, rowKey);
-    assertNoCopyAt(what, summary.rowKey, indexes);
-    const clash = rowKeys.get(summary.rowKey);
+    // A remote summary's local row (the exact total it mirrors) takes a hidden RowKey in each source partition.
+    const localKey = remote ? hiddenSummaryRowKey(name) : summary.rowKey;
+    if (!remote) assertSummaryRowKey(what, summary.rowKey, rowKey);
+    else assertSummaryRowKey(what, localKey, rowKey);
+    assertNoCopyAt(what, localKey, indexes);
+    const clash = rowKeys.get(localKey);
     if (clash !== undefined)
       throw new SchemaError(`${what}: RowKey '${summary.rowKey}' is also the RowKey of summary ${clash}`);
-    rowKeys.set(summary.rowKey, name);
+    rowKeys.set(localKey, name);
 
     const targets = new Set<string>();
     const claim = (target: unknown, role: string): string => {
@@ -88,9 +120,98 @@ export function resolveSummaries(
       throw new SchemaError(`${what}: give count and/or sum; an empty summary keeps nothing`);
     if (targets.size + 2 > ServiceLimits.maxProperties)
       throw new SchemaError(`${what}: too many values for one row`);
-    summaries.set(name, { name, rowKey: summary.rowKey, count, sums });
+    summaries.set(name, { name, rowKey: localKey, ...(remote ? { remote } : {}), count, sums });
   }
+  assertNoRemoteClash(entity, options.table, summaries);
   return summaries;
+}
+
+/**
+ * A summary in another partition: its partitionKey template may use only fields of the entity's
+ * partitionKey, so each source partition adds to exactly one remote partition (its total is kept
+ * exact locally, in the source partition's transactions, and mirrored as one row there).
+ */
+function resolveRemote(
+  what: string,
+  summary: { rowKey?: unknown; partitionKey?: unknown; table?: unknown },
+  options: EntityOptions,
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  keys: SummaryKeyContext | undefined,
+): RemoteSummaryModel {
+  if (keys === undefined)
+    throw new SchemaError(`${what}: a summary in another partition needs the entity's keys`);
+  if (typeof summary.partitionKey !== "string" || summary.partitionKey === "")
+    throw new SchemaError(
+      `${what}: partitionKey (a key template of the entity's partitionKey fields, e.g. "totals" or "{region}") is required with table`,
+    );
+  if (keys.periodTable)
+    throw new SchemaError(
+      `${what}: a summary in another partition of an entity with a table per period ('${options.table}') is not supported yet; keep it in the entity's partition`,
+    );
+  if (summary.table !== undefined) {
+    const table = summary.table;
+    if (typeof table !== "string" || !TABLE_NAME.test(table) || table.toLowerCase() === "tables")
+      throw new SchemaError(
+        `${what}: table '${String(table)}' is not a valid table name (3-63 letters or digits, starting with a letter; no table per period)`,
+      );
+  }
+  const own = new Set(keys.partitionKey.fields);
+  const lookup = keys.fieldType(`${what}.partitionKey`);
+  const template = KeyTemplate.parse(
+    summary.partitionKey,
+    (field) => {
+      const type = lookup(field);
+      if (type === undefined || type === "unsupported") return type;
+      if (columnsByField.get(field)?.encrypted)
+        throw new SchemaError(
+          `${what}.partitionKey uses the encrypted column '${field}': keys are stored in clear; keep encrypted columns out of key templates`,
+        );
+      if (!own.has(field) || keys.partitionKey.hashed?.field === field) {
+        throw new SchemaError(
+          `${what}.partitionKey: '${field}' is not a field of the entity's partitionKey '${keys.partitionKey.source}'; a remote summary's partition must follow from the source partition`,
+        );
+      }
+      return type;
+    },
+    `${what}.partitionKey`,
+  );
+  const rowKey = summary.rowKey;
+  if (typeof rowKey !== "string" || rowKey === "" || rowKey.includes("{") || rowKey.includes("}"))
+    throw new SchemaError(
+      `${what}: rowKey (the literal RowKey prefix of the remote summary's rows) is required`,
+    );
+  // Room for `~` and a source partition (or its 43-character hash).
+  if (FORBIDDEN_KEY_CHARACTERS.test(rowKey) || (rowKey.length + 45) * 2 > ServiceLimits.maxKeyBytes)
+    throw new SchemaError(`${what}: rowKey '${rowKey}' is not a valid RowKey prefix`);
+  return { partitionKey: template, table: (summary.table as string | undefined) ?? options.table, rowKey };
+}
+
+/**
+ * A remote summary's rows (`<rowKey>~…`) must not be another summary's row of the same table, whatever
+ * partition they land in: neither the same RowKey nor one inside its `~` range.
+ */
+function assertNoRemoteClash(
+  entity: string,
+  table: string,
+  summaries: ReadonlyMap<string, SummaryModel>,
+): void {
+  const placed = [...summaries.values()].map((s) => ({
+    name: s.name,
+    table: (s.remote?.table ?? table).toLowerCase(),
+    key: s.remote?.rowKey ?? s.rowKey,
+    range: s.remote !== undefined,
+  }));
+  for (const a of placed) {
+    if (!a.range) continue;
+    for (const b of placed) {
+      if (a === b || a.table !== b.table) continue;
+      if (b.key === a.key || b.key.startsWith(`${a.key}~`) || (b.range && a.key.startsWith(`${b.key}~`))) {
+        throw new SchemaError(
+          `${entity}.summaries.${a.name}: its rows ('${a.key}~…' in table '${a.table}') could take summary ${b.name}'s RowKey '${b.key}'; give one of them another rowKey`,
+        );
+      }
+    }
+  }
 }
 
 /**

@@ -82,10 +82,116 @@ describe("summaries in the entity model", () => {
       { a: { rowKey: "sum", count: "n" }, b: { rowKey: "sum", count: "m" } },
       "also the RowKey",
     ],
-    ["another partition", { s: { rowKey: "sum", partitionKey: "all", count: "n" } }, "not supported yet"],
+    [
+      "a remote partitionKey with an unknown field",
+      { s: { rowKey: "sum", partitionKey: "{nope}", count: "n" } },
+      "unknown field 'nope'",
+    ],
+    [
+      "a remote partitionKey with a field outside the entity's partitionKey",
+      { s: { rowKey: "sum", partitionKey: "{name}", count: "n" } },
+      "not a field of the entity's partitionKey",
+    ],
+    [
+      "a remote partitionKey with a data series",
+      { s: { rowKey: "sum", partitionKey: "{hourly}", count: "n" } },
+      "data series",
+    ],
+    [
+      "a remote partitionKey with a bad template",
+      { s: { rowKey: "sum", partitionKey: "{team", count: "n" } },
+      "partitionKey",
+    ],
+    [
+      "a remote table without partitionKey",
+      { s: { rowKey: "sum", table: "Totals", count: "n" } },
+      "required",
+    ],
+    [
+      "an invalid remote table",
+      { s: { rowKey: "sum", partitionKey: "all", table: "no-good", count: "n" } },
+      "not a valid table name",
+    ],
+    [
+      "a remote rowKey with a forbidden character",
+      { s: { rowKey: "a#b", partitionKey: "all", count: "n" } },
+      "not a valid RowKey prefix",
+    ],
+    [
+      "a remote summary whose rows could take a local summary's RowKey",
+      { a: { rowKey: "sum", partitionKey: "all", count: "n" }, b: { rowKey: "sum~x", count: "m" } },
+      "could take summary b's RowKey",
+    ],
+    [
+      "a remote summary on a local summary's RowKey",
+      { a: { rowKey: "sum", partitionKey: "all", count: "n" }, b: { rowKey: "sum", count: "m" } },
+      "could take summary b's RowKey",
+    ],
+    ["a reserved rowKey", { s: { rowKey: "~tksum~x", count: "n" } }, "reserves"],
     ["a bad summary name", { "not-id": { rowKey: "sum", count: "n" } }, "identifiers"],
   ])("%s is a SchemaError", (_, summaries, message) => {
     expect(schemaError(summaries)).toContain(message);
+  });
+
+  it("resolves a summary in another partition: the template, the table (default the entity's) and a hidden local row", () => {
+    const model = getEntityModel(
+      define({
+        all: { rowKey: "staff", partitionKey: "totals", table: "Totals", count: "n" },
+        perTeam: { rowKey: "team", partitionKey: "t_{team}", count: "n", sum: { salary: "payroll" } },
+        here: { rowKey: "summary", count: "n" },
+      }),
+    );
+    const all = model.summaries.get("all");
+    expect(all?.remote?.table).toBe("Totals");
+    expect(all?.remote?.rowKey).toBe("staff");
+    expect(all?.remote?.partitionKey.encode({}, "PartitionKey")).toBe("totals");
+    expect(all?.rowKey).not.toBe("staff");
+    const perTeam = model.summaries.get("perTeam");
+    expect(perTeam?.remote?.table).toBe("Staff");
+    expect(perTeam?.remote?.partitionKey.encode({ team: "a" }, "PartitionKey")).toBe("t_a");
+    expect(model.summaries.get("here")?.remote).toBeUndefined();
+  });
+
+  it("refuses a summary in another partition with an encrypted or hashed field, on indexed or period entities", () => {
+    expect(() => {
+      @Entity({
+        table: "Secret",
+        partitionKey: "{team}",
+        rowKey: "{id}",
+        summaries: { s: { rowKey: "sum", partitionKey: "{code}", count: "n" } },
+      })
+      class Secret {
+        @Column({ type: "String" }) team!: string;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "String", encrypt: true }) code!: string;
+      }
+      return Secret;
+    }).toThrow(/encrypted column 'code'/);
+    expect(
+      schemaError({ s: { rowKey: "sum", partitionKey: "{id}", count: "n" } }, {
+        partitionKey: "{team}_{id:hash:4}",
+      } as Partial<EntityOptions>),
+    ).toContain("not a field of the entity's partitionKey");
+    expect(
+      schemaError(
+        { s: { rowKey: "sum", partitionKey: "all", count: "n" } },
+        { indexes: { byName: { table: "StaffByName", partitionKey: "{name}", rowKey: "{team}_{id}" } } },
+      ),
+    ).toContain("with indexes is not supported yet");
+    expect(() => {
+      @Entity({
+        table: "Logs{at:month}",
+        partitionKey: "{device}",
+        rowKey: "{id}",
+        summaries: { s: { rowKey: "sum", partitionKey: "all", table: "LogTotals", count: "n" } },
+      })
+      class Log {
+        @Column({ type: "String" }) device!: string;
+        @Column({ type: "String" }) id!: string;
+        @Column({ type: "DateTime" }) at!: Date;
+      }
+      return Log;
+    }).toThrow(/table per period/);
   });
 
   it("refuses summing a data series (an array, not one number)", () => {

@@ -71,6 +71,39 @@ export class Misspelled {
   @Column({ type: "Int32" }) salary!: number;
 }
 
+/** A summary in another partition (and table): its template takes fields of the entity's partitionKey. */
+@Entity<Payroll>({
+  table: "Payrolls",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  summaries: {
+    everyone: { partitionKey: "totals", rowKey: "people", table: "PayrollTotals", count: "people" },
+    perDepartment: { partitionKey: "d_{department}", rowKey: "people", sum: { salary: "total" } },
+  },
+})
+export class RemotePayroll extends Payroll {}
+
+// @ts-expect-error a remote summary's template field the class lacks is caught like a key field
+@Entity({
+  table: "Untyped",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  summaries: { s: { partitionKey: "{departmnet}", rowKey: "all", count: "n" } },
+})
+export class MisspelledRemote {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "String" }) id!: string;
+}
+
+@Entity<Payroll>({
+  table: "Payrolls",
+  partitionKey: "{department}",
+  rowKey: "p_{id}",
+  // @ts-expect-error a remote table is a string
+  summaries: { s: { partitionKey: "all", rowKey: "all", table: 7, count: "n" } },
+})
+export class NumericTable extends Payroll {}
+
 const db = new TableContext({ store: new MemoryStore() });
 const payrolls = db.repository(TypedPayroll);
 expectTypeOf(payrolls.summary("perDepartment", { department: "Sales" })).toEqualTypeOf<

@@ -81,6 +81,19 @@ export class SummaryCommitter {
   /** Refuses an entity whose RowKey is a summary row's (possible only where the RowKey template has no literal prefix). */
   assertNotSummaryKey(rowKey: string): void {
     for (const summary of this.#summaries) {
+      const remote = summary.remote;
+      // Contribution rows of a remote summary in the entity's own table take `<rowKey>~…` RowKeys.
+      if (
+        remote &&
+        remote.table.toLowerCase() === this.#model.table.toLowerCase() &&
+        rowKey.startsWith(`${remote.rowKey}~`)
+      ) {
+        throw new ValidationError(
+          "summary-row-key",
+          `${this.#model.name}: RowKey '${rowKey}' starts with '${remote.rowKey}~', the RowKeys of summary ${summary.name}'s rows in this table; an entity cannot have it`,
+          { field: "RowKey" },
+        );
+      }
       if (rowKey === summary.rowKey) {
         throw new ValidationError(
           "summary-row-key",
@@ -93,6 +106,19 @@ export class SummaryCommitter {
 
   /** Commits the writes (one partition, each entity once); throws the caller's error for a write that cannot be done. */
   async commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
+    return (await this.commitStates(partitionKey, writes)).outcomes;
+  }
+
+  /**
+   * `commit`, also resolving the summary rows' states the commit left (in `summaries` order; undefined
+   * when nothing was written). `ready` is awaited before the transaction is sent (a remote summary's
+   * intent, recorded while the rows are read).
+   */
+  async commitStates(
+    partitionKey: string,
+    writes: readonly SummarizedWrite[],
+    ready?: Promise<unknown>,
+  ): Promise<{ outcomes: SummarizedOutcome[]; states: Array<Omit<SummaryState, "etag">> | undefined }> {
     for (let round = 1; ; round++) {
       const [olds, states] = await Promise.all([
         this.#readOld(partitionKey, writes),
@@ -105,7 +131,10 @@ export class SummaryCommitter {
       const slots = plans.map((plan) => (plan.action ? slot++ : -1));
       // Nothing to write (deletes of entities already gone): the summary is unchanged.
       if (entityActions.length === 0)
-        return plans.map((plan) => ({ etag: undefined, existed: plan.existed }));
+        return {
+          outcomes: plans.map((plan) => ({ etag: undefined, existed: plan.existed })),
+          states: undefined,
+        };
       const token = randomBytes(6).toString("base64url");
       const summaryRows = this.#summaries.map((summary, i) => {
         const state = states[i] as SummaryState;
@@ -126,6 +155,7 @@ export class SummaryCommitter {
         ),
       ];
       let results: WriteResult[] | undefined;
+      if (ready !== undefined) await ready;
       try {
         results = (await submitTransaction(this.#runner, this.#table, partitionKey, actions)).results;
       } catch (error) {
@@ -149,10 +179,13 @@ export class SummaryCommitter {
         if (etag === undefined) this.#cache.forget(key);
         else this.#cache.remember(key, { etag, ...(summaryRows[i] as (typeof summaryRows)[number]).next });
       });
-      return plans.map((plan, i) => ({
-        etag: plan.action?.kind === "delete" ? undefined : results?.[slots[i] as number]?.etag,
-        existed: plan.existed,
-      }));
+      return {
+        outcomes: plans.map((plan, i) => ({
+          etag: plan.action?.kind === "delete" ? undefined : results?.[slots[i] as number]?.etag,
+          existed: plan.existed,
+        })),
+        states: summaryRows.map((row) => row.next),
+      };
     }
   }
 

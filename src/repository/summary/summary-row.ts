@@ -159,6 +159,33 @@ export function nextSummaryRow(
   return { row, next: { totals, sequence, recent } };
 }
 
+/** The source partition a remote summary's contribution row mirrors (see `remote-summary.ts`). */
+export const SOURCE_PROPERTY = "_tkSummarySource";
+
+/**
+ * A remote summary's contribution row: the absolute totals of one source partition's local row at
+ * version `sequence` (that row's write count), so writing it again, or an older one, changes nothing.
+ */
+export function contributionRow(
+  model: EntityModel,
+  summary: SummaryModel,
+  keys: { partitionKey: string; rowKey: string; source: string },
+  totals: SummaryTotals,
+  sequence: bigint,
+): WireEntity {
+  const row: WireEntity = {
+    partitionKey: keys.partitionKey,
+    rowKey: keys.rowKey,
+    [ENTITY_TYPE_PROPERTY]: SUMMARY_TYPE,
+    [SUMMARY_PROPERTY]: summaryMarker(model, summary),
+    [SEQUENCE_PROPERTY]: sequence,
+    [SOURCE_PROPERTY]: keys.source,
+  };
+  for (const [name, value] of totals)
+    row[name] = typeof value === "bigint" ? value : { type: "Double", value };
+  return row;
+}
+
 /**
  * Whether the write that logged `token` as the row's write number `sequence` committed: `true` (the row
  * logs it), `false` (the log still covers that turn and another write took it, or the row has not got

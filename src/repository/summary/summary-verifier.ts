@@ -4,6 +4,13 @@ import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { upcasterOf } from "../entity-rows.js";
 import type { StoreRunner } from "../store-runner.js";
 import {
+  contributionRowKey,
+  RemoteSummaries,
+  type RemoteSummary,
+  remotePartitionOf,
+  remoteSummariesOf,
+} from "./remote-summaries.js";
+import {
   absoluteTotals,
   addTotals,
   contributionOf,
@@ -21,11 +28,13 @@ import {
 export interface SummaryDrift {
   /** The summary's name. */
   summary: string;
-  /** The period's table (physical name), for an entity with a table per period only. */
+  /** The period's table (physical name), for an entity with a table per period; the remote table for a summary in another partition. */
   table?: string;
   partitionKey: string;
   /** The summary row's RowKey. */
   rowKey: string;
+  /** For a summary in another partition: the source partition whose contribution row (`partitionKey`, `rowKey`) drifts. */
+  sourcePartitionKey?: string;
   /** What the summary row holds (zeros when it is missing). */
   stored: SummaryValues;
   /** What the partition's entities add up to. */
@@ -95,6 +104,8 @@ export async function verifySummaries<T extends object>(
   const drift: SummaryDrift[] = [];
   for (const [partitionKey, byName] of tallies) {
     for (const summary of summaries) {
+      // A remote summary's local row is internal: its drift shows at the contribution (below), which mirrors it.
+      if (summary.remote !== undefined) continue;
       const tally = byName.get(summary.name);
       if (!tally) continue;
       const stored = tally.stored ?? zeroTotals(summary);
@@ -109,6 +120,8 @@ export async function verifySummaries<T extends object>(
       });
     }
   }
+  for (const summary of remoteSummariesOf(model))
+    drift.push(...(await remoteDrift(model, runner, summary, tallies)));
   return drift.sort((a, b) =>
     a.partitionKey === b.partitionKey
       ? a.summary.localeCompare(b.summary)
@@ -116,4 +129,44 @@ export async function verifySummaries<T extends object>(
         ? -1
         : 1,
   );
+}
+
+/**
+ * The drift of a summary kept in another partition: per source partition, its contribution row
+ * against the recount of that partition (the local row is what gets mirrored, so a stale local row
+ * shows here too). One range query per remote partition the table's partitions map to.
+ */
+async function remoteDrift(
+  model: EntityModel,
+  runner: StoreRunner,
+  summary: RemoteSummary,
+  tallies: ReadonlyMap<string, ReadonlyMap<string, Tally>>,
+): Promise<SummaryDrift[]> {
+  const mirrors = new RemoteSummaries(model, runner);
+  const byRemote = new Map<string, string[]>();
+  for (const source of tallies.keys()) {
+    const target = remotePartitionOf(model, summary, source);
+    byRemote.set(target, [...(byRemote.get(target) ?? []), source]);
+  }
+  const drift: SummaryDrift[] = [];
+  for (const [partitionKey, sources] of byRemote) {
+    const stored = await mirrors.contributions(summary, partitionKey);
+    for (const source of new Set([...sources, ...stored.keys()])) {
+      const tally = tallies.get(source)?.get(summary.name);
+      const actual = tally?.actual ?? zeroTotals(summary);
+      const kept = stored.get(source)?.totals ?? zeroTotals(summary);
+      const local = tally?.stored ?? zeroTotals(summary);
+      if (sameTotals(kept, actual, tally?.magnitude) && sameTotals(local, actual, tally?.magnitude)) continue;
+      drift.push({
+        summary: summary.name,
+        table: mirrors.tableOf(summary),
+        partitionKey,
+        rowKey: contributionRowKey(summary, source),
+        sourcePartitionKey: source,
+        stored: publicValues(summary, kept),
+        actual: publicValues(summary, actual),
+      });
+    }
+  }
+  return drift;
 }

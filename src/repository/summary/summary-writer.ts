@@ -1,3 +1,4 @@
+import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
@@ -5,9 +6,18 @@ import { assertWithinLimits } from "../backend-limits.js";
 import { runBulk } from "../bulk/bulk-runner.js";
 import type { BulkOptions, BulkResult, WriteUnit } from "../bulk/bulk-types.js";
 import type { EntityWriter } from "../entity-writer.js";
+import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
 import { holdsWrittenState } from "../written-state.js";
-import type { SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
+import {
+  RemoteSummaries,
+  type RemoteSummary,
+  remotePartitionOf,
+  remoteSummariesOf,
+} from "./remote-summaries.js";
+import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
+import { SummaryIntents } from "./summary-intents.js";
+import type { SummaryState } from "./summary-row.js";
 
 /**
  * Writes entities that have summaries: every write, single or bulk, commits in one entity group
@@ -19,12 +29,77 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #committer: SummaryCommitter;
+  /** Summaries kept in another partition (mirrored after each commit), and their intents. */
+  readonly #remote: RemoteSummary[];
+  readonly #mirrors: RemoteSummaries;
+  readonly #intents: SummaryIntents;
+  readonly #now: () => number;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, committer: SummaryCommitter) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: StoreRunner,
+    committer: SummaryCommitter,
+    now: () => number = Date.now,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
     this.#committer = committer;
+    this.#remote = remoteSummariesOf(model as EntityModel);
+    this.#mirrors = new RemoteSummaries(model as EntityModel, runner);
+    this.#intents = new SummaryIntents(runner);
+    this.#now = now;
+  }
+
+  /**
+   * Commits with the summary rows of the partition; with remote summaries, the eventually consistent
+   * protocol around it: (1) an intent naming the source partition, recorded while the commit reads
+   * (and durable before its transaction is sent); (2) the transaction, which keeps the local rows
+   * exact; (3) each local row's new state mirrored as the partition's contribution row in the remote
+   * partition (only if newer); (4) the intent removed. A crash anywhere leaves the intent, and
+   * `db.repair()` mirrors the partition's current local rows (idempotent: absolute values, versioned).
+   */
+  async #commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
+    if (this.#remote.length === 0) return this.#committer.commit(partitionKey, writes);
+    // Bad remote keys are refused before any request.
+    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, partitionKey);
+    const recording = this.#intents.record(this.#model.type, this.#model.table, partitionKey, this.#now());
+    // Awaited below whatever the commit does: never an unhandled rejection.
+    const recorded = recording.then(
+      (intent) => ({ intent }),
+      (error: unknown) => ({ error }),
+    );
+    let committed: Awaited<ReturnType<SummaryCommitter["commitStates"]>>;
+    try {
+      committed = await this.#committer.commitStates(partitionKey, writes, recording);
+    } catch (error) {
+      const intent = await recorded;
+      // The caller's refusal (a conflict, a missing entity, bad input) left nothing to mirror. A fault
+      // keeps the intent for repair: a transaction that timed out may still land after we looked.
+      if ("intent" in intent && !isOutcomeUnknown(error) && !(error instanceof StoreError))
+        await this.#intents.complete(intent.intent).catch(() => undefined);
+      throw error;
+    }
+    const intent = await recorded;
+    if ("error" in intent) throw intent.error;
+    const { outcomes, states } = committed;
+    if (states !== undefined) {
+      try {
+        await Promise.all(
+          this.#remote.map((summary) => {
+            const at = this.#committer.summaries.indexOf(summary);
+            const state = states[at] as Omit<SummaryState, "etag">;
+            return this.#mirrors.mirror(summary, partitionKey, state);
+          }),
+        );
+      } catch {
+        // The write itself committed: its remote summaries catch up through the intent, on `db.repair()`.
+        return outcomes;
+      }
+    }
+    await this.#intents.complete(intent.intent).catch(() => undefined);
+    return outcomes;
   }
 
   insert(entity: T): Promise<void> {
@@ -48,7 +123,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
     this.#committer.assertNotSummaryKey(rowKey);
     const condition = ifMatch ?? etagIn(key, this.#runner.scope);
-    const [outcome] = await this.#committer.commit(partitionKey, [
+    const [outcome] = await this.#commit(partitionKey, [
       { kind: "delete", partitionKey, rowKey, ifMatch: condition },
     ]);
     rememberEtag(key, undefined, this.#runner.scope);
@@ -103,7 +178,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
 
   /** One write in its own transaction with the summary rows; the instance's ETag tracked afterwards. */
   async #one(entity: T, wire: WireEntity, write: SummarizedWrite): Promise<void> {
-    const [outcome] = await this.#committer.commit(wire.partitionKey, [write]);
+    const [outcome] = await this.#commit(wire.partitionKey, [write]);
     let etag = outcome?.etag;
     if (etag === undefined) {
       // Committed, but its answer was lost: track the ETag only if nobody has written the entity since.
@@ -132,7 +207,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     const table = this.#table;
     const submit = async (partitionKey: string, actions: TransactionAction[]) => {
       try {
-        await this.#committer.commit(partitionKey, actions.map(toWrite));
+        await this.#commit(partitionKey, actions.map(toWrite));
       } catch (error) {
         this.#runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
         throw error;
