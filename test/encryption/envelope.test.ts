@@ -2,6 +2,7 @@
  * The stored format of encrypted values, offline: every wire type round-trips through its plaintext
  * bytes, and the associated data binds a value to its table, PartitionKey, RowKey and property.
  */
+import { createCipheriv, createDecipheriv } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { localKeys } from "../../src/index.js";
 import {
@@ -82,6 +83,53 @@ describe("envelope", () => {
       expect(openValue(tampered, dataKey, here), `byte ${at}`).toBeUndefined();
     }
     expect(readEnvelopeHeader(new Uint8Array([2, 1, 65]))).toBeUndefined();
+  });
+});
+
+/** The documented associated data, built here from the format's description, not from envelope.ts. */
+function documentedAad(header: Buffer, at: ValueLocation): Buffer {
+  const part = (text: string) => {
+    const bytes = Buffer.from(text, "utf8");
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(bytes.byteLength);
+    return Buffer.concat([length, bytes]);
+  };
+  return Buffer.concat([
+    header,
+    part(at.table.toLowerCase()),
+    part(at.partitionKey),
+    part(at.rowKey),
+    part(at.property),
+  ]);
+}
+
+describe("stored format", () => {
+  // version 1 | key id length | "k1" | wrapped length (2 bytes) | wrapped key
+  const header = Buffer.concat([Buffer.from([1, 2]), Buffer.from("k1"), Buffer.from([0, 40]), key.wrapped]);
+  const plaintext = valueToBytes("stored earlier") as Uint8Array;
+
+  it("opens an envelope sealed independently by the documented layout", () => {
+    const iv = Buffer.alloc(12, 5);
+    const cipher = createCipheriv("aes-256-gcm", dataKey, iv);
+    cipher.setAAD(documentedAad(header, here));
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const envelope = Buffer.concat([header, iv, body, cipher.getAuthTag()]);
+    expect(Buffer.from(openValue(envelope, dataKey, here) as Uint8Array)).toEqual(Buffer.from(plaintext));
+    expect(openValue(envelope, dataKey, { ...here, property: "other" })).toBeUndefined();
+  });
+
+  it("seals what an independent reader of the documented layout opens", () => {
+    for (const at of [here, { ...here, rowKey: "ü_2" }, { ...here, property: "a".repeat(3000) }]) {
+      const sealed = Buffer.from(sealValue(key, at, plaintext));
+      expect(sealed.subarray(0, header.byteLength)).toEqual(header);
+      const iv = sealed.subarray(header.byteLength, header.byteLength + 12);
+      const decipher = createDecipheriv("aes-256-gcm", dataKey, iv);
+      decipher.setAAD(documentedAad(header, at));
+      decipher.setAuthTag(sealed.subarray(sealed.byteLength - 16));
+      const body = sealed.subarray(header.byteLength + 12, sealed.byteLength - 16);
+      const opened = Buffer.concat([decipher.update(body), decipher.final()]);
+      expect(opened).toEqual(Buffer.from(plaintext));
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { EncryptionError, ValidationError } from "../../errors.js";
+import type { ColumnModel } from "../../schema/entity-model.js";
 import { DelegatingStore } from "../../store/delegating-store.js";
 import type {
   PropertyTypes,
@@ -21,10 +22,11 @@ import {
   DATA_KEY_BYTES,
   MAX_WRAPPED_KEY_BYTES,
   openAt,
+  type ParsedEnvelope,
   parseEnvelope,
+  RowSealer,
   rowBinding,
   type SealingKey,
-  sealAt,
 } from "./envelope.js";
 import { assertKeyId, type KeyResolver } from "./key-resolver.js";
 import { randomView } from "./random-pool.js";
@@ -48,7 +50,7 @@ export class EncryptingStore extends DelegatingStore {
   readonly #types: EncryptedRowTypes;
   readonly #keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
   /** The sealed form of a wire entity already sent once: a retry resends the same bytes. */
-  readonly #sealed = new WeakMap<WireEntity, { table: string; plain: WireEntity; sealed: WireEntity }>();
+  readonly #sealed = new WeakMap<WireEntity, SealedWrite>();
   /** The key ids each opened row's values were under (for `db.reencrypt`). */
   readonly #keyIds = new WeakMap<StoredEntity, ReadonlySet<string>>();
 
@@ -73,7 +75,7 @@ export class EncryptingStore extends DelegatingStore {
    * kept elsewhere before it is applied (the eventual-transaction log): plaintext is never at rest.
    * Without a resolver, a row with encrypted columns is a `ValidationError` (nothing is sent).
    */
-  sealCopy(table: string, wire: WireEntity): Promise<WireEntity> {
+  async sealCopy(table: string, wire: WireEntity): Promise<WireEntity> {
     return this.#seal(table, wire);
   }
 
@@ -98,29 +100,40 @@ export class EncryptingStore extends DelegatingStore {
     types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
     const row = await super.getEntity(table, partitionKey, rowKey, select, types);
-    return row === undefined || !this.#opens(table, row) ? row : this.#open(table, row);
+    return row === undefined ? row : this.#open(table, row);
   }
 
   override async queryPage(table: string, query: StoreQuery): Promise<StorePage> {
     const page = await super.queryPage(table, query);
     const items = page.items;
-    // Most pages hold no encrypted rows: return them untouched, without a promise per row.
+    // Most pages hold no encrypted rows: return them untouched.
     if (!items.some((row) => this.#opens(table, row))) return page;
     const opened: StoredEntity[] = new Array(items.length);
     for (let start = 0; start < items.length; start += OPEN_CONCURRENCY) {
-      const chunk = items.slice(start, start + OPEN_CONCURRENCY);
-      const done = await Promise.all(chunk.map((row) => this.#open(table, row)));
-      for (let i = 0; i < done.length; i++) opened[start + i] = done[i] as StoredEntity;
+      const end = Math.min(start + OPEN_CONCURRENCY, items.length);
+      let waiting = false;
+      for (let i = start; i < end; i++) {
+        const done = this.#open(table, items[i] as StoredEntity);
+        if (done instanceof Promise) waiting = true;
+        opened[i] = done as StoredEntity;
+      }
+      // Only rows whose keys a resolver is still unwrapping wait; at most a chunk of them at once.
+      if (waiting) {
+        const done = await Promise.all(opened.slice(start, end));
+        for (let i = start; i < end; i++) opened[i] = done[i - start] as StoredEntity;
+      }
     }
     return page.continuation ? { items: opened, continuation: page.continuation } : { items: opened };
   }
 
   override async insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return super.insert(table, await this.#seal(table, entity));
+    const sealed = this.#seal(table, entity);
+    return super.insert(table, sealed instanceof Promise ? await sealed : sealed);
   }
 
   override async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return super.upsert(table, await this.#seal(table, entity), mode);
+    const sealed = this.#seal(table, entity);
+    return super.upsert(table, sealed instanceof Promise ? await sealed : sealed, mode);
   }
 
   override async update(
@@ -129,7 +142,8 @@ export class EncryptingStore extends DelegatingStore {
     mode: WriteMode,
     ifMatch: string,
   ): Promise<WriteResult> {
-    return super.update(table, await this.#seal(table, entity), mode, ifMatch);
+    const sealed = this.#seal(table, entity);
+    return super.update(table, sealed instanceof Promise ? await sealed : sealed, mode, ifMatch);
   }
 
   override async submitTransaction(
@@ -137,14 +151,21 @@ export class EncryptingStore extends DelegatingStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
-    const sealed = await Promise.all(
-      actions.map(async (action): Promise<TransactionAction> => {
-        if (action.kind === "delete") return action;
-        const entity = await this.#seal(table, action.entity);
-        return entity === action.entity ? action : { ...action, entity };
-      }),
+    let waiting = false;
+    const sealed = actions.map((action): TransactionAction | Promise<TransactionAction> => {
+      if (action.kind === "delete") return action;
+      const entity = this.#seal(table, action.entity);
+      if (entity instanceof Promise) {
+        waiting = true;
+        return entity.then((e) => (e === action.entity ? action : { ...action, entity: e }));
+      }
+      return entity === action.entity ? action : { ...action, entity };
+    });
+    return super.submitTransaction(
+      table,
+      partitionKey,
+      waiting ? await Promise.all(sealed) : (sealed as TransactionAction[]),
     );
-    return super.submitTransaction(table, partitionKey, sealed);
   }
 
   /** Whether reading this row decrypts something (a resolver, and a model with encrypted columns). */
@@ -152,12 +173,18 @@ export class EncryptingStore extends DelegatingStore {
     return this.#resolver !== undefined && this.#types.lookup(table, row) !== undefined;
   }
 
-  async #seal(table: string, wire: WireEntity): Promise<WireEntity> {
+  /**
+   * The row as it is sent: its encrypted columns sealed. Synchronous when the resolver wraps
+   * synchronously (local keys): no promise, no extra turn of the event loop per write.
+   */
+  #seal(table: string, wire: WireEntity): WireEntity | Promise<WireEntity> {
     const encrypted = this.#types.lookup(table, wire);
     if (encrypted === undefined) return wire;
-    const present = encrypted.columns.filter(
-      (c) => wire[c.property] !== undefined && wire[c.property] !== null,
-    );
+    const present: ColumnModel[] = [];
+    for (const column of encrypted.columns) {
+      const value = wire[column.property];
+      if (value !== undefined && value !== null) present.push(column);
+    }
     if (present.length === 0) return wire;
     const resolver = this.#resolver;
     const { model } = encrypted;
@@ -169,18 +196,73 @@ export class EncryptingStore extends DelegatingStore {
       );
     }
     const earlier = this.#sealed.get(wire);
-    if (earlier !== undefined && earlier.table === table && sameProperties(earlier.plain, wire))
+    if (earlier !== undefined && earlier.table === table && unchangedSince(earlier, wire))
       return earlier.sealed;
-    const key = await this.#freshKey(resolver, table, wire, present);
+    const keyId = resolver.currentKeyId;
+    assertKeyId(keyId, "encryption.keys.currentKeyId");
+    const dataKey = Buffer.from(randomView(DATA_KEY_BYTES));
+    let wrapped: Uint8Array | PromiseLike<Uint8Array>;
+    try {
+      // A copy: the resolver must not be able to change the key the values are sealed with.
+      wrapped = resolver.wrapKey(keyId, new Uint8Array(dataKey));
+    } catch (error) {
+      return sealFailed(table, wire, present, wrapFailure(keyId), error);
+    }
+    if (isPromiseLike(wrapped)) {
+      return Promise.resolve(wrapped).then(
+        (key) => this.#sealWith(table, wire, model, present, keyId, key, dataKey),
+        (error: unknown) => sealFailed(table, wire, present, wrapFailure(keyId), error),
+      );
+    }
+    return this.#sealWith(table, wire, model, present, keyId, wrapped, dataKey);
+  }
+
+  /** `#sealRow` once the resolver has wrapped the write's data key (checked here). */
+  #sealWith(
+    table: string,
+    wire: WireEntity,
+    model: EncryptedColumns["model"],
+    present: EncryptedColumns["columns"],
+    keyId: string,
+    wrapped: Uint8Array,
+    dataKey: Uint8Array,
+  ): WireEntity {
+    if (
+      !(wrapped instanceof Uint8Array) ||
+      wrapped.byteLength === 0 ||
+      wrapped.byteLength > MAX_WRAPPED_KEY_BYTES
+    ) {
+      return sealFailed(
+        table,
+        wire,
+        present,
+        `wrapKey under key id '${keyId}' must return 1 to ${MAX_WRAPPED_KEY_BYTES} bytes`,
+      );
+    }
+    this.#keys.put(keyId, wrapped, dataKey);
+    return this.#sealRow(table, wire, model, present, { keyId, wrapped, dataKey });
+  }
+
+  /** Seals the present encrypted columns of one write under its fresh key, and checks the sizes. */
+  #sealRow(
+    table: string,
+    wire: WireEntity,
+    model: EncryptedColumns["model"],
+    present: EncryptedColumns["columns"],
+    key: SealingKey,
+  ): WireEntity {
     const sealed: WireEntity = { ...wire };
-    const row = rowBinding({
-      table: this.#types.logicalTable(table),
-      partitionKey: wire.partitionKey,
-      rowKey: wire.rowKey,
-    });
+    const sealer = new RowSealer(
+      key,
+      rowBinding({
+        table: this.#types.logicalTable(table),
+        partitionKey: wire.partitionKey,
+        rowKey: wire.rowKey,
+      }),
+    );
     for (const column of present) {
       const plaintext = valueToBytes(wire[column.property] as WireValue) as Uint8Array;
-      const envelope = sealAt(key, row, column.property, plaintext);
+      const envelope = sealer.seal(column.property, plaintext);
       if (envelope.byteLength > ServiceLimits.maxBinaryBytes) {
         throw new ValidationError(
           "encrypted-size",
@@ -197,97 +279,94 @@ export class EncryptingStore extends DelegatingStore {
         `${model.name}: entity is ${size} bytes once encrypted; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB)`,
       );
     }
-    this.#sealed.set(wire, { table, plain: { ...wire }, sealed });
+    this.#sealed.set(wire, { table, sealed, columns: present, plain: present.map((c) => wire[c.property]) });
     return sealed;
   }
 
-  /** A fresh data key for one entity write, wrapped by the resolver's current key. */
-  async #freshKey(
-    resolver: KeyResolver,
-    table: string,
-    wire: WireEntity,
-    columns: EncryptedColumns["columns"],
-  ): Promise<SealingKey> {
-    const keyId = resolver.currentKeyId;
-    assertKeyId(keyId, "encryption.keys.currentKeyId");
-    const dataKey = Buffer.from(randomView(DATA_KEY_BYTES));
-    const fail = (reason: string, cause?: unknown): never => {
-      throw new EncryptionError(
-        {
-          column: columns.map((c) => c.field).join(", "),
-          table,
-          partitionKey: wire.partitionKey,
-          rowKey: wire.rowKey,
-          reason,
-        },
-        { cause },
-      );
-    };
-    let wrapped: Uint8Array;
-    try {
-      // A copy: the resolver must not be able to change the key the values are sealed with.
-      wrapped = await resolver.wrapKey(keyId, new Uint8Array(dataKey));
-    } catch (error) {
-      return fail(`the key resolver could not wrap the data key under key id '${keyId}'`, error);
-    }
-    if (
-      !(wrapped instanceof Uint8Array) ||
-      wrapped.byteLength === 0 ||
-      wrapped.byteLength > MAX_WRAPPED_KEY_BYTES
-    ) {
-      return fail(`wrapKey under key id '${keyId}' must return 1 to ${MAX_WRAPPED_KEY_BYTES} bytes`);
-    }
-    this.#keys.put(keyId, wrapped, dataKey);
-    return { keyId, wrapped, dataKey };
-  }
-
-  async #open(table: string, row: StoredEntity): Promise<StoredEntity> {
+  /**
+   * The row with its encrypted columns in clear. Synchronous when every data key is cached or the
+   * resolver unwraps synchronously; otherwise the unwraps run first (the columns of a write share
+   * one), then the values are opened.
+   */
+  #open(table: string, row: StoredEntity): StoredEntity | Promise<StoredEntity> {
     const resolver = this.#resolver;
     if (resolver === undefined) return row;
     const encrypted = this.#types.lookup(table, row);
     if (encrypted === undefined) return row;
-    let opened: StoredEntity | undefined;
-    let binding: Buffer | undefined;
-    const keyIds = new Set<string>();
-    // The columns of one write share their wrapped key: unwrap (or look up) once per row.
-    let last: { keyId: string; wrapped: Uint8Array; dataKey: Uint8Array } | undefined;
+    const sealed: SealedValue[] = [];
     for (const column of encrypted.columns) {
       const stored = row[column.property];
       if (stored === undefined || stored === null) continue;
-      const fail = (reason: string, cause?: unknown): never => {
-        throw new EncryptionError(
-          { column: column.field, table, partitionKey: row.partitionKey, rowKey: row.rowKey, reason },
-          { cause },
-        );
-      };
       const bytes = binaryOf(stored);
-      if (bytes === undefined) return fail("the stored value is not encrypted (expected a Binary envelope)");
-      const envelope = parseEnvelope(bytes);
-      if (envelope === undefined)
-        return fail("the stored value is not an encryption envelope of a known version");
-      const { keyId, wrapped } = envelope;
-      let dataKey: Uint8Array;
-      if (last !== undefined && last.keyId === keyId && Buffer.compare(last.wrapped, wrapped) === 0) {
-        dataKey = last.dataKey;
-      } else {
-        try {
-          dataKey = await this.#keys.get(keyId, wrapped, () => unwrap(resolver, keyId, wrapped));
-        } catch (error) {
-          return fail(
-            `the data key under key id '${keyId}' could not be unwrapped (unknown key id, or the wrong key)`,
-            error,
-          );
-        }
-        last = { keyId, wrapped, dataKey };
+      if (bytes === undefined) {
+        return openFailed(
+          table,
+          row,
+          column,
+          "the stored value is not encrypted (expected a Binary envelope)",
+        );
       }
-      binding ??= rowBinding({
-        table: this.#types.logicalTable(table),
-        partitionKey: row.partitionKey,
-        rowKey: row.rowKey,
-      });
-      const plaintext = openAt(envelope, dataKey, binding, column.property);
+      const envelope = parseEnvelope(bytes);
+      if (envelope === undefined) {
+        return openFailed(
+          table,
+          row,
+          column,
+          "the stored value is not an encryption envelope of a known version",
+        );
+      }
+      sealed.push({ column, envelope, dataKey: EMPTY_KEY });
+    }
+    let waiting = false;
+    for (let i = 0; i < sealed.length; i++) {
+      const value = sealed[i] as SealedValue;
+      // The columns of one write share their wrapped key: unwrap (or look up) once per row.
+      const previous = sealed[i - 1];
+      if (previous !== undefined && previous.envelope.header.equals(value.envelope.header)) {
+        value.dataKey = previous.dataKey;
+        continue;
+      }
+      const { keyId, wrapped } = value.envelope;
+      let dataKey: Uint8Array | Promise<Uint8Array>;
+      try {
+        dataKey = this.#keys.get(keyId, wrapped, resolver);
+      } catch (error) {
+        // Unwraps already under way settle unobserved: their failure is not this row's answer.
+        for (const earlier of sealed) if (earlier.dataKey instanceof Promise) earlier.dataKey.catch(() => {});
+        return openFailed(table, row, value.column, unwrapFailure(keyId), error);
+      }
+      if (dataKey instanceof Promise) {
+        waiting = true;
+        dataKey = dataKey.catch((error: unknown) =>
+          openFailed(table, row, value.column, unwrapFailure(keyId), error),
+        );
+      }
+      value.dataKey = dataKey;
+    }
+    if (sealed.length === 0) return row;
+    if (!waiting) return this.#openValues(table, row, sealed);
+    return Promise.all(sealed.map((value) => value.dataKey)).then((keys) => {
+      for (let i = 0; i < keys.length; i++) (sealed[i] as SealedValue).dataKey = keys[i] as Uint8Array;
+      return this.#openValues(table, row, sealed);
+    });
+  }
+
+  /** Decrypts the values of a row, their data keys at hand. */
+  #openValues(table: string, row: StoredEntity, sealed: readonly SealedValue[]): StoredEntity {
+    const opened: StoredEntity = { ...row };
+    const binding = rowBinding({
+      table: this.#types.logicalTable(table),
+      partitionKey: row.partitionKey,
+      rowKey: row.rowKey,
+    });
+    const keyIds = new Set<string>();
+    for (const { column, envelope, dataKey } of sealed) {
+      const plaintext = openAt(envelope, dataKey as Uint8Array, binding, column.property);
       if (plaintext === undefined) {
-        return fail(
+        return openFailed(
+          table,
+          row,
+          column,
           "the value does not verify under its key and place (tampered with, or copied from another row, column or table)",
         );
       }
@@ -295,33 +374,93 @@ export class EncryptingStore extends DelegatingStore {
       try {
         value = bytesToValue(plaintext);
       } catch (error) {
-        return fail("the decrypted value has an unknown type", error);
+        return openFailed(table, row, column, "the decrypted value has an unknown type", error);
       }
-      opened ??= { ...row };
       opened[column.property] = value;
-      keyIds.add(keyId);
+      keyIds.add(envelope.keyId);
     }
-    if (opened === undefined) return row;
     this.#keyIds.set(opened, keyIds);
     return opened;
   }
 }
 
-async function unwrap(resolver: KeyResolver, keyId: string, wrapped: Uint8Array): Promise<Uint8Array> {
-  const key = await resolver.unwrapKey(keyId, wrapped);
-  if (!(key instanceof Uint8Array) || key.byteLength !== DATA_KEY_BYTES)
-    throw new ValidationError("data-key", `unwrapKey must return ${DATA_KEY_BYTES} bytes`);
-  return key;
+/** One encrypted value of a row being opened: its envelope and its data key (or the unwrap under way). */
+interface SealedValue {
+  column: ColumnModel;
+  envelope: ParsedEnvelope;
+  dataKey: Uint8Array | Promise<Uint8Array>;
 }
 
-/** True when a wire entity still holds what it held when it was sealed (it may have been edited since). */
-function sameProperties(before: WireEntity, now: WireEntity): boolean {
+function wrapFailure(keyId: string): string {
+  return `the key resolver could not wrap the data key under key id '${keyId}'`;
+}
+
+function sealFailed(
+  table: string,
+  wire: WireEntity,
+  columns: readonly ColumnModel[],
+  reason: string,
+  cause?: unknown,
+): never {
+  throw new EncryptionError(
+    {
+      column: columns.map((c) => c.field).join(", "),
+      table,
+      partitionKey: wire.partitionKey,
+      rowKey: wire.rowKey,
+      reason,
+    },
+    { cause },
+  );
+}
+
+/** A placeholder until a value's data key is looked up. */
+const EMPTY_KEY = new Uint8Array(0);
+
+function openFailed(
+  table: string,
+  row: StoredEntity,
+  column: ColumnModel,
+  reason: string,
+  cause?: unknown,
+): never {
+  throw new EncryptionError(
+    { column: column.field, table, partitionKey: row.partitionKey, rowKey: row.rowKey, reason },
+    { cause },
+  );
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+function unwrapFailure(keyId: string): string {
+  return `the data key under key id '${keyId}' could not be unwrapped (unknown key id, or the wrong key)`;
+}
+
+/** A write sealed once: what was sent, and the plaintext of its sealed columns then. */
+interface SealedWrite {
+  table: string;
+  sealed: WireEntity;
+  columns: readonly ColumnModel[];
+  plain: readonly (WireValue | undefined)[];
+}
+
+/**
+ * True when a wire entity still holds what it held when it was sealed (it may have been edited
+ * since): every property the same as sent, or, for a sealed column, as its plaintext then.
+ */
+function unchangedSince(earlier: SealedWrite, now: WireEntity): boolean {
+  const { sealed, columns, plain } = earlier;
   let count = 0;
   for (const name in now) {
-    if (before[name] !== now[name]) return false;
     count++;
+    const value = now[name];
+    if (sealed[name] === value) continue;
+    const at = columns.findIndex((column) => column.property === name);
+    if (at < 0 || plain[at] !== value) return false;
   }
-  return count === Object.keys(before).length;
+  return count === Object.keys(sealed).length;
 }
 
 /** The bytes of a stored Binary value in any of the SDK's shapes. */

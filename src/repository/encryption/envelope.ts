@@ -48,54 +48,53 @@ export interface EnvelopeHeader {
 
 /** An envelope split into its parts (views into its bytes). */
 export interface ParsedEnvelope extends EnvelopeHeader {
-  header: Uint8Array;
-  iv: Uint8Array;
-  ciphertext: Uint8Array;
-  tag: Uint8Array;
+  header: Buffer;
+  iv: Buffer;
+  ciphertext: Buffer;
+  tag: Buffer;
 }
 
 /** Encrypts one property's plaintext under the write's data key, bound to its location. */
 export function sealValue(key: SealingKey, location: ValueLocation, plaintext: Uint8Array): Uint8Array {
-  return sealAt(key, rowBinding(location), location.property, plaintext);
+  return new RowSealer(key, rowBinding(location)).seal(location.property, plaintext);
 }
 
-/** `sealValue` with the row's part of the associated data (`rowBinding`) computed once per row. */
-export function sealAt(
-  key: SealingKey,
-  row: Uint8Array,
-  property: string,
-  plaintext: Uint8Array,
-): Uint8Array {
-  const header = headerOf(key);
-  const iv = randomView(IV_BYTES);
-  const cipher = createCipheriv("aes-256-gcm", key.dataKey, iv);
-  cipher.setAAD(header);
-  cipher.setAAD(row);
-  cipher.setAAD(lengthPrefixed(property));
-  const first = cipher.update(plaintext);
-  const last = cipher.final();
-  const out = new Uint8Array(header.byteLength + IV_BYTES + first.byteLength + last.byteLength + TAG_BYTES);
-  out.set(header, 0);
-  let at = header.byteLength;
-  out.set(iv, at);
-  at += IV_BYTES;
-  out.set(first, at);
-  at += first.byteLength;
-  if (last.byteLength > 0) out.set(last, at);
-  out.set(cipher.getAuthTag(), at + last.byteLength);
-  return out;
-}
+/**
+ * Seals the properties of one row under one write's data key. The header and the row's part of the
+ * associated data are encoded once for all its properties, and each property's associated data goes
+ * to GCM in one piece (the same bytes as separate parts: GCM hashes their concatenation).
+ */
+export class RowSealer {
+  readonly #dataKey: Uint8Array;
+  /** The associated data up to the property: header, then the row binding. */
+  readonly #prefix: Buffer;
+  readonly #headerBytes: number;
 
-/** The header of a write's envelopes, encoded once for all its columns. */
-const headers = new WeakMap<SealingKey, Uint8Array>();
-
-function headerOf(key: SealingKey): Uint8Array {
-  let header = headers.get(key);
-  if (header === undefined) {
-    header = encodeHeader(key.keyId, key.wrapped);
-    headers.set(key, header);
+  constructor(key: SealingKey, row: Uint8Array) {
+    this.#dataKey = key.dataKey;
+    const header = encodeHeader(key.keyId, key.wrapped);
+    this.#headerBytes = header.byteLength;
+    this.#prefix = Buffer.allocUnsafe(header.byteLength + row.byteLength);
+    this.#prefix.set(header, 0);
+    this.#prefix.set(row, header.byteLength);
   }
-  return header;
+
+  /** The envelope of one property's plaintext. */
+  seal(property: string, plaintext: Uint8Array): Uint8Array {
+    const iv = randomView(IV_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", this.#dataKey, iv);
+    cipher.setAAD(associatedData(this.#prefix, this.#prefix.byteLength, property));
+    const body = cipher.update(plaintext);
+    // GCM is a stream mode: `final` adds nothing, it only computes the tag.
+    cipher.final();
+    const headerBytes = this.#headerBytes;
+    const out = Buffer.allocUnsafe(headerBytes + IV_BYTES + body.byteLength + TAG_BYTES);
+    this.#prefix.copy(out, 0, 0, headerBytes);
+    out.set(iv, headerBytes);
+    out.set(body, headerBytes + IV_BYTES);
+    out.set(cipher.getAuthTag(), headerBytes + IV_BYTES + body.byteLength);
+    return out;
+  }
 }
 
 /** The key id and wrapped data key of an envelope; `undefined` when the bytes are not one. */
@@ -125,16 +124,39 @@ export function openAt(
 ): Uint8Array | undefined {
   try {
     const decipher = createDecipheriv("aes-256-gcm", dataKey, parsed.iv);
-    decipher.setAAD(parsed.header);
-    decipher.setAAD(row);
-    decipher.setAAD(lengthPrefixed(property));
+    const headerBytes = parsed.header.byteLength;
+    const prefix = scratch(headerBytes + row.byteLength + 4 + Buffer.byteLength(property, "utf8"));
+    prefix.set(parsed.header, 0);
+    prefix.set(row, headerBytes);
+    decipher.setAAD(associatedData(prefix, headerBytes + row.byteLength, property));
     decipher.setAuthTag(parsed.tag);
-    const first = decipher.update(parsed.ciphertext);
-    const last = decipher.final();
-    return last.byteLength === 0 ? first : Buffer.concat([first, last]);
+    const plaintext = decipher.update(parsed.ciphertext);
+    decipher.final();
+    return plaintext;
   } catch {
     return undefined;
   }
+}
+
+/** Reused for associated data: GCM copies it in at once, so one buffer serves every call. */
+let scratchBuffer = Buffer.allocUnsafe(1024);
+
+function scratch(bytes: number): Buffer {
+  if (scratchBuffer.byteLength < bytes)
+    scratchBuffer = Buffer.allocUnsafe(Math.max(bytes, 2 * scratchBuffer.byteLength));
+  return scratchBuffer;
+}
+
+/**
+ * The whole associated data, `prefix` (its first `prefixBytes`) then the property length-prefixed, as
+ * a view of the scratch buffer, valid until the next call.
+ */
+function associatedData(prefix: Buffer, prefixBytes: number, property: string): Buffer {
+  const out = scratch(prefixBytes + 4 + Buffer.byteLength(property, "utf8"));
+  if (prefix !== out) prefix.copy(out, 0, 0, prefixBytes);
+  const written = out.write(property, prefixBytes + 4, "utf8");
+  out.writeUInt32BE(written, prefixBytes);
+  return out.subarray(0, prefixBytes + 4 + written);
 }
 
 /**
@@ -153,12 +175,6 @@ export function rowBinding(location: Omit<ValueLocation, "property">): Buffer {
     out.writeUInt32BE(written, at);
     at += 4 + written;
   }
-  return out;
-}
-
-function lengthPrefixed(text: string): Buffer {
-  const out = Buffer.allocUnsafe(4 + Buffer.byteLength(text, "utf8"));
-  out.writeUInt32BE(out.write(text, 4, "utf8"), 0);
   return out;
 }
 

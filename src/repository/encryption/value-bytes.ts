@@ -19,8 +19,13 @@ const TYPE_BYTES: Readonly<Record<EdmType, number>> = {
 export function valueToBytes(value: WireValue): Uint8Array | undefined {
   if (value === null) return undefined;
   switch (typeof value) {
-    case "string":
-      return tagged("String", Buffer.from(value, "utf8"));
+    case "string": {
+      // The common case, written in place: no intermediate copy of the text's bytes.
+      const out = Buffer.allocUnsafe(1 + Buffer.byteLength(value, "utf8"));
+      out[0] = TYPE_BYTES.String;
+      out.write(value, 1, "utf8");
+      return out;
+    }
     case "boolean":
       return tagged("Boolean", Buffer.from([value ? 1 : 0]));
     case "bigint":
