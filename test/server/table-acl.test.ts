@@ -1,6 +1,7 @@
 import {
   AzureNamedKeyCredential,
   AzureSASCredential,
+  generateAccountSas,
   generateTableSas,
   RestError,
   TableClient,
@@ -270,13 +271,53 @@ describe("SAS with a stored access policy (si)", () => {
     },
   );
 
-  test("only an account SAS for containers with r/w reaches a table's ACL; a table SAS never does", async () => {
+  test("only an account SAS for containers (r to read, w to set) reaches a table's ACL; a table SAS never does", async () => {
     const table = await freshTable();
     const tableSas = generateTableSas(table.tableName, credential, {
       permissions: { query: true, add: true, update: true, delete: true },
       expiresOn: new Date(Date.now() + HOUR),
     });
     expect(await outcome(sasClient(table, tableSas).getAccessPolicy())).toBe("403 AuthorizationFailure");
+    const account = (resourceTypes: string, permissions: { query?: boolean; write?: boolean }) =>
+      sasClient(
+        table,
+        generateAccountSas(credential, {
+          resourceTypes,
+          permissions,
+          expiresOn: new Date(Date.now() + HOUR),
+        }),
+      );
+    expect(await outcome(account("c", { query: true }).getAccessPolicy())).toBe("ok");
+    expect(await outcome(account("c", { query: true }).setAccessPolicy([]))).toBe(
+      "403 AuthorizationPermissionMismatch",
+    );
+    expect(await outcome(account("c", { write: true }).setAccessPolicy([]))).toBe("ok");
+    expect(await outcome(account("o", { query: true, write: true }).getAccessPolicy())).toBe(
+      "403 AuthorizationResourceTypeMismatch",
+    );
+  });
+
+  test("an account SAS for the service reads the properties with r and sets them with w", async () => {
+    const client = (resourceTypes: string, permissions: { query?: boolean; write?: boolean }) =>
+      new TableServiceClient(
+        server.url,
+        new AzureSASCredential(
+          generateAccountSas(credential, {
+            resourceTypes,
+            permissions,
+            expiresOn: new Date(Date.now() + HOUR),
+          }),
+        ),
+        { allowInsecureConnection: true },
+      );
+    expect(await outcome(client("s", { query: true }).getProperties())).toBe("ok");
+    expect(await outcome(client("s", { query: true }).setProperties({ cors: [] }))).toBe(
+      "403 AuthorizationPermissionMismatch",
+    );
+    expect(await outcome(client("s", { write: true }).setProperties({ cors: [] }))).toBe("ok");
+    expect(await outcome(client("co", { query: true, write: true }).getProperties())).toBe(
+      "403 AuthorizationResourceTypeMismatch",
+    );
   });
 });
 
