@@ -11,6 +11,10 @@ export interface XmlElement {
 // The admin bodies (service properties, ACLs) are a few KiB at most; deeper nesting is never valid.
 const MAX_DEPTH = 16;
 
+// Sticky: each matches exactly at `lastIndex`, so the reader never copies the rest of the body.
+const NAME = /<([A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)/y;
+const ATTRIBUTES = /(?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*\s*(\/?)>/y;
+
 const ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
 
 /**
@@ -43,14 +47,14 @@ export function parseXml(text: string): XmlElement {
 
   const element = (depth: number): XmlElement => {
     if (depth > MAX_DEPTH || source[at] !== "<") fail();
-    const nameMatch = /^<([A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?)/.exec(source.slice(at, at + 300));
+    NAME.lastIndex = at;
+    const nameMatch = NAME.exec(source);
     if (nameMatch === null) return fail();
     const name = nameMatch[1] as string;
     at += nameMatch[0].length;
     // Attributes (xmlns and the like) carry nothing the admin bodies need; they must still be well formed.
-    const attributes = /^(?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:"[^"<]*"|'[^'<]*'))*\s*(\/?)>/.exec(
-      source.slice(at, at + 4096),
-    );
+    ATTRIBUTES.lastIndex = at;
+    const attributes = ATTRIBUTES.exec(source);
     if (attributes === null) return fail();
     at += attributes[0].length;
     if (attributes[1] === "/") return { name: localName(name), children: [], text: "" };
