@@ -7,9 +7,11 @@ import {
   TableClient,
   TableServiceClient,
 } from "@azure/data-tables";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer } from "../../src/index.js";
 import { azuriteConnectionString } from "../support/azurite.js";
+import { testSeed } from "../support/seeded-random.js";
 import { azuriteSelected } from "../support/stores.js";
 import { ACCOUNT, errorOf, KEY, signedFetch } from "./signed-fetch.js";
 
@@ -18,6 +20,7 @@ let server: TableServer;
 let service: TableServiceClient;
 let counter = 0;
 const credential = new AzureNamedKeyCredential(ACCOUNT, KEY);
+const SEED = testSeed(1212);
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
 
@@ -129,6 +132,37 @@ describe("Get/Set Table ACL", () => {
     });
     expect(await outcome(missing.getAccessPolicy())).toBe("404 TableNotFound");
     expect(await outcome(missing.setAccessPolicy([]))).toBe("404 TableNotFound");
+  });
+
+  test(`arbitrary and mutated ACL bodies never crash the server or half-apply (seed ${SEED})`, async () => {
+    const table = await freshTable();
+    const valid =
+      '<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>2030-01-02T03:04:05.0000000Z</Start><Expiry>2030-02-02T03:04:05Z</Expiry><Permission>raud</Permission></AccessPolicy></SignedIdentifier><SignedIdentifier><Id>b</Id></SignedIdentifier></SignedIdentifiers>';
+    const mutated = fc
+      .tuple(fc.nat({ max: valid.length }), fc.nat({ max: 12 }), fc.string({ maxLength: 6 }))
+      .map(([at, drop, insert]) => valid.slice(0, at) + insert + valid.slice(at + drop));
+    const kept = [{ id: "kept", accessPolicy: { permission: "r" } }];
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(mutated, fc.string({ maxLength: 60 })), async (body) => {
+        await table.setAccessPolicy(kept);
+        const answer = await errorOf(
+          await signedFetch(aclUrl(table), {
+            method: "PUT",
+            body,
+            headers: { "Content-Type": "application/xml" },
+          }),
+        );
+        expect([204, 400]).toContain(answer.status);
+        if (answer.status === 400) {
+          expect(["InvalidXmlDocument", "InvalidXmlNodeValue"]).toContain(answer.code);
+          expect((await table.getAccessPolicy()).map((entry) => entry.id)).toEqual(["kept"]);
+        } else {
+          // Whatever was accepted reads back as well-formed XML of at most five policies.
+          expect((await table.getAccessPolicy()).length).toBeLessThanOrEqual(5);
+        }
+      }),
+      { seed: SEED, numRuns: 120 },
+    );
   });
 
   test("a deleted table's policies go with it: the table created again under its name has none", async () => {
