@@ -168,10 +168,11 @@ export class TableService {
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? "" : rawUrl.slice(q + 1));
     const method = req.method ?? "GET";
-    // A request carries a shared access signature in its query string, or else a Shared Key header.
+    // The Table service has no anonymous access.
     if (!query.has("sig") && req.headers.authorization === undefined) {
       throw anonymousRequestFailure(headerOf(req, "x-ms-version") ?? DEFAULT_VERSION);
     }
+    // A request carries a shared access signature in its query string, or else a Shared Key header.
     const grant = query.has("sig")
       ? checkSas(this.#account, query, {
           now: now.getTime(),
