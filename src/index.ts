@@ -103,6 +103,7 @@ export {
   startTableServer,
   type TableServer,
   type TableServerOptions,
+  type TableServerTls,
 } from "./server/table-server.js";
 export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
 export {

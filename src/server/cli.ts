@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { MemoryStore } from "../store/memory/memory-store.js";
 import { startTableServer } from "./table-server.js";
@@ -13,6 +14,8 @@ Options:
   --file PATH      persist to this JSON-lines file (loaded on start, appended per request)
   --account NAME   account name (default devstoreaccount1)
   --key BASE64     account key (default the emulator's well-known key)
+  --tls-cert PATH  serve HTTPS with this PEM certificate (needs --tls-key)
+  --tls-key PATH   the PEM private key of --tls-cert
   --help           print this help
 
 The connection string is printed on a line of its own. SIGINT or SIGTERM stops the server (exit code 0).`;
@@ -36,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
       file: { type: "string" },
       account: { type: "string" },
       key: { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -45,6 +50,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const port = values.port === undefined ? undefined : Number(values.port);
+  const certPath = values["tls-cert"];
+  const keyPath = values["tls-key"];
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    process.stderr.write("tablekit: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  const tls =
+    certPath === undefined || keyPath === undefined
+      ? undefined
+      : { cert: readFileSync(certPath), key: readFileSync(keyPath) };
   const store = new MemoryStore(values.file === undefined ? {} : { file: values.file });
   const server = await startTableServer({
     host: values.host,
@@ -52,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
     store,
     account: values.account,
     key: values.key,
+    tls,
   });
   process.stdout.write(`tablekit serve: listening on ${server.url}\n${server.connectionString}\n`);
   const stop = () => {

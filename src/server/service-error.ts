@@ -12,14 +12,16 @@ export interface ServiceFailure {
   readonly status: number;
   readonly code: string;
   readonly message: string;
+  /** Headers the answer carries besides the error code (e.g. `WWW-Authenticate` on a 401). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A failure with a status and code chosen by the server itself (auth, routing, limits). */
 export class ServiceFailureError extends Error {
   readonly failure: ServiceFailure;
-  constructor(status: number, code: string, message: string) {
+  constructor(status: number, code: string, message: string, headers?: Readonly<Record<string, string>>) {
     super(message);
-    this.failure = { status, code, message };
+    this.failure = headers === undefined ? { status, code, message } : { status, code, message, headers };
   }
 }
 

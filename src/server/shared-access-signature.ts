@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { ipInRange, normalizeIp, parseIpRange } from "./ip-range.js";
 import { ServiceFailureError } from "./service-error.js";
 import { type AccountCredentials, secretKey } from "./shared-key.js";
+import { type AccessPolicy, parseSasTime } from "./table-acl.js";
 
 /** What a shared access signature allows: its permission letters, its table (table SAS) and key range. */
 export interface SasGrant {
@@ -26,7 +28,23 @@ export type SasOperation =
       partitionKey?: string;
       rowKey?: string;
     }
-  | { kind: "service" };
+  | { kind: "service"; verb: "read" | "write" }
+  | { kind: "acl"; table: string; verb: "read" | "write" };
+
+/** What a SAS check needs from the request and the server besides the token itself. */
+export interface SasContext {
+  /** Now, in epoch milliseconds. */
+  readonly now: number;
+  /** Whether the request came over HTTPS (a token with `spr=https` is refused over HTTP). */
+  readonly https: boolean;
+  /** The client's address as the socket reports it (`sip` is checked against it). */
+  readonly clientAddress: string | undefined;
+  /** The stored access policy `id` of a table (`si`), if the table has one by that identifier. */
+  policy(table: string, id: string): AccessPolicy | undefined;
+}
+
+// The fields a SAS may give empty only by leaving them out ("… is optional but cannot be empty").
+const NON_EMPTY = ["st", "se", "sp", "si", "sip", "spr"];
 
 // The fields of a table or account SAS; none may appear twice.
 const SAS_FIELDS = [
@@ -49,10 +67,12 @@ const SAS_FIELDS = [
 
 /**
  * Checks a SAS token in the query string ("Create a service SAS" for tables, "Create an account SAS"):
- * the signature over the documented string-to-sign, the start and expiry, the protocol. Stored access
- * policies (`si`) are not supported and refused. Returns what it grants; `authorize` checks each operation.
+ * the signature over the documented string-to-sign, then the stored access policy a table SAS names
+ * (`si`: its start, expiry and permissions complete the token's, and a field given by both is refused),
+ * the time window, the client address (`sip`) and the protocol (`spr`). Returns what it grants;
+ * `authorize` checks each operation against it.
  */
-export function checkSas(account: AccountCredentials, query: URLSearchParams, now: number): SasGrant {
+export function checkSas(account: AccountCredentials, query: URLSearchParams, context: SasContext): SasGrant {
   // A SAS field given twice has no single signed value (`sig=a&sig=b` must not pass on the first one).
   for (const name of SAS_FIELDS) {
     if (query.getAll(name).length > 1) throw refused("AuthenticationFailed", `the SAS repeats '${name}'`);
@@ -61,19 +81,17 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, no
   const sig = query.get("sig");
   const version = get("sv");
   if (sig === null || version === "") throw refused("AuthenticationFailed", "the SAS lacks sig or sv");
-  if (get("si") !== "")
-    throw refused("AuthenticationFailed", "stored access policies (si) are not supported");
+  for (const name of NON_EMPTY) {
+    if (query.has(name) && get(name).trim() === "")
+      throw refused("AuthenticationFailed", `${name} is optional but cannot be empty`);
+  }
+  const protocol = get("spr");
+  if (protocol !== "" && protocol !== "https" && protocol !== "https,http" && protocol !== "http,https") {
+    throw refused("AuthenticationFailed", "spr must be https or https,http");
+  }
+  const ipRange = query.has("sip") ? parseIpRange(get("sip")) : undefined;
   const start = get("st");
   const expiry = get("se");
-  if (expiry === "") throw refused("AuthenticationFailed", "the SAS lacks an expiry (se)");
-  const protocol = get("spr");
-  if (protocol !== "" && !protocol.split(",").includes("http")) {
-    throw new ServiceFailureError(
-      403,
-      "AuthorizationProtocolMismatch",
-      "This request is not authorized to perform this operation using this protocol.",
-    );
-  }
   let toSign: string;
   let grant: SasGrant;
   const table = query.get("tn");
@@ -102,6 +120,8 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, no
       ...optional("endRowKey", query.get("erk")),
     };
   } else {
+    if (query.has("si"))
+      throw refused("AuthenticationFailed", "an account SAS cannot name a stored access policy (si)");
     if (!get("ss").includes("t"))
       throw refused("AuthorizationServiceMismatch", "the account SAS does not cover the table service");
     toSign = [
@@ -123,23 +143,73 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, no
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw refused("AuthenticationFailed", "the SAS signature does not match");
   }
-  const startMs = start === "" ? undefined : Date.parse(start);
-  const expiryMs = Date.parse(expiry);
-  if (Number.isNaN(expiryMs) || (startMs !== undefined && Number.isNaN(startMs))) {
-    throw refused("AuthenticationFailed", "the SAS start or expiry is not a date");
+  // Fields from the token, completed by the stored access policy a table SAS names.
+  let startText: string | undefined = start === "" ? undefined : start;
+  let expiryText: string | undefined = expiry === "" ? undefined : expiry;
+  let permissions: string | undefined = query.has("sp") ? get("sp") : undefined;
+  const id = query.get("si");
+  if (id !== null && grant.kind === "table") {
+    const policy = context.policy(grant.table as string, id);
+    if (policy === undefined)
+      throw refused("AuthenticationFailed", "SAS identifier cannot be found for specified signed identifier");
+    if (
+      (startText !== undefined && policy.start !== undefined) ||
+      (expiryText !== undefined && policy.expiry !== undefined) ||
+      (permissions !== undefined && policy.permission !== undefined)
+    ) {
+      throw refused(
+        "AuthenticationFailed",
+        "Access policy fields can be associated with signature or SAS identifier but not both",
+      );
+    }
+    startText ??= policy.start;
+    expiryText ??= policy.expiry;
+    permissions ??= policy.permission;
   }
-  if (startMs !== undefined && now < startMs)
-    throw refused("AuthenticationFailed", "the SAS is not valid yet");
-  if (now > expiryMs) throw refused("AuthenticationFailed", "the SAS has expired");
-  return grant;
+  if (expiryText === undefined)
+    throw refused("AuthenticationFailed", "Signed expiry must be specified in signature or SAS identifier");
+  if (permissions === undefined)
+    throw refused(
+      "AuthenticationFailed",
+      "Signed permission must be specified in signature or SAS identifier",
+    );
+  const startMs = startText === undefined ? undefined : parseSasTime(startText)?.ms;
+  const expiryMs = parseSasTime(expiryText)?.ms;
+  if (expiryMs === undefined || (startText !== undefined && startMs === undefined)) {
+    throw refused("AuthenticationFailed", "Signature fields not well formed.");
+  }
+  if (startMs !== undefined && startMs >= expiryMs)
+    throw refused("AuthenticationFailed", "Signed expiry time has to be after signed start time");
+  // The window is [start, expiry): valid from the start instant, no longer at the expiry instant.
+  if ((startMs !== undefined && context.now < startMs) || context.now >= expiryMs)
+    throw refused("AuthenticationFailed", "Signature not valid in the specified time frame");
+  if (ipRange !== undefined && !ipInRange(context.clientAddress, ipRange)) {
+    throw new ServiceFailureError(
+      403,
+      "AuthorizationSourceIPMismatch",
+      `This request is not authorized to perform this operation using this source IP ${normalizeIp(context.clientAddress) ?? ""}.`,
+    );
+  }
+  if (protocol === "https" && !context.https) {
+    throw new ServiceFailureError(
+      403,
+      "AuthorizationProtocolMismatch",
+      "This request is not authorized to perform this operation using this protocol.",
+    );
+  }
+  return { ...grant, permissions };
 }
 
 /** Refuses an operation the grant does not cover (403, the service's codes). */
 export function authorize(grant: SasGrant, operation: SasOperation): void {
   const has = (letters: string) => [...letters].some((l) => grant.permissions.includes(l));
-  if (operation.kind === "service") {
-    if (grant.kind !== "account" || !grant.resourceTypes?.includes("s"))
+  if (operation.kind === "service" || operation.kind === "acl") {
+    // Service properties and stats are the service resource type (s); a table's ACL, like the table
+    // itself, the container type (c). Only an account SAS reaches either: a table SAS is for entities.
+    if (grant.kind !== "account") throw mismatch("AuthorizationFailure");
+    if (!grant.resourceTypes?.includes(operation.kind === "service" ? "s" : "c"))
       throw mismatch("AuthorizationResourceTypeMismatch");
+    if (!has(operation.verb === "read" ? "r" : "w")) throw mismatch("AuthorizationPermissionMismatch");
     return;
   }
   if (operation.kind === "tables") {

@@ -1,5 +1,8 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { createSecureContext, type SecureContextOptions } from "node:tls";
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
 import { recordAccessOf } from "../store/memory/record-access.js";
@@ -23,11 +26,21 @@ export interface TableServerOptions {
   account?: string | undefined;
   /** The account key, base64 (default the emulator's well-known key). */
   key?: string | undefined;
+  /** Serve HTTPS with this certificate and private key (PEM text or bytes) instead of HTTP. */
+  tls?: TableServerTls | undefined;
+}
+
+/** The certificate and private key `tablekit serve` answers HTTPS with (PEM, as read from the files). */
+export interface TableServerTls {
+  /** The certificate chain, PEM. */
+  cert: string | Buffer;
+  /** The certificate's private key, PEM (unencrypted). */
+  key: string | Buffer;
 }
 
 /** A running table server. */
 export interface TableServer {
-  /** The account's table endpoint, e.g. `http://127.0.0.1:10002/devstoreaccount1`. */
+  /** The account's table endpoint, e.g. `http://127.0.0.1:10002/devstoreaccount1` (`https://` with `tls`). */
   readonly url: string;
   /** The port it listens on (the chosen one when `port: 0` was given). */
   readonly port: number;
@@ -73,9 +86,11 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
     );
   }
   const service = new TableService(store, records, { name: account, key: Buffer.from(key, "base64") });
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     void service.handle(req, res);
-  });
+  };
+  const server =
+    options.tls === undefined ? createServer(handler) : createTlsServer(tlsOptions(options.tls), handler);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -86,16 +101,38 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   });
   const chosen = (server.address() as AddressInfo).port;
   const hostInUrl = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
-  const url = `http://${hostInUrl}:${chosen}/${account}`;
+  const protocol = options.tls === undefined ? "http" : "https";
+  const url = `${protocol}://${hostInUrl}:${chosen}/${account}`;
   service.base = url;
   return {
     url,
     port: chosen,
-    connectionString: `DefaultEndpointsProtocol=http;AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
+    connectionString: `DefaultEndpointsProtocol=${protocol};AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeIdleConnections();
       }),
   };
+}
+
+/** Checks the TLS option before anything listens: PEM text or bytes that Node's TLS accepts as a pair. */
+function tlsOptions(tls: TableServerTls): SecureContextOptions {
+  const pem = (value: unknown) => typeof value === "string" || Buffer.isBuffer(value);
+  if (typeof tls !== "object" || tls === null || !pem(tls.cert) || !pem(tls.key)) {
+    throw new ValidationError("server-tls", "startTableServer: tls needs cert and key, PEM text or bytes", {
+      field: "tls",
+    });
+  }
+  const options = { cert: tls.cert, key: tls.key };
+  try {
+    createSecureContext(options);
+  } catch (error) {
+    throw new ValidationError(
+      "server-tls",
+      `startTableServer: tls cert and key are not a usable PEM pair (${error instanceof Error ? error.message : String(error)})`,
+      { field: "tls", cause: error },
+    );
+  }
+  return options;
 }

@@ -7,6 +7,7 @@ import type { RecordAccess } from "../store/memory/record-access.js";
 import { badRequest } from "../store/memory/service-errors.js";
 import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
+import { anonymousRequestFailure } from "./anonymous-request.js";
 import { type BatchOperation, batchQueryOf, boundaryOf, parseBatchBody } from "./batch-body.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import { EntityJsonWriter } from "./entity-json-writer.js";
@@ -20,6 +21,7 @@ import {
 } from "./odata-entity.js";
 import { operationPath } from "./operation-path.js";
 import { parseResource, type Resource } from "./resource-path.js";
+import { ServiceAdmin } from "./service-admin.js";
 import { errorBody, type ServiceFailure, ServiceFailureError, toFailure } from "./service-error.js";
 import {
   authorize,
@@ -65,6 +67,7 @@ export class TableService {
   readonly #records: RecordAccess;
   readonly #account: AccountCredentials;
   readonly #json = new EntityJsonWriter();
+  readonly #admin = new ServiceAdmin();
   #base = "";
 
   constructor(store: MemoryStore, records: RecordAccess, account: AccountCredentials) {
@@ -126,7 +129,7 @@ export class TableService {
           "The value for one of the HTTP headers is not in the correct format.",
         );
       }
-      answer = await this.#route(req, body, now);
+      answer = req.method === "OPTIONS" ? this.#preflight(req) : await this.#route(req, body, now);
     } catch (error) {
       answer = failureAnswer(toFailure(error), requestId, now);
     }
@@ -140,8 +143,23 @@ export class TableService {
     // The body is encoded once: its length and the bytes written come from the same buffer.
     const bytes = answer.body === undefined ? undefined : Buffer.from(answer.body, "utf8");
     if (bytes !== undefined) headers["Content-Length"] = String(bytes.length);
+    if (req.method !== "OPTIONS") {
+      Object.assign(
+        headers,
+        this.#admin.corsHeaders(req.method ?? "GET", headerOf(req, "origin"), () => Object.keys(headers)),
+      );
+    }
     res.writeHead(answer.status, headers);
     res.end(bytes);
+  }
+
+  /** A CORS preflight is answered from the service's rules alone, before any authorization. */
+  #preflight(req: IncomingMessage): Answer {
+    return this.#admin.preflight(
+      headerOf(req, "origin"),
+      headerOf(req, "access-control-request-method"),
+      headerOf(req, "access-control-request-headers"),
+    );
   }
 
   async #route(req: IncomingMessage, body: string, now: Date): Promise<Answer> {
@@ -150,11 +168,27 @@ export class TableService {
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const query = new URLSearchParams(q < 0 ? "" : rawUrl.slice(q + 1));
     const method = req.method ?? "GET";
+    // The Table service has no anonymous access.
+    if (!query.has("sig") && req.headers.authorization === undefined) {
+      throw anonymousRequestFailure(headerOf(req, "x-ms-version") ?? DEFAULT_VERSION);
+    }
     // A request carries a shared access signature in its query string, or else a Shared Key header.
     const grant = query.has("sig")
-      ? checkSas(this.#account, query, now.getTime())
+      ? checkSas(this.#account, query, {
+          now: now.getTime(),
+          https: "encrypted" in req.socket && req.socket.encrypted === true,
+          clientAddress: req.socket.remoteAddress,
+          policy: (table, id) => this.#admin.policy(table, id),
+        })
       : checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
     const prefix = `/${this.#account.name}`;
+    // Get Table Service Stats is the one operation of the secondary endpoint (`account-secondary`).
+    if (rawPath === `${prefix}-secondary` || rawPath === `${prefix}-secondary/`) {
+      if (method === "GET" && query.get("restype") === "service" && query.get("comp") === "stats") {
+        if (grant !== undefined) authorize(grant, { kind: "service", verb: "read" });
+        return this.#admin.getStats(true, now);
+      }
+    }
     if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) {
       throw new ServiceFailureError(
         400,
@@ -171,10 +205,10 @@ export class TableService {
       grant: grant ?? undefined,
     };
     if (call.resource.kind === "batch") return this.#batch(call);
-    return this.#dispatch(call);
+    return this.#dispatch(call, now);
   }
 
-  async #dispatch(call: Call): Promise<Answer> {
+  async #dispatch(call: Call, now: Date): Promise<Answer> {
     const { resource, method } = call;
     const allow = (operation: SasOperation) => {
       if (call.grant !== undefined) authorize(call.grant, operation);
@@ -183,8 +217,7 @@ export class TableService {
       resource.kind === "entity" ? { partitionKey: resource.partitionKey, rowKey: resource.rowKey } : {};
     switch (resource.kind) {
       case "service":
-        allow({ kind: "service" });
-        return serviceAnswer(call);
+        return this.#serviceOperation(call, now);
       case "tables":
         if (method === "GET") {
           allow({ kind: "tables", verb: "list" });
@@ -202,6 +235,7 @@ export class TableService {
         }
         break;
       case "entities":
+        if (call.query.get("comp") === "acl") return this.#aclOperation(call, resource.table);
         if (method === "GET") {
           allow({ kind: "entity", table: resource.table, verb: "read" });
           return this.#queryEntities(call, resource.table);
@@ -237,6 +271,46 @@ export class TableService {
       "UnsupportedHttpVerb",
       `The resource doesn't support the specified HTTP verb ${method}.`,
     );
+  }
+
+  /** Get/Set Table Service Properties and Get Table Service Stats (`?restype=service&comp=…`). */
+  #serviceOperation(call: Call, now: Date): Answer {
+    const comp = call.query.get("comp");
+    if (call.query.get("restype") === "service" && (comp === "properties" || comp === "stats")) {
+      const verb = call.method === "PUT" ? "write" : "read";
+      if (call.grant !== undefined) authorize(call.grant, { kind: "service", verb });
+      if (comp === "stats" && call.method === "GET") return this.#admin.getStats(false, now);
+      if (comp === "properties" && call.method === "GET") return this.#admin.getProperties();
+      if (comp === "properties" && call.method === "PUT") return this.#admin.setProperties(call.body);
+      throw new ServiceFailureError(
+        405,
+        "UnsupportedHttpVerb",
+        `The resource doesn't support the specified HTTP verb ${call.method}.`,
+      );
+    }
+    throw new ServiceFailureError(
+      400,
+      "InvalidUri",
+      "The requested URI does not represent any resource on the server.",
+    );
+  }
+
+  /** Get/Set Table ACL (`table?comp=acl`) of an existing table. */
+  #aclOperation(call: Call, table: string): Answer {
+    if (call.method !== "GET" && call.method !== "PUT") {
+      throw new ServiceFailureError(
+        405,
+        "UnsupportedHttpVerb",
+        `The resource doesn't support the specified HTTP verb ${call.method}.`,
+      );
+    }
+    if (call.grant !== undefined) {
+      authorize(call.grant, { kind: "acl", table, verb: call.method === "PUT" ? "write" : "read" });
+    }
+    if (this.#records.tableName(table) === undefined) {
+      throw new ServiceFailureError(404, "TableNotFound", "The table specified does not exist.");
+    }
+    return call.method === "PUT" ? this.#admin.setAcl(table, call.body) : this.#admin.getAcl(table);
   }
 
   #context(call: Call, table: string): RenderContext {
@@ -300,6 +374,7 @@ export class TableService {
       throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
     }
     await this.#store.createTable(table);
+    this.#admin.forgetTable(table);
     const level = metadataLevel(call.header("accept"));
     const headers: Record<string, string> = { Location: `${this.#base}/Tables('${table}')` };
     if (preferNoContent(call)) {
@@ -317,6 +392,7 @@ export class TableService {
       throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
     }
     await this.#store.deleteTable(table);
+    this.#admin.forgetTable(table);
     return { status: 204, headers: {} };
   }
 
@@ -681,29 +757,12 @@ function failureAnswer(failure: ServiceFailure, requestId: string, now: Date): A
   return {
     status: failure.status,
     headers: {
+      ...failure.headers,
       "x-ms-error-code": failure.code,
       "Content-Type": "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
     },
     body: errorBody(failure, requestId, now),
   };
-}
-
-function serviceAnswer(call: Call): Answer {
-  // Service properties are not kept: reads get the defaults, writes are accepted and ignored.
-  if (call.query.get("restype") === "service" && call.query.get("comp") === "properties") {
-    if (call.method === "PUT") return { status: 202, headers: {} };
-    if (call.method === "GET") {
-      const xml =
-        '<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>' +
-        "<HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics><Cors /></StorageServiceProperties>";
-      return { status: 200, headers: { "Content-Type": "application/xml" }, body: xml };
-    }
-  }
-  throw new ServiceFailureError(
-    400,
-    "InvalidUri",
-    "The requested URI does not represent any resource on the server.",
-  );
 }
 
 function tableRecord(name: string): EntityRecord {

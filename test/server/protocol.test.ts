@@ -359,9 +359,7 @@ describe("authentication", () => {
     expect(post.status).toBe(201);
   });
 
-  test("anonymous requests, wrong keys and stale dates are 403 AuthenticationFailed", async () => {
-    const anonymous = await signedFetch(`${server.url}/Tables`, { scheme: "none" });
-    expect(await errorOf(anonymous)).toMatchObject({ status: 403, code: "AuthenticationFailed" });
+  test("wrong keys and stale dates are 403 AuthenticationFailed", async () => {
     const wrongKey = Buffer.alloc(64, 7).toString("base64");
     for (const scheme of ["SharedKey", "SharedKeyLite"] as const) {
       const response = await signedFetch(`${server.url}/Tables`, { scheme, key: wrongKey });

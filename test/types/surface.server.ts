@@ -1,6 +1,6 @@
 /**
- * Type tests: `startTableServer` takes only what it serves (a MemoryStore, a numeric port) and
- * answers the documented handle.
+ * Type tests: `startTableServer` takes only what it serves (a MemoryStore, a numeric port, an optional
+ * TLS certificate and key) and answers the documented handle.
  */
 import { expectTypeOf } from "vitest";
 import { AzureStore, MemoryStore, startTableServer, type TableServer } from "../../src/index.js";
@@ -19,4 +19,10 @@ export async function serverSurface(): Promise<void> {
   await startTableServer({ port: "10002" });
   // @ts-expect-error unknown option
   await startTableServer({ https: true });
+  // HTTPS takes a certificate and its key, PEM text or bytes.
+  await startTableServer({ tls: { cert: "-----BEGIN CERTIFICATE-----", key: Buffer.from("") } });
+  // @ts-expect-error a certificate needs its key
+  await startTableServer({ tls: { cert: "pem" } });
+  // @ts-expect-error PEM text or bytes, not a path flag
+  await startTableServer({ tls: { cert: true, key: "pem" } });
 }

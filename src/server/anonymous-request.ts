@@ -1,0 +1,27 @@
+import { ServiceFailureError } from "./service-error.js";
+
+// Since version 2019-12-12 the storage services answer an unauthenticated request with a bearer
+// challenge; before it, a request without credentials is told the resource does not exist.
+const BEARER_CHALLENGE_VERSION = "2019-12-12";
+
+/**
+ * The answer to a request with neither an `Authorization` header nor a shared access signature: the
+ * Table service allows no anonymous access. For `x-ms-version` 2019-12-12 and later that is 401
+ * NoAuthenticationInformation with a `WWW-Authenticate` bearer challenge; for older versions (the SDKs
+ * send 2019-02-02) it is 404 ResourceNotFound, as the storage front end answers anonymous requests to
+ * resources that are not public.
+ */
+export function anonymousRequestFailure(version: string): ServiceFailureError {
+  if (version >= BEARER_CHALLENGE_VERSION) {
+    return new ServiceFailureError(
+      401,
+      "NoAuthenticationInformation",
+      "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
+      {
+        "WWW-Authenticate":
+          "Bearer authorization_uri=https://login.microsoftonline.com/common/oauth2/authorize resource_id=https://storage.azure.com",
+      },
+    );
+  }
+  return new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
+}
