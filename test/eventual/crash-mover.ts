@@ -12,35 +12,23 @@
  * With 0 it runs the move to the end and exits: the parent learns the protocol's requests.
  */
 import { once } from "node:events";
-import { writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
+import { freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { Departure, departure } from "./models.js";
 import { MOVE, movedEmployee } from "./move.js";
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 let linesSaid = 0;
 let stopAt = 0;
 
 /** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
 function say(line: string): void {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      // A full pipe is waited out, never skipped: the parent counts every line.
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(PAUSE, 0, 0, 1);
-    }
-  }
+  writeLineSync(line);
   linesSaid += 1;
-  // Blocks this thread for good: no timer, no I/O callback, no further request runs before the kill.
-  if (stopAt > 0 && linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+  if (stopAt > 0 && linesSaid >= stopAt) freezeForKill();
 }
 
 /** Announces every request once `counting` is on, before it is sent. */

@@ -16,39 +16,23 @@
  * After printing line number <stop at>, the writer freezes (its event loop blocked, so nothing more is
  * sent or read) until the parent's SIGKILL: the kill lands at exactly that step, whatever the machine load.
  */
-import { writeSync } from "node:fs";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
+import { freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_KEYS, firstVersion } from "./crash-protocol.js";
 import { RxEmployee, rxEmployee } from "./models.js";
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 let linesSaid = 0;
 let stopAt = Number.POSITIVE_INFINITY;
 
 /** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
 function say(line: string): void {
-  writeLine(line);
+  writeLineSync(line);
   linesSaid += 1;
-  // Blocks this thread for good: no timer, no I/O callback, no further request runs before the kill.
-  if (linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
-}
-
-/** Writes one line to stdout synchronously; a full pipe (EAGAIN) is waited out, never skipped. */
-function writeLine(line: string): void {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(PAUSE, 0, 0, 1);
-    }
-  }
+  if (linesSaid >= stopAt) freezeForKill();
 }
 
 /** Announces every request before it is sent. */

@@ -8,30 +8,20 @@
  * `request <method>` before every table or blob request, `committed <key> <version>`, `deleted <key>`.
  * After line <stop at> it freezes (event loop blocked) until the kill, so the kill lands exactly there.
  */
-import { writeSync } from "node:fs";
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
+import { freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_DOC_KEYS, CrashDoc, crashDoc } from "./crash-models.js";
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 let linesSaid = 0;
 let stopAt = Number.POSITIVE_INFINITY;
 
 function say(line: string): void {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(PAUSE, 0, 0, 1);
-    }
-  }
+  writeLineSync(line);
   linesSaid += 1;
-  if (linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+  if (linesSaid >= stopAt) freezeForKill();
 }
 
 /** Announces every request (table and blob) before it is sent. */

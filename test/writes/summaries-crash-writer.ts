@@ -10,33 +10,23 @@
  * freezes (event loop blocked) until the kill, so the kill lands exactly before that request.
  */
 import { once } from "node:events";
-import { writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.js";
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
+import { freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { KILL_TEAMS, KillMember, killMember } from "./summaries-crash-models.js";
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 let linesSaid = 0;
 let stopAt = 0;
 
 /** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
 function say(line: string): void {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(PAUSE, 0, 0, 1);
-    }
-  }
+  writeLineSync(line);
   linesSaid += 1;
-  if (stopAt > 0 && linesSaid >= stopAt) for (;;) Atomics.wait(PAUSE, 0, 0);
+  if (stopAt > 0 && linesSaid >= stopAt) freezeForKill();
 }
 
 /** Announces every request before it is sent. */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { quoteString } from "../../query/odata.js";
+import { intentShardRows } from "../intent-shards.js";
 import type { StoreRunner } from "../store-runner.js";
 import { type CopyRef, decodeCopyRefs, encodeCopyRefs } from "./copy-ref.js";
 
@@ -99,26 +99,17 @@ export class IntentLog {
 
   /** Every unfinished intent of an entity type, oldest first within each shard. */
   async *pending(type: string): AsyncIterable<Intent> {
-    for (let shard = 0; shard < SHARDS; shard++) {
-      const filter = `PartitionKey eq ${quoteString(`${type}~${shard}`)}`;
-      let continuation: { nextPartitionKey: string; nextRowKey?: string } | undefined;
-      do {
-        const page = await this.#runner.run("listIntents", this.#table, (s) =>
-          s.queryPage(this.#table, { filter, ...(continuation ? { continuation } : {}) }),
-        );
-        for (const row of page.items) {
-          yield {
-            partitionKey: row.partitionKey,
-            rowKey: row.rowKey,
-            table: String(row.table),
-            sourcePartitionKey: String(row.sourcePartitionKey),
-            sourceRowKey: String(row.sourceRowKey),
-            refs: decodeCopyRefs(row.refs) ?? [],
-            attempts: typeof row.attempts === "number" ? row.attempts : 0,
-          };
-        }
-        continuation = page.continuation;
-      } while (continuation);
+    const log = { table: this.#table, prefix: `${type}~`, shards: SHARDS, missingTableIsEmpty: false };
+    for await (const row of intentShardRows(this.#runner, log)) {
+      yield {
+        partitionKey: row.partitionKey,
+        rowKey: row.rowKey,
+        table: String(row.table),
+        sourcePartitionKey: String(row.sourcePartitionKey),
+        sourceRowKey: String(row.sourceRowKey),
+        refs: decodeCopyRefs(row.refs) ?? [],
+        attempts: typeof row.attempts === "number" ? row.attempts : 0,
+      };
     }
   }
 }

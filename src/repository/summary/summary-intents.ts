@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { EntityNotFoundError, StoreError } from "../../errors.js";
-import { quoteString } from "../../query/odata.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import { INTENTS_TABLE } from "../index/intent-log.js";
+import { intentShardRows } from "../intent-shards.js";
 import type { StoreRunner } from "../store-runner.js";
 
 /**
@@ -77,24 +77,8 @@ export class SummaryIntents {
 
   /** Every pending intent, oldest first within each shard (nothing when the intents table does not exist). */
   async *pending(): AsyncIterable<SummaryIntent> {
-    const intents = this.#table;
-    for (let shard = 0; shard < SHARDS; shard++) {
-      const filter = `PartitionKey eq ${quoteString(`${PARTITION_PREFIX}${shard}`)}`;
-      let continuation: { nextPartitionKey: string; nextRowKey?: string } | undefined;
-      do {
-        let page: Awaited<ReturnType<StoreRunner["store"]["queryPage"]>>;
-        try {
-          page = await this.#runner.run("listIntents", intents, (s) =>
-            s.queryPage(intents, { filter, ...(continuation ? { continuation } : {}) }),
-          );
-        } catch (error) {
-          if (error instanceof StoreError && error.statusCode === 404) return;
-          throw error;
-        }
-        for (const row of page.items) yield parseIntent(row);
-        continuation = page.continuation;
-      } while (continuation);
-    }
+    const log = { table: this.#table, prefix: PARTITION_PREFIX, shards: SHARDS, missingTableIsEmpty: true };
+    for await (const row of intentShardRows(this.#runner, log)) yield parseIntent(row);
   }
 }
 
