@@ -31,19 +31,7 @@ export async function compareSamples(
   a: () => Promise<Sample>,
   b: () => Promise<Sample>,
 ): Promise<{ a: Sample; b: Sample }> {
-  const as: Sample[] = [];
-  const bs: Sample[] = [];
-  await a();
-  await b();
-  for (let round = 0; round < rounds; round++) {
-    if (round % 2 === 0) {
-      as.push(await a());
-      bs.push(await b());
-    } else {
-      bs.push(await b());
-      as.push(await a());
-    }
-  }
+  const { as, bs } = await alternate(rounds, a, b);
   const mid = (samples: Sample[]): Sample => ({
     wall: median(samples.map((s) => s.wall)),
     cpu: median(samples.map((s) => s.cpu)),
@@ -70,8 +58,18 @@ export async function compare(
   a: () => Promise<number>,
   b: () => Promise<number>,
 ): Promise<{ a: number; b: number }> {
-  const as: number[] = [];
-  const bs: number[] = [];
+  const { as, bs } = await alternate(rounds, a, b);
+  return { a: median(as), b: median(bs) };
+}
+
+/** The rounds of both sides, alternating which goes first, after one unrecorded round each. */
+async function alternate<T>(
+  rounds: number,
+  a: () => Promise<T>,
+  b: () => Promise<T>,
+): Promise<{ as: T[]; bs: T[] }> {
+  const as: T[] = [];
+  const bs: T[] = [];
   // One unrecorded round each first: JIT warm-up and connection set-up would otherwise count.
   await a();
   await b();
@@ -84,7 +82,7 @@ export async function compare(
       as.push(await a());
     }
   }
-  return { a: median(as), b: median(bs) };
+  return { as, bs };
 }
 
 export function median(values: number[]): number {
