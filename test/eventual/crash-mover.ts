@@ -17,7 +17,7 @@ import { createInterface } from "node:readline";
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { freezeForKill, writeLineSync } from "../support/child-lines.js";
+import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { Departure, departure } from "./models.js";
 import { MOVE, movedEmployee } from "./move.js";
 
@@ -34,15 +34,8 @@ function say(line: string): void {
 /** Announces every request once `counting` is on, before it is sent. */
 function traced(store: TableStore, counting: () => boolean): TableStore {
   let requests = 0;
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function" || property === "constructor") return value;
-      return (...args: unknown[]) => {
-        if (counting()) say(`request ${++requests} ${String(property)} ${String(args[0])}`);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  return announcing(store, (method, table) => {
+    if (counting()) say(`request ${++requests} ${method} ${table}`);
   });
 }
 

@@ -20,7 +20,7 @@
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { freezeForKill, writeLineSync } from "../support/child-lines.js";
+import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_KEYS, firstVersion } from "./crash-protocol.js";
 import { RxEmployee, rxEmployee } from "./models.js";
@@ -37,16 +37,7 @@ function say(line: string): void {
 
 /** Announces every request before it is sent. */
 function traced(store: TableStore): TableStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function" || property === "constructor") return value;
-      return (...args: unknown[]) => {
-        say(`request ${String(property)} ${String(args[0])}`);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  return announcing(store, (method, table) => say(`request ${method} ${table}`));
 }
 
 async function main(): Promise<void> {

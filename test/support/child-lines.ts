@@ -24,3 +24,20 @@ export function writeLineSync(line: string): void {
 export function freezeForKill(): never {
   for (;;) Atomics.wait(PAUSE, 0, 0);
 }
+
+/** The store with every method call passed to `announce(method, firstArgument)` before it runs. */
+export function announcing<S extends object>(
+  store: S,
+  announce: (method: string, target: string) => void,
+): S {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function" || property === "constructor") return value;
+      return (...args: unknown[]) => {
+        announce(String(property), String(args[0]));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}

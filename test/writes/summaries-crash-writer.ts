@@ -15,7 +15,7 @@ import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.
 import { TableContext } from "../../src/repository/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { freezeForKill, writeLineSync } from "../support/child-lines.js";
+import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { KILL_TEAMS, KillMember, killMember } from "./summaries-crash-models.js";
 
@@ -32,16 +32,7 @@ function say(line: string): void {
 /** Announces every request before it is sent. */
 function traced(store: TableStore): TableStore {
   let requests = 0;
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== "function" || property === "constructor") return value;
-      return (...args: unknown[]) => {
-        say(`request ${++requests} ${String(property)} ${String(args[0])}`);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  return announcing(store, (method, table) => say(`request ${++requests} ${method} ${table}`));
 }
 
 /** Ids per team: few, so writes often meet existing rows. */
