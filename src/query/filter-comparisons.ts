@@ -25,35 +25,17 @@ export function isSelfContained(filter: string): boolean {
 /** Counts the comparison operators in a filter, ignoring quoted literals (the service allows at most 15). */
 export function countComparisons(filter: string): number {
   let count = 0;
-  let word = "";
-  let quoted = false;
-  for (let i = 0; i <= filter.length; i++) {
-    const ch = filter[i] ?? " ";
-    if (quoted) {
-      if (ch === "'") {
-        if (filter[i + 1] === "'") i++;
-        else quoted = false;
-      }
-      continue;
-    }
-    if (ch === "'") {
-      quoted = true;
-      word = "";
-      continue;
-    }
-    if (/[A-Za-z]/.test(ch)) {
-      word += ch;
-    } else {
-      if (COMPARISON.test(word)) count++;
-      word = "";
-    }
-  }
+  for (const word of unquotedWords(filter)) if (COMPARISON.test(word)) count++;
   return count;
 }
 
 /** The identifiers of a filter outside quoted literals (property names, operators, keywords). */
 export function filterIdentifiers(filter: string): Set<string> {
-  const names = new Set<string>();
+  return new Set(unquotedWords(filter));
+}
+
+/** The words (runs of letters, digits and _) of a filter outside quoted literals, in order. */
+function* unquotedWords(filter: string): Generator<string> {
   let word = "";
   let quoted = false;
   for (let i = 0; i <= filter.length; i++) {
@@ -69,10 +51,9 @@ export function filterIdentifiers(filter: string): Set<string> {
       word += ch;
       continue;
     }
-    if (word !== "") names.add(word);
+    if (word !== "") yield word;
     word = "";
     // A typed literal's prefix (datetime'…', X'…') is a word too; its quote opens the literal.
     if (ch === "'") quoted = true;
   }
-  return names;
 }
