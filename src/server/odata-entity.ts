@@ -16,14 +16,8 @@ export function metadataLevel(accept: string | undefined): MetadataLevel {
   return (match?.[1]?.toLowerCase() as MetadataLevel | undefined) ?? "minimalmetadata";
 }
 
-/**
- * Reads an OData JSON entity body into the port's wire shape, every value explicitly typed so no type
- * is guessed twice: `X@odata.type` annotations give the type; unannotated strings and booleans are
- * String and Boolean, unannotated numbers Int32 when written as an integer in range, else Double (the
- * service's inference, on the JSON text). `odata.*` members and Timestamp are ignored; nulls mean
- * "no property".
- */
-export function parseEntityBody(text: string): Record<string, WireValue> {
+/** A JSON request body that must be an object (400 InvalidInput otherwise). */
+export function parseJsonObject(text: string): Record<string, unknown> {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -33,39 +27,92 @@ export function parseEntityBody(text: string): Record<string, WireValue> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw badRequest("InvalidInput", "the request body must be a JSON object");
   }
-  const members = body as Record<string, unknown>;
-  const out: Record<string, WireValue> = Object.create(null);
+  return body as Record<string, unknown>;
+}
+
+/** The keys an entity's URL names (update, merge, delete); an insert takes them from the body. */
+export interface EntityKeys {
+  readonly partitionKey: string;
+  readonly rowKey: string;
+}
+
+/**
+ * Reads an OData JSON entity body straight into the port's wire entity. `X@odata.type` annotations
+ * give a value's type; unannotated strings and booleans stay bare (String, Boolean), unannotated
+ * numbers are Int32 when written as an integer in range, else Double (the service's inference, on the
+ * JSON text). `odata.*` members and Timestamp are ignored; nulls mean "no property". With `keys` (from
+ * the URL) body keys are optional but must agree; without them the body must carry both.
+ */
+export function readEntityBody(text: string, keys: EntityKeys | undefined): WireEntity {
+  const members = parseJsonObject(text);
+  const bodyPartitionKey = bodyKey(members, "PartitionKey");
+  const bodyRowKey = bodyKey(members, "RowKey");
+  const partitionKey = keys?.partitionKey ?? bodyPartitionKey;
+  const rowKey = keys?.rowKey ?? bodyRowKey;
+  if (partitionKey === undefined || rowKey === undefined) {
+    throw badRequest("PropertiesNeedValue", "PartitionKey and RowKey are required");
+  }
+  if (
+    keys !== undefined &&
+    ((bodyPartitionKey !== undefined && bodyPartitionKey !== keys.partitionKey) ||
+      (bodyRowKey !== undefined && bodyRowKey !== keys.rowKey))
+  ) {
+    // The URL names the entity; a body that names another one is refused as the service does.
+    throw badRequest("InvalidInput", "the keys in the body differ from the keys in the URL");
+  }
+  const entity: WireEntityWithShadowed = { partitionKey, rowKey };
   const names = Object.keys(members);
   // Most bodies carry no annotations (the SDKs send them for Int64, DateTime, Guid, Binary, Double only).
   let annotated = false;
   for (const name of names) if (name.includes("@")) annotated = true;
   let fractional: ReadonlySet<string> | undefined;
+  let shadowed: Record<string, WireValue> | undefined;
   for (const name of names) {
     const value = members[name];
-    if (name.startsWith("odata.") || name.includes("@")) continue;
-    if (name === "Timestamp" || value === null) continue;
+    if (value === null || name === "PartitionKey" || name === "RowKey" || name === "Timestamp") continue;
+    if (name.startsWith("odata.") || (annotated && name.includes("@"))) continue;
     const annotation = annotated ? members[`${name}@odata.type`] : undefined;
-    if (name === "PartitionKey" || name === "RowKey") {
-      if (typeof value !== "string") throw badRequest("InvalidInput", `${name} must be a string`);
-      out[name] = value;
-      continue;
-    }
+    let wire: WireValue;
     // JSON.parse reads `1.0` as 1; the service reads the text, where a fraction or exponent makes a
     // Double. Only an unannotated whole number needs the text, so it is scanned only then.
     if (annotation === undefined && typeof value === "number" && Number.isInteger(value)) {
-      // A fraction or exponent always follows a digit, so text without one needs no scan.
-      fractional ??= MAY_HOLD_FRACTION.test(text) ? fractionalMembers(text) : NO_MEMBERS;
-      if (fractional.has(name)) {
-        out[name] = { type: "Double", value };
-        continue;
-      }
+      fractional ??= INTEGRAL_FRACTION.test(text) ? fractionalMembers(text) : NO_MEMBERS;
+      wire = fractional.has(name) ? { type: "Double", value } : value;
+    } else {
+      wire = typedValue(name, value, annotation);
     }
-    out[name] = typedValue(name, value, annotation);
+    if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
+      // Ordinary property names to the service, but the port's own fields: passed beside the entity.
+      shadowed ??= Object.create(null) as Record<string, WireValue>;
+      shadowed[name] = wire;
+    } else if (name === "__proto__") {
+      // Assigning "__proto__" would replace the prototype instead of adding a property.
+      Object.defineProperty(entity, name, {
+        value: wire,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      entity[name] = wire;
+    }
   }
-  return out;
+  if (shadowed !== undefined) entity[SHADOWED_PROPERTIES] = shadowed;
+  return entity;
 }
 
-const MAY_HOLD_FRACTION = /\d[.eE]/;
+/** A key member of the body: undefined when absent or null, 400 when not a string. */
+function bodyKey(members: Record<string, unknown>, name: "PartitionKey" | "RowKey"): string | undefined {
+  const value = members[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw badRequest("InvalidInput", `${name} must be a string`);
+  return value;
+}
+
+// Number text whose value JSON.parse makes whole although the service reads a Double: a fraction of
+// zeros only (`1.0`, `2.00`) or an exponent (`2e3`, `1.5E1`). Other fractions (`0.5`) parse to a
+// non-integer anyway, so text without these needs no scan (strings that happen to match only cost one).
+const INTEGRAL_FRACTION = /\d(?:\.0*(?![0-9])|[eE][+-]?\d)/;
 const NO_MEMBERS: ReadonlySet<string> = new Set();
 
 /**
@@ -117,53 +164,12 @@ function typedValue(name: string, value: unknown, annotation: unknown): WireValu
   }
   switch (typeof value) {
     case "string":
-      return { type: "String", value };
     case "boolean":
-      return value;
     case "number":
-      return value; // the store infers Int32 or Double exactly as the service does
+      return value; // bare: the store types strings, booleans and numbers exactly as the service does
     default:
       throw badRequest("InvalidInput", `property '${name}': objects and arrays are not property values`);
   }
-}
-
-/** The port entity of a body whose keys come from the URL (update, merge, delete) or the body (insert). */
-export function toWireEntity(
-  properties: Record<string, WireValue>,
-  keys: { partitionKey: string; rowKey: string } | undefined,
-): WireEntity {
-  const partitionKey = keys?.partitionKey ?? properties.PartitionKey;
-  const rowKey = keys?.rowKey ?? properties.RowKey;
-  if (typeof partitionKey !== "string" || typeof rowKey !== "string") {
-    throw badRequest("PropertiesNeedValue", "PartitionKey and RowKey are required");
-  }
-  if (keys !== undefined) {
-    // The URL names the entity; a body that names another one is refused as the service does.
-    if (
-      (properties.PartitionKey !== undefined && properties.PartitionKey !== keys.partitionKey) ||
-      (properties.RowKey !== undefined && properties.RowKey !== keys.rowKey)
-    ) {
-      throw badRequest("InvalidInput", "the keys in the body differ from the keys in the URL");
-    }
-  }
-  const entity: WireEntityWithShadowed = { partitionKey, rowKey };
-  let shadowed: Record<string, WireValue> | undefined;
-  for (const name in properties) {
-    if (name === "PartitionKey" || name === "RowKey") continue;
-    const value = properties[name] as WireValue;
-    if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp") {
-      // Ordinary property names to the service, but the port's own fields: passed beside the entity.
-      shadowed ??= Object.create(null) as Record<string, WireValue>;
-      shadowed[name] = value;
-      continue;
-    }
-    // Assigning "__proto__" would replace the prototype instead of adding a property.
-    if (name === "__proto__")
-      Object.defineProperty(entity, name, { value, enumerable: true, writable: true, configurable: true });
-    else entity[name] = value;
-  }
-  if (shadowed !== undefined) entity[SHADOWED_PROPERTIES] = shadowed;
-  return entity;
 }
 
 /** Where the rendered JSON points its metadata links. */

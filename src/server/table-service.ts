@@ -14,10 +14,10 @@ import { EntityJsonWriter } from "./entity-json-writer.js";
 import {
   type MetadataLevel,
   metadataLevel,
-  parseEntityBody,
+  parseJsonObject,
   quoteKey,
   type RenderContext,
-  toWireEntity,
+  readEntityBody,
 } from "./odata-entity.js";
 import { operationPath } from "./operation-path.js";
 import { parseResource, type Resource } from "./resource-path.js";
@@ -363,12 +363,10 @@ export class TableService {
   }
 
   async #createTable(call: Call): Promise<Answer> {
-    const props = parseEntityBody(call.body);
-    const name = props.TableName;
-    if (typeof name !== "object" || name === null || !("value" in name) || typeof name.value !== "string") {
+    const table = parseJsonObject(call.body).TableName;
+    if (typeof table !== "string") {
       throw badRequest("InvalidInput", 'the body must name the table: {"TableName":"…"}');
     }
-    const table = name.value;
     // The check and the create run in one synchronous step: no other request can slip between them.
     if (this.#records.tableName(table) !== undefined) {
       throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
@@ -449,7 +447,7 @@ export class TableService {
   }
 
   async #insert(call: Call, table: string): Promise<Answer> {
-    const entity = toWireEntity(parseEntityBody(call.body), undefined);
+    const entity = readEntityBody(call.body, undefined);
     if (call.grant !== undefined) {
       authorize(call.grant, {
         kind: "entity",
@@ -498,7 +496,7 @@ export class TableService {
   }
 
   async #write(call: Call, at: EntityAt, mode: WriteMode): Promise<Answer> {
-    const entity = toWireEntity(parseEntityBody(call.body), at);
+    const entity = readEntityBody(call.body, at);
     const ifMatch = call.header("if-match");
     const result =
       ifMatch === undefined
@@ -668,7 +666,7 @@ export class TableService {
     if (resource.kind === "entities" && call.method === "POST") {
       return {
         table: resource.table,
-        action: { kind: "insert", entity: toWireEntity(parseEntityBody(call.body), undefined) },
+        action: { kind: "insert", entity: readEntityBody(call.body, undefined) },
       };
     }
     if (resource.kind === "entity") {
@@ -692,7 +690,7 @@ export class TableService {
             ? "merge"
             : undefined;
       if (mode !== undefined) {
-        const entity = toWireEntity(parseEntityBody(call.body), resource);
+        const entity = readEntityBody(call.body, resource);
         return {
           table: resource.table,
           action:
