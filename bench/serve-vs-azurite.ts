@@ -210,7 +210,9 @@ async function spawnServer(
   const path = new URL(script, import.meta.url).pathname;
   const profile = process.env.TABLEKIT_BENCH_SERVER_PROF;
   const flags =
-    profile !== undefined && script.includes("cli") ? ["--cpu-prof", "--cpu-prof-interval=200", `--cpu-prof-dir=${profile}`] : [];
+    profile !== undefined && script.includes("cli")
+      ? ["--cpu-prof", "--cpu-prof-interval=200", `--cpu-prof-dir=${profile}`]
+      : [];
   const child = spawn(process.execPath, [...flags, "--import", "tsx", path, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
