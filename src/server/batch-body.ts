@@ -17,6 +17,23 @@ export function boundaryOf(contentType: string | undefined): string {
   return match[2] as string;
 }
 
+/** A `$batch` body: one changeset of operations, or a single query outside any changeset. */
+export type ParsedBatch =
+  | { readonly kind: "changeset"; readonly operations: BatchOperation[] }
+  | { readonly kind: "query"; readonly operation: BatchOperation };
+
+/**
+ * Parses a `$batch` body once: the service allows either one changeset (an entity group transaction)
+ * or one query (GET) alone in its batch (see `parseBatchBody` for the changeset's rules).
+ */
+export function parseBatch(body: string, boundary: string): ParsedBatch {
+  const parts = splitParts(crlfOnly(body), boundary);
+  const operation = queryOf(parts);
+  return operation !== undefined
+    ? { kind: "query", operation }
+    : { kind: "changeset", operations: changesetOf(parts) };
+}
+
 /**
  * Parses an entity group transaction body (OData batch, "Performing entity group transactions"):
  * one changeset, itself multipart/mixed, whose parts are `application/http` requests. Lines may
@@ -27,8 +44,10 @@ export function boundaryOf(contentType: string | undefined): string {
  * CRLF once, then no line is copied unless it is a header or a delimiter candidate.
  */
 export function parseBatchBody(body: string, boundary: string): BatchOperation[] {
-  const text = body.replace(BARE_LF, "\r\n");
-  const batchParts = splitParts(text, boundary);
+  return changesetOf(splitParts(crlfOnly(body), boundary));
+}
+
+function changesetOf(batchParts: readonly string[]): BatchOperation[] {
   if (batchParts.length !== 1) throw badRequest("InvalidInput", "a batch must hold exactly one changeset");
   const part = batchParts[0] as string;
   const { headers, restAt } = readHeaders(part, 0);
@@ -40,9 +59,7 @@ export function parseBatchBody(body: string, boundary: string): BatchOperation[]
  * The query operation of a batch that holds one request part instead of a changeset (the service
  * allows a single query, alone in its batch); undefined when the batch is a changeset.
  */
-export function batchQueryOf(body: string, boundary: string): BatchOperation | undefined {
-  const text = body.replace(BARE_LF, "\r\n");
-  const parts = splitParts(text, boundary);
+function queryOf(parts: readonly string[]): BatchOperation | undefined {
   if (parts.length !== 1) return undefined;
   const part = parts[0] as string;
   const { headers } = readHeaders(part, skipNewlines(part, 0));
@@ -54,6 +71,15 @@ export function batchQueryOf(body: string, boundary: string): BatchOperation | u
   return operation;
 }
 
+/** The text with every line break as CRLF; the text itself when it has no bare LF (the SDKs send CRLF). */
+function crlfOnly(text: string): string {
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) {
+    if (at === 0 || text.charCodeAt(at - 1) !== CR) return text.replace(BARE_LF, "\r\n");
+  }
+  return text;
+}
+
+const CR = 13;
 // A line feed that does not end a CRLF (every other line break is already CRLF).
 const BARE_LF = /(?<!\r)\n/g;
 
@@ -68,11 +94,12 @@ function splitParts(text: string, boundary: string): string[] {
   let partAt = -1; // where the current part starts; -1 before the first delimiter
   // Only lines that start with the delimiter can be delimiter lines: jump from one to the next.
   for (let at = text.indexOf(delimiter); at >= 0; at = text.indexOf(delimiter, at + 1)) {
-    if (at > 0 && !(text[at - 1] === "\n" && text[at - 2] === "\r")) continue; // not at a line start
+    if (at > 0 && !(text.charCodeAt(at - 1) === LF && text.charCodeAt(at - 2) === CR)) continue; // not at a line start
     const newline = text.indexOf("\r\n", at);
-    const trimmed = text.slice(at, newline < 0 ? text.length : newline).trimEnd();
-    const closing = trimmed === `${delimiter}--`;
-    if (!closing && trimmed !== delimiter) continue;
+    const end = newline < 0 ? text.length : newline;
+    const kind = delimiterKind(text, at, end, delimiter);
+    if (kind === undefined) continue;
+    const closing = kind === "closing";
     if (partAt >= 0) parts.push(text.slice(partAt, Math.max(partAt, at - 2)));
     if (closing) return parts;
     if (newline < 0) break;
@@ -81,25 +108,63 @@ function splitParts(text: string, boundary: string): string[] {
   throw badRequest("InvalidInput", `the multipart body does not end with --${boundary}--`);
 }
 
+const LF = 10;
+
+/**
+ * What the line text[at, end), which starts with `delimiter`, is once trailing white space is ignored:
+ * the delimiter, the closing delimiter (`--` after it), or neither. Most lines are exactly the
+ * delimiter, settled without copying the line.
+ */
+function delimiterKind(
+  text: string,
+  at: number,
+  end: number,
+  delimiter: string,
+): "open" | "closing" | undefined {
+  const after = at + delimiter.length;
+  // A boundary ending in white space (quoted) is rare: there the whole line is trimmed as it is.
+  if (after === end && delimiter.trimEnd() === delimiter) return "open";
+  const trimmed = text.slice(at, end).trimEnd();
+  return trimmed === delimiter ? "open" : trimmed === `${delimiter}--` ? "closing" : undefined;
+}
+
 /**
  * Reads the header lines of CRLF-only text from `start` up to the first blank line (or the end); the
- * offset of what follows the blank line (the text's length when there is none).
+ * offset of what follows the blank line (the text's length when there is none). Names are lower case.
  */
 function readHeaders(text: string, start: number): { headers: Map<string, string>; restAt: number } {
   const headers = new Map<string, string>();
   let at = start;
   while (at < text.length || at === start) {
     const newline = text.indexOf("\r\n", at);
-    const line = text.slice(at, newline < 0 ? text.length : newline);
-    if (line.trim() === "") return { headers, restAt: newline < 0 ? text.length : newline + 2 };
-    const colon = line.indexOf(":");
-    if (colon <= 0)
+    const end = newline < 0 ? text.length : newline;
+    if (isBlank(text, at, end)) return { headers, restAt: newline < 0 ? text.length : newline + 2 };
+    const colon = text.indexOf(":", at);
+    if (colon <= at || colon >= end) {
+      const line = text.slice(at, end);
       throw badRequest("InvalidInput", `malformed header line in batch: '${line.slice(0, 80)}'`);
-    headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+    }
+    headers.set(headerName(text, at, colon), text.slice(colon + 1, end).trim());
     if (newline < 0) break;
     at = newline + 2;
   }
   return { headers, restAt: text.length };
+}
+
+/** Whether text[at, end) is empty or white space only. */
+function isBlank(text: string, at: number, end: number): boolean {
+  if (at === end) return true;
+  const first = text.charCodeAt(at);
+  // A printable ASCII first character settles it without copying the line.
+  if (first > 32 && first < 127) return false;
+  return text.slice(at, end).trim() === "";
+}
+
+/** The lower-case, trimmed header name in text[at, colon). */
+function headerName(text: string, at: number, colon: number): string {
+  const name = text.slice(at, colon);
+  const plain = text.charCodeAt(at) > 32 && text.charCodeAt(colon - 1) > 32;
+  return (plain ? name : name.trim()).toLowerCase();
 }
 
 /** The offset after any CRLFs at `start`. */

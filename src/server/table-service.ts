@@ -8,7 +8,7 @@ import { badRequest } from "../store/memory/service-errors.js";
 import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
 import { anonymousRequestFailure } from "./anonymous-request.js";
-import { type BatchOperation, batchQueryOf, boundaryOf, parseBatchBody } from "./batch-body.js";
+import { type BatchOperation, boundaryOf, parseBatch } from "./batch-body.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import { EntityJsonWriter } from "./entity-json-writer.js";
 import {
@@ -530,9 +530,9 @@ export class TableService {
       );
     }
     const boundary = boundaryOf(call.header("content-type"));
-    const query = batchQueryOf(call.body, boundary);
-    if (query !== undefined) return this.#batchQuery(call, query);
-    const operations = parseBatchBody(call.body, boundary);
+    const batch = parseBatch(call.body, boundary);
+    if (batch.kind === "query") return this.#batchQuery(call, batch.operation);
+    const operations = batch.operations;
     const batchId = randomUUID();
     const changesetId = randomUUID();
     const planned: { action: TransactionAction; operation: BatchOperation; table: string }[] = [];
