@@ -15,11 +15,14 @@ export type Resource =
  * (`''` is one `'`), as the service reads them.
  */
 export function parseResource(rawPath: string): Resource {
-  let path: string;
-  try {
-    path = decodeURIComponent(rawPath);
-  } catch {
-    throw badRequest("InvalidUri", "the request URI is not correctly percent-encoded");
+  let path = rawPath;
+  // Most paths hold no escapes (a batch names up to 100 entities): decoding is skipped for them.
+  if (rawPath.includes("%")) {
+    try {
+      path = decodeURIComponent(rawPath);
+    } catch {
+      throw badRequest("InvalidUri", "the request URI is not correctly percent-encoded");
+    }
   }
   if (path === "" || path === "/") return { kind: "service" };
   // One trailing slash is tolerated (`Tables/`, `$batch/`, `mytable/`): the service's OData front end
@@ -48,24 +51,24 @@ export function parseResource(rawPath: string): Resource {
 }
 
 function parseKeys(inner: string): { partitionKey: string; rowKey: string } | undefined {
-  const found = new Map<string, string>();
+  let partitionKey: string | undefined;
+  let rowKey: string | undefined;
   let at = 0;
   while (at < inner.length) {
     const eq = inner.indexOf("=", at);
     if (eq < 0) return undefined;
     const key = inner.slice(at, eq).trim();
     const quoted = readQuoted(inner, eq + 1);
-    if (quoted === undefined || (key !== "PartitionKey" && key !== "RowKey") || found.has(key))
-      return undefined;
-    found.set(key, quoted.value);
+    if (quoted === undefined) return undefined;
+    if (key === "PartitionKey" && partitionKey === undefined) partitionKey = quoted.value;
+    else if (key === "RowKey" && rowKey === undefined) rowKey = quoted.value;
+    else return undefined; // another name, or a key named twice
     at = quoted.end;
     if (at < inner.length) {
       if (inner[at] !== ",") return undefined;
       at++;
     }
   }
-  const partitionKey = found.get("PartitionKey");
-  const rowKey = found.get("RowKey");
   return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
 }
 

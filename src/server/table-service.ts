@@ -68,12 +68,15 @@ export class TableService {
   readonly #account: AccountCredentials;
   readonly #json = new EntityJsonWriter();
   readonly #admin = new ServiceAdmin();
+  /** `/account/`, what every operation path in a batch starts with. */
+  readonly #accountPrefix: string;
   #base = "";
 
   constructor(store: MemoryStore, records: RecordAccess, account: AccountCredentials) {
     this.#store = store;
     this.#records = records;
     this.#account = account;
+    this.#accountPrefix = `/${account.name}/`;
   }
 
   /** The account endpoint, once the server knows its address (used in links and Location headers). */
@@ -553,7 +556,11 @@ export class TableService {
               rowKey: keys.rowKey,
             });
           }
-          if (table !== undefined && action.table.toLowerCase() !== table.toLowerCase()) {
+          if (
+            table !== undefined &&
+            action.table !== table &&
+            action.table.toLowerCase() !== table.toLowerCase()
+          ) {
             throw badRequest("InvalidInput", "all operations of a batch must address one table");
           }
           if (partitionKey !== undefined && keys.partitionKey !== partitionKey) {
@@ -605,7 +612,7 @@ export class TableService {
     let answer: Answer;
     try {
       const url = new URL(operation.url, "http://batch.invalid");
-      const prefix = `/${this.#account.name}/`;
+      const prefix = this.#accountPrefix;
       if (!url.pathname.startsWith(prefix))
         throw badRequest("InvalidUri", "the operation's URL names another account");
       const resource = parseResource(url.pathname.slice(prefix.length));
@@ -658,7 +665,7 @@ export class TableService {
     } catch {
       throw badRequest("InvalidUri", "the operation's URL is invalid");
     }
-    const prefix = `/${this.#account.name}/`;
+    const prefix = this.#accountPrefix;
     if (!path.startsWith(prefix)) throw badRequest("InvalidUri", "the operation's URL names another account");
     const resource = parseResource(path.slice(prefix.length));
     // The operation itself, not a whole `Call`: a batch has up to 100 of them.
