@@ -538,28 +538,27 @@ export class TableService {
     const operations = batch.operations;
     const batchId = randomUUID();
     const changesetId = randomUUID();
-    const planned: { action: TransactionAction; operation: BatchOperation; table: string }[] = [];
+    const planned: { action: TransactionAction; table: string }[] = [];
     let table: string | undefined;
     let partitionKey: string | undefined;
     try {
-      operations.forEach((operation, index) => {
+      for (let index = 0; index < operations.length; index++) {
         try {
-          const action = this.#batchAction(operation);
-          const keys = action.action.kind === "delete" ? action.action : action.action.entity;
+          const step = this.#batchAction(operations[index] as BatchOperation);
+          const keys = step.action.kind === "delete" ? step.action : step.action.entity;
           if (call.grant !== undefined) {
-            const verb = { insert: "add", upsert: "upsert", update: "update", delete: "delete" } as const;
             authorize(call.grant, {
               kind: "entity",
-              table: action.table,
-              verb: verb[action.action.kind],
+              table: step.table,
+              verb: SAS_VERBS[step.action.kind],
               partitionKey: keys.partitionKey,
               rowKey: keys.rowKey,
             });
           }
           if (
             table !== undefined &&
-            action.table !== table &&
-            action.table.toLowerCase() !== table.toLowerCase()
+            step.table !== table &&
+            step.table.toLowerCase() !== table.toLowerCase()
           ) {
             throw badRequest("InvalidInput", "all operations of a batch must address one table");
           }
@@ -569,13 +568,13 @@ export class TableService {
               "all operations of a batch must share one PartitionKey",
             );
           }
-          table = action.table;
+          table = step.table;
           partitionKey = keys.partitionKey;
-          planned.push({ action: action.action, operation, table: action.table });
+          planned.push(step);
         } catch (error) {
           throw new IndexedFailure(index, error);
         }
-      });
+      }
       if (table === undefined || partitionKey === undefined)
         throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
       const t = table;
@@ -584,23 +583,26 @@ export class TableService {
         partitionKey,
         planned.map((p) => p.action),
       );
-      const parts = planned.map((p, i) => {
-        const etag = results[i]?.etag ?? "";
-        let headers = "DataServiceVersion: 3.0;\r\n";
-        if (p.action.kind !== "delete") headers += `ETag: ${etag}\r\n`;
-        if (p.action.kind === "insert") {
-          const { partitionKey, rowKey } = p.action.entity;
-          const location = `${this.#base}/${this.#entityPath(p.table, partitionKey, rowKey)}`;
-          headers += `Location: ${location}\r\nDataServiceId: ${location}\r\nPreference-Applied: return-no-content\r\n`;
+      // Every part starts alike: its MIME header and status line are written once per batch.
+      const start = `${partStart(changesetId)}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n`;
+      let changeset = "";
+      for (let i = 0; i < planned.length; i++) {
+        const { action, table } = planned[i] as (typeof planned)[number];
+        changeset += start;
+        if (action.kind !== "delete") changeset += `ETag: ${results[i]?.etag ?? ""}\r\n`;
+        if (action.kind === "insert") {
+          const { partitionKey, rowKey } = action.entity;
+          const location = `${this.#base}/${this.#entityPath(table, partitionKey, rowKey)}`;
+          changeset += `Location: ${location}\r\nDataServiceId: ${location}\r\nPreference-Applied: return-no-content\r\n`;
         }
-        return `HTTP/1.1 204 No Content\r\n${headers}\r\n`;
-      });
-      return batchAnswer(batchId, changesetId, parts);
+        changeset += "\r\n";
+      }
+      return batchAnswer(batchId, changesetId, changeset);
     } catch (error) {
       const failure = error instanceof IndexedFailure ? indexed(error) : toFailure(error);
       const json = errorBody(failure, randomUUID(), new Date());
       const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
-      return batchAnswer(batchId, changesetId, [part]);
+      return batchAnswer(batchId, changesetId, partStart(changesetId) + part);
     }
   }
 
@@ -713,6 +715,9 @@ export class TableService {
 
 type EntityAt = { table: string; partitionKey: string; rowKey: string };
 
+/** The SAS permission verb each kind of batch operation needs. */
+const SAS_VERBS = { insert: "add", upsert: "upsert", update: "update", delete: "delete" } as const;
+
 /** A batch failure found while parsing operation `index`. */
 class IndexedFailure extends Error {
   readonly index: number;
@@ -727,13 +732,13 @@ function indexed(error: IndexedFailure): ServiceFailure {
   return { ...failure, message: `${error.index}:${failure.message}` };
 }
 
-function batchAnswer(batchId: string, changesetId: string, parts: string[]): Answer {
-  const changeset = parts
-    .map(
-      (p) =>
-        `--changesetresponse_${changesetId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n${p}`,
-    )
-    .join("");
+/** The MIME header of one changeset response part, before its HTTP response. */
+function partStart(changesetId: string): string {
+  return `--changesetresponse_${changesetId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n`;
+}
+
+/** The batch response around a changeset's parts (each begun with `partStart`). */
+function batchAnswer(batchId: string, changesetId: string, changeset: string): Answer {
   const body =
     `--batchresponse_${batchId}\r\nContent-Type: multipart/mixed; boundary=changesetresponse_${changesetId}\r\n\r\n` +
     `${changeset}--changesetresponse_${changesetId}--\r\n--batchresponse_${batchId}--\r\n`;
