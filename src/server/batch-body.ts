@@ -8,6 +8,47 @@ export interface BatchOperation {
   /** Header names in lower case. */
   readonly headers: ReadonlyMap<string, string>;
   readonly body: string;
+  /** One header's value (the last one given), by lower-case name. */
+  header(name: string): string | undefined;
+}
+
+/**
+ * An operation whose header lines were checked when the body was parsed, but are collected into a
+ * map only when asked for: a changeset operation needs only If-Match, read straight from the text.
+ */
+class ParsedOperation implements BatchOperation {
+  readonly method: string;
+  readonly url: string;
+  readonly body: string;
+  readonly #text: string;
+  readonly #headersAt: number;
+  readonly #ifMatch: string | undefined;
+  #headers: Map<string, string> | undefined;
+
+  constructor(
+    method: string,
+    url: string,
+    body: string,
+    text: string,
+    headersAt: number,
+    ifMatch: string | undefined,
+  ) {
+    this.method = method;
+    this.url = url;
+    this.body = body;
+    this.#text = text;
+    this.#headersAt = headersAt;
+    this.#ifMatch = ifMatch;
+  }
+
+  get headers(): ReadonlyMap<string, string> {
+    this.#headers ??= this.#headersAt < 0 ? new Map() : readHeaders(this.#text, this.#headersAt).headers;
+    return this.#headers;
+  }
+
+  header(name: string): string | undefined {
+    return name === "if-match" ? this.#ifMatch : this.headers.get(name);
+  }
 }
 
 /** The multipart boundary of a `Content-Type: multipart/mixed; boundary=…` header. */
@@ -175,25 +216,88 @@ function skipNewlines(text: string, start: number): number {
 }
 
 function parseOperation(part: string): BatchOperation {
-  const mime = readHeaders(part, skipNewlines(part, 0));
-  if (!/^application\/http/i.test(mime.headers.get("content-type") ?? "")) {
+  const mime = scanHeaders(part, skipNewlines(part, 0), "content-type");
+  if (!/^application\/http/i.test(mime.value ?? "")) {
     throw badRequest("InvalidInput", "every changeset part must be Content-Type: application/http");
   }
   const lineAt = skipNewlines(part, mime.restAt);
   const newline = part.indexOf("\r\n", lineAt);
-  const requestLine = /^([A-Z]+) (\S+) HTTP\/1\.1$/.exec(
-    part.slice(lineAt, newline < 0 ? part.length : newline).trim(),
-  );
-  if (requestLine === null)
-    throw badRequest("InvalidInput", "a changeset part must start with an HTTP request line");
-  const http =
-    newline < 0
-      ? { headers: new Map<string, string>(), restAt: part.length }
-      : readHeaders(part, newline + 2);
-  return {
-    method: requestLine[1] as string,
-    url: requestLine[2] as string,
-    headers: http.headers,
-    body: part.slice(http.restAt).trim(),
-  };
+  const line = part.slice(lineAt, newline < 0 ? part.length : newline).trim();
+  const space = requestLineSpace(line);
+  if (space < 0) throw badRequest("InvalidInput", "a changeset part must start with an HTTP request line");
+  const method = line.slice(0, space);
+  const url = line.slice(space + 1, line.length - HTTP_VERSION.length);
+  if (newline < 0) return new ParsedOperation(method, url, "", part, -1, undefined);
+  const http = scanHeaders(part, newline + 2, "if-match");
+  return new ParsedOperation(method, url, part.slice(http.restAt).trim(), part, newline + 2, http.value);
+}
+
+const HTTP_VERSION = " HTTP/1.1";
+const NO_WHITESPACE = /^\S+$/;
+
+/**
+ * Where the space after the method is in a request line `METHOD URL HTTP/1.1` (method in capitals,
+ * URL without white space), or -1 when the line is not one; `/^([A-Z]+) (\S+) HTTP\/1\.1$/` without
+ * building a match.
+ */
+function requestLineSpace(line: string): number {
+  if (!line.endsWith(HTTP_VERSION)) return -1;
+  let space = 0;
+  for (; space < line.length; space++) {
+    const c = line.charCodeAt(space);
+    if (c < 65 || c > 90) break; // A-Z
+  }
+  if (space === 0 || line.charCodeAt(space) !== 32) return -1;
+  const urlEnd = line.length - HTTP_VERSION.length;
+  return urlEnd > space + 1 && NO_WHITESPACE.test(line.slice(space + 1, urlEnd)) ? space : -1;
+}
+
+/**
+ * Checks the header lines of CRLF-only text from `start` as `readHeaders` does, but keeps only the
+ * value of the header `wanted` (lower case; the last one given) instead of building a map.
+ */
+function scanHeaders(
+  text: string,
+  start: number,
+  wanted: string,
+): { value: string | undefined; restAt: number } {
+  let value: string | undefined;
+  let at = start;
+  while (at < text.length || at === start) {
+    const newline = text.indexOf("\r\n", at);
+    const end = newline < 0 ? text.length : newline;
+    if (isBlank(text, at, end)) return { value, restAt: newline < 0 ? text.length : newline + 2 };
+    const colon = text.indexOf(":", at);
+    if (colon <= at || colon >= end) {
+      const line = text.slice(at, end);
+      throw badRequest("InvalidInput", `malformed header line in batch: '${line.slice(0, 80)}'`);
+    }
+    if (isHeaderName(text, at, colon, wanted)) value = text.slice(colon + 1, end).trim();
+    if (newline < 0) break;
+    at = newline + 2;
+  }
+  return { value, restAt: text.length };
+}
+
+/** Whether text[at, colon) is the header name `wanted` (lower case), as `headerName` would read it. */
+function isHeaderName(text: string, at: number, colon: number, wanted: string): boolean {
+  if (colon - at !== wanted.length) {
+    // Only white space around it or a character that lower-cases to another length can change that.
+    const first = text.charCodeAt(at);
+    const last = text.charCodeAt(colon - 1);
+    if (first > 32 && first < 127 && last > 32 && last < 127 && isAscii(text, at, colon)) return false;
+    return headerName(text, at, colon) === wanted;
+  }
+  for (let i = 0; i < wanted.length; i++) {
+    let c = text.charCodeAt(at + i);
+    if (c > 127) return headerName(text, at, colon) === wanted;
+    if (c >= 65 && c <= 90) c += 32; // A-Z
+    if (c !== wanted.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+function isAscii(text: string, at: number, end: number): boolean {
+  for (let i = at; i < end; i++) if (text.charCodeAt(i) > 127) return false;
+  return true;
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { parseBatchBody } from "../../src/server/batch-body.js";
+import { type BatchOperation, parseBatchBody } from "../../src/server/batch-body.js";
 import { testSeed } from "../support/seeded-random.js";
 import { parseBatchBody as referenceParse } from "./reference-batch-body.js";
 
@@ -10,8 +10,15 @@ const SEED = testSeed(20261126);
 
 function outcome(parse: (body: string, boundary: string) => unknown, body: string): unknown {
   try {
-    const operations = parse(body, "batch_b") as { headers: ReadonlyMap<string, string> }[];
-    return { operations: operations.map((o) => ({ ...o, headers: [...o.headers] })) };
+    const operations = parse(body, "batch_b") as BatchOperation[];
+    return {
+      operations: operations.map((o) => ({
+        method: o.method,
+        url: o.url,
+        headers: [...o.headers],
+        body: o.body,
+      })),
+    };
   } catch (error) {
     return { error: error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error) };
   }
@@ -30,6 +37,11 @@ const piece = fc.constantFrom(
   "PUT http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='r') HTTP/1.1",
   "DELETE t(PartitionKey='p',RowKey='r') HTTP/1.1 ",
   "If-Match: *",
+  ' if-MATCH :W/"x"',
+  "IF-MATCH:b",
+  "If-Matc: c",
+  "\u0130f-Match: d",
+  "If-Match\u00a0: e",
   "Accept: application/json;odata=nometadata",
   '{"PartitionKey":"p","RowKey":"r","v":1}',
   ":",
@@ -52,12 +64,28 @@ function validBatch(eol: string, operations: number): string {
   return `--batch_b${eol}Content-Type: multipart/mixed; boundary=changeset_c${eol}${eol}${ops}--changeset_c--${eol}--batch_b--${eol}`;
 }
 
+/** `header(name)` (If-Match is read from the text, not the map) gives what the header map holds. */
+function expectHeaderLookupsAgree(body: string): void {
+  let operations: BatchOperation[];
+  try {
+    operations = parseBatchBody(body, "batch_b");
+  } catch {
+    return;
+  }
+  for (const operation of operations) {
+    for (const name of ["if-match", "accept", "content-type", "x"]) {
+      expect(operation.header(name)).toBe(operation.headers.get(name));
+    }
+  }
+}
+
 describe(`parseBatchBody (seed ${SEED})`, () => {
   test("answers like the reference parser on bodies made of batch pieces", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(piece, newline), { maxLength: 40 }), (lines) => {
         const body = lines.map(([text, eol]) => text + eol).join("");
         expect(outcome(parseBatchBody, body)).toEqual(outcome(referenceParse, body));
+        expectHeaderLookupsAgree(body);
       }),
       { seed: SEED, numRuns: 3000 },
     );
@@ -84,6 +112,7 @@ describe(`parseBatchBody (seed ${SEED})`, () => {
             else body = body.slice(0, i) + body.slice(i + 1);
           }
           expect(outcome(parseBatchBody, body)).toEqual(outcome(referenceParse, body));
+          expectHeaderLookupsAgree(body);
         },
       ),
       { seed: SEED, numRuns: 3000 },
@@ -94,7 +123,8 @@ describe(`parseBatchBody (seed ${SEED})`, () => {
     for (const eol of ["\r\n", "\n"]) {
       const operations = parseBatchBody(validBatch(eol, 100), "batch_b");
       expect(operations).toHaveLength(100);
-      expect(operations[42]).toEqual({
+      const { method, url, headers, body } = operations[42] as BatchOperation;
+      expect({ method, url, headers, body }).toEqual({
         method: "PUT",
         url: "http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='42')",
         headers: new Map([
