@@ -90,10 +90,12 @@ export function getURLQueries(url: string): { [key: string]: string } {
   readonly host: string;
   readonly port: number;
   readonly https: boolean;
+  readonly oauth: string | undefined;
   constructor(host: string, port: number, ...rest: unknown[]) {
     this.host = host;
     this.port = port;
     this.https = rest[8] !== undefined; // the cert argument
+    this.oauth = rest[11] as string | undefined; // the oauth level ("basic")
   }
 }
 `,
@@ -108,9 +110,15 @@ type Running = Awaited<ReturnType<typeof startTableServer>>;
 export default class TableServer {
   private running: Running | undefined;
   private proxy: http.Server | undefined;
-  constructor(readonly config: { host: string; port: number; https: boolean }) {}
+  constructor(readonly config: { host: string; port: number; https: boolean; oauth?: string | undefined }) {}
   async start(): Promise<void> {
     if (this.running) return;
+    if (this.config.oauth !== undefined) {
+      // Bearer tokens are accepted over TLS only: the server itself answers HTTPS (never logged).
+      const tls = { cert: readFileSync("tests/server.cert"), key: readFileSync("tests/server.key") };
+      this.running = await startTableServer({ host: this.config.host, port: this.config.port, tls, oauth: this.config.oauth as "basic" });
+      return;
+    }
     const log = process.env.PEER_LOG;
     if (!this.config.https && !log) {
       this.running = await startTableServer({ host: this.config.host, port: this.config.port });

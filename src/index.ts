@@ -99,6 +99,7 @@ export type {
 } from "./schema/entity-options.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { timestampOf } from "./serialization/entity-timestamp.js";
+export type { TableServerOAuth } from "./server/bearer-token.js";
 export {
   startTableServer,
   type TableServer,

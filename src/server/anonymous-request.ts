@@ -1,8 +1,15 @@
 import { ServiceFailureError } from "./service-error.js";
 
-// Since version 2019-12-12 the storage services answer an unauthenticated request with a bearer
-// challenge; before it, a request without credentials is told the resource does not exist.
-const BEARER_CHALLENGE_VERSION = "2019-12-12";
+/**
+ * The version from which the storage services answer an unauthenticated request (or a refused bearer
+ * token) with a bearer challenge; before it, a request without credentials is told the resource does
+ * not exist.
+ */
+export const BEARER_CHALLENGE_VERSION = "2019-12-12";
+
+/** The storage front end's `WWW-Authenticate` challenge: where to get a token, and for which resource. */
+export const BEARER_CHALLENGE =
+  "Bearer authorization_uri=https://login.microsoftonline.com/common/oauth2/authorize resource_id=https://storage.azure.com";
 
 /**
  * The answer to a request with neither an `Authorization` header nor a shared access signature: the
@@ -17,10 +24,7 @@ export function anonymousRequestFailure(version: string): ServiceFailureError {
       401,
       "NoAuthenticationInformation",
       "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
-      {
-        "WWW-Authenticate":
-          "Bearer authorization_uri=https://login.microsoftonline.com/common/oauth2/authorize resource_id=https://storage.azure.com",
-      },
+      { "WWW-Authenticate": BEARER_CHALLENGE },
     );
   }
   return new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");

@@ -16,6 +16,8 @@ Options:
   --key BASE64     account key (default the emulator's well-known key)
   --tls-cert PATH  serve HTTPS with this PEM certificate (needs --tls-key)
   --tls-key PATH   the PEM private key of --tls-cert
+  --oauth basic    also accept OAuth bearer tokens (Microsoft Entra ID); needs --tls-cert/--tls-key.
+                   "basic" checks lifetime, issuer and audience but NOT the signature: local testing only
   --help           print this help
 
 The connection string is printed on a line of its own. SIGINT or SIGTERM stops the server (exit code 0).`;
@@ -41,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       key: { type: "string" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
+      oauth: { type: "string" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -56,6 +59,17 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write("tablekit: --tls-cert and --tls-key go together\n");
     return 2;
   }
+  const oauth = values.oauth;
+  if (oauth !== undefined && oauth !== "basic") {
+    process.stderr.write(`tablekit: --oauth takes "basic", got '${oauth}'\n`);
+    return 2;
+  }
+  if (oauth !== undefined && certPath === undefined) {
+    process.stderr.write(
+      "tablekit: --oauth needs --tls-cert and --tls-key (bearer tokens go over HTTPS only)\n",
+    );
+    return 2;
+  }
   const tls =
     certPath === undefined || keyPath === undefined
       ? undefined
@@ -68,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
     account: values.account,
     key: values.key,
     tls,
+    oauth,
   });
   process.stdout.write(`tablekit serve: listening on ${server.url}\n${server.connectionString}\n`);
   const stop = () => {

@@ -6,6 +6,7 @@ import { createSecureContext, type SecureContextOptions } from "node:tls";
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
 import { recordAccessOf } from "../store/memory/record-access.js";
+import type { TableServerOAuth } from "./bearer-token.js";
 import { TableService } from "./table-service.js";
 
 /** The emulator account every Azure Storage emulator accepts (`UseDevelopmentStorage=true`). */
@@ -28,6 +29,12 @@ export interface TableServerOptions {
   key?: string | undefined;
   /** Serve HTTPS with this certificate and private key (PEM text or bytes) instead of HTTP. */
   tls?: TableServerTls | undefined;
+  /**
+   * Accept OAuth bearer tokens (Microsoft Entra ID) beside Shared Key and SAS. `"basic"` checks a token's
+   * lifetime, issuer and audience but NOT its signature, as Azurite's `--oauth basic`: for local testing
+   * only. Needs `tls` (the SDKs send bearer tokens over HTTPS only). Default off.
+   */
+  oauth?: TableServerOAuth | undefined;
 }
 
 /** The certificate and private key `tablekit serve` answers HTTPS with (PEM, as read from the files). */
@@ -76,6 +83,22 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   if (typeof key !== "string" || key === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
     throw new ValidationError("server-key", "startTableServer: key must be base64", { field: "key" });
   }
+  const oauth = options.oauth;
+  if (oauth !== undefined && oauth !== "basic") {
+    throw new ValidationError(
+      "server-oauth",
+      `startTableServer: oauth must be "basic" (or left out), got ${JSON.stringify(oauth)}`,
+      { field: "oauth" },
+    );
+  }
+  // Azure refuses bearer tokens over HTTP, and the SDKs will not send them there.
+  if (oauth !== undefined && options.tls === undefined) {
+    throw new ValidationError(
+      "server-oauth",
+      "startTableServer: oauth needs tls (bearer tokens are accepted over HTTPS only)",
+      { field: "oauth" },
+    );
+  }
   const store = options.store ?? new MemoryStore();
   const records = store instanceof MemoryStore ? recordAccessOf(store) : undefined;
   if (records === undefined || store.flavor !== "azure") {
@@ -85,7 +108,12 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       { field: "store" },
     );
   }
-  const service = new TableService(store, records, { name: account, key: Buffer.from(key, "base64") });
+  const service = new TableService(
+    store,
+    records,
+    { name: account, key: Buffer.from(key, "base64") },
+    { oauth },
+  );
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     void service.handle(req, res);
   };

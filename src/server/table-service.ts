@@ -9,6 +9,7 @@ import type { EntityRecord } from "../store/memory/typed-entity.js";
 import type { TransactionAction, WriteMode } from "../store/table-store.js";
 import { anonymousRequestFailure } from "./anonymous-request.js";
 import { type BatchOperation, boundaryOf, parseBatch } from "./batch-body.js";
+import { checkBearerToken, isBearer, type TableServerOAuth } from "./bearer-token.js";
 import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import { EntityJsonWriter } from "./entity-json-writer.js";
 import {
@@ -70,13 +71,20 @@ export class TableService {
   readonly #admin = new ServiceAdmin();
   /** `/account/`, what every operation path in a batch starts with. */
   readonly #accountPrefix: string;
+  readonly #oauth: TableServerOAuth | undefined;
   #base = "";
 
-  constructor(store: MemoryStore, records: RecordAccess, account: AccountCredentials) {
+  constructor(
+    store: MemoryStore,
+    records: RecordAccess,
+    account: AccountCredentials,
+    options: { oauth?: TableServerOAuth | undefined } = {},
+  ) {
     this.#store = store;
     this.#records = records;
     this.#account = account;
     this.#accountPrefix = `/${account.name}/`;
+    this.#oauth = options.oauth;
   }
 
   /** The account endpoint, once the server knows its address (used in links and Location headers). */
@@ -177,15 +185,26 @@ export class TableService {
     if (!query.has("sig") && req.headers.authorization === undefined) {
       throw anonymousRequestFailure(headerOf(req, "x-ms-version") ?? DEFAULT_VERSION);
     }
-    // A request carries a shared access signature in its query string, or else a Shared Key header.
+    // A request carries a shared access signature in its query string, or else a Shared Key header
+    // (or, with OAuth on, a bearer token: it grants what the key grants).
+    const https = "encrypted" in req.socket && req.socket.encrypted === true;
+    const authorization = req.headers.authorization;
     const grant = query.has("sig")
       ? checkSas(this.#account, query, {
           now: now.getTime(),
-          https: "encrypted" in req.socket && req.socket.encrypted === true,
+          https,
           clientAddress: req.socket.remoteAddress,
           policy: (table, id) => this.#admin.policy(table, id),
         })
-      : checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
+      : this.#oauth !== undefined && authorization !== undefined && isBearer(authorization)
+        ? checkBearerToken(authorization, {
+            account: this.#account.name,
+            now: now.getTime(),
+            https,
+            version: headerOf(req, "x-ms-version") ?? DEFAULT_VERSION,
+            comp: query.get("comp"),
+          })
+        : checkSharedKey(this.#account, method, rawPath, query.get("comp"), req.headers, now.getTime());
     const prefix = `/${this.#account.name}`;
     // Get Table Service Stats is the one operation of the secondary endpoint (`account-secondary`).
     if (rawPath === `${prefix}-secondary` || rawPath === `${prefix}-secondary/`) {

@@ -1,9 +1,16 @@
 /**
  * Type tests: `startTableServer` takes only what it serves (a MemoryStore, a numeric port, an optional
- * TLS certificate and key) and answers the documented handle.
+ * TLS certificate and key, OAuth's one level) and answers the documented handle.
  */
 import { expectTypeOf } from "vitest";
-import { AzureStore, MemoryStore, startTableServer, type TableServer } from "../../src/index.js";
+import {
+  AzureStore,
+  MemoryStore,
+  startTableServer,
+  type TableServer,
+  type TableServerOAuth,
+  type TableServerOptions,
+} from "../../src/index.js";
 
 export async function serverSurface(): Promise<void> {
   const server = await startTableServer({ port: 0, store: new MemoryStore(), host: "127.0.0.1" });
@@ -25,4 +32,12 @@ export async function serverSurface(): Promise<void> {
   await startTableServer({ tls: { cert: "pem" } });
   // @ts-expect-error PEM text or bytes, not a path flag
   await startTableServer({ tls: { cert: true, key: "pem" } });
+  // OAuth bearer tokens: one level, "basic" (claims checked, signature not), beside TLS.
+  await startTableServer({ tls: { cert: "pem", key: "pem" }, oauth: "basic" });
+  expectTypeOf<TableServerOAuth>().toEqualTypeOf<"basic">();
+  expectTypeOf<TableServerOptions["oauth"]>().toEqualTypeOf<"basic" | undefined>();
+  // @ts-expect-error only "basic": no other level exists
+  await startTableServer({ tls: { cert: "pem", key: "pem" }, oauth: "full" });
+  // @ts-expect-error a level name, not a switch
+  await startTableServer({ tls: { cert: "pem", key: "pem" }, oauth: true });
 }
