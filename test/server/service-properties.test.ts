@@ -402,6 +402,42 @@ describe("CORS", () => {
     expect(missing.headers.get("access-control-allow-origin")).toBe("http://a.example");
   });
 
+  test("GET answers follow the service's Vary table row by row, with and without Origin", async () => {
+    // "CORS support for the Azure Storage services", "Understanding how the Vary header is set": the
+    // seven rows (Origin sent, rules exist, allow-all rule matches, exact rule matches) → (Vary: Origin,
+    // Access-Control-Allow-Origin: *, Access-Control-Expose-Headers). Azurite's tests expect no Vary
+    // and no CORS headers at all without Origin (rows 2 and 3); the service's table says otherwise.
+    const exact = { ...FULL.cors[0], allowedMethods: "GET", exposedHeaders: "x-ms-request-id" } as Rule;
+    const all = { ...exact, allowedOrigins: "*" };
+    const rows: [Rule[], string | undefined, [boolean, boolean, boolean]][] = [
+      [[], undefined, [false, false, false]],
+      [[exact], undefined, [true, false, false]],
+      [[all], undefined, [false, true, true]],
+      [[], "http://a.example", [false, false, false]],
+      [[exact], "http://a.example", [true, false, true]],
+      [[exact], "http://c.example", [true, false, false]],
+      [[all], "http://c.example", [false, true, true]],
+    ];
+    for (const [cors, origin, expected] of rows) {
+      await service.setProperties({ cors });
+      const answer = await signedFetch(`${server.url}/Tables`, {
+        headers: origin === undefined ? {} : { Origin: origin },
+      });
+      const seen = [
+        answer.headers.get("vary") === "Origin",
+        answer.headers.get("access-control-allow-origin") === "*",
+        answer.headers.get("access-control-expose-headers") === "x-ms-request-id",
+      ];
+      expect(seen, `${cors.length} rules, Origin ${String(origin)}`).toEqual(expected);
+      // The exact match echoes the origin (with credentials); the wildcard answer never carries them.
+      const credentials = answer.headers.get("access-control-allow-credentials");
+      if (expected[2] && !expected[1]) {
+        expect(answer.headers.get("access-control-allow-origin")).toBe(origin);
+        expect(credentials).toBe("true");
+      } else expect(credentials).toBeNull();
+    }
+  });
+
   test.skipIf(!azuriteSelected)(
     "Azurite answers the same preflights the same way (needs Azurite)",
     async () => {
