@@ -1,3 +1,4 @@
+import type { RecordAccess } from "../store/memory/record-access.js";
 import { type CorsHeaders, corsResponseHeaders, preflight } from "./cors.js";
 import { ServiceFailureError } from "./service-error.js";
 import {
@@ -6,7 +7,7 @@ import {
   renderServiceProperties,
   type ServiceProperties,
 } from "./service-properties.js";
-import { type AccessPolicy, parseTableAcl, renderTableAcl, type SignedIdentifier } from "./table-acl.js";
+import { type AccessPolicy, parseTableAcl, renderTableAcl } from "./table-acl.js";
 
 /** An admin operation's answer: status, headers and body, as the table service writes it. */
 export interface AdminAnswer {
@@ -16,24 +17,54 @@ export interface AdminAnswer {
 }
 
 const XML = "application/xml";
+// Names of the settings kept in the store. Each is kept as the body Get answers and re-read with
+// Set's parser, so what a restart restores passes the same checks as what a request may set.
+const PROPERTIES = "service-properties";
+const ACL = "acl";
 
 /**
  * The account's administrative state a Table endpoint keeps beside its tables: the service properties
- * (analytics settings and CORS rules) and each table's stored access policies. It lives as long as
- * the server; neither is written to the store's file.
+ * (analytics settings and CORS rules) and each table's stored access policies. Both live in the store
+ * as settings, so `--file` journals them like writes (one line each, written before the answer) and a
+ * table's ACL goes with the table in the same line that deletes it.
  */
 export class ServiceAdmin {
-  #properties: ServiceProperties = DEFAULT_SERVICE_PROPERTIES;
-  readonly #acls = new Map<string, readonly SignedIdentifier[]>();
+  readonly #records: RecordAccess;
+  /** The last parsed properties and the stored text they came from (parsed once per change). */
+  #cache: { text: string | undefined; properties: ServiceProperties } = {
+    text: undefined,
+    properties: DEFAULT_SERVICE_PROPERTIES,
+  };
+
+  constructor(records: RecordAccess) {
+    this.#records = records;
+  }
+
+  /** The stored properties, the defaults before any set; reparsed only when the stored text changed. */
+  get #properties(): ServiceProperties {
+    const text = this.#records.accountSetting(PROPERTIES);
+    if (text !== this.#cache.text) {
+      const properties =
+        text === undefined
+          ? DEFAULT_SERVICE_PROPERTIES
+          : { ...DEFAULT_SERVICE_PROPERTIES, ...parseServiceProperties(text) };
+      this.#cache = { text, properties };
+    }
+    return this.#cache.properties;
+  }
 
   /** Get Table Service Properties: what was set, the defaults for what never was. */
   getProperties(): AdminAnswer {
     return { status: 200, headers: { "Content-Type": XML }, body: renderServiceProperties(this.#properties) };
   }
 
-  /** Set Table Service Properties (202): each root element given replaces the stored one, the others stay. */
+  /**
+   * Set Table Service Properties (202): each root element given replaces the stored one, the others
+   * stay. The body is checked whole before anything is stored: a bad one changes nothing.
+   */
   setProperties(body: string): AdminAnswer {
-    this.#properties = { ...this.#properties, ...parseServiceProperties(body) };
+    const properties = { ...this.#properties, ...parseServiceProperties(body) };
+    this.#records.setAccountSetting(PROPERTIES, renderServiceProperties(properties));
     return { status: 202, headers: {} };
   }
 
@@ -55,28 +86,23 @@ export class ServiceAdmin {
     return { status: 200, headers: { "Content-Type": XML }, body };
   }
 
-  /** Get Table ACL of an existing table. */
+  /** Get Table ACL of an existing table (stored as the body this answers). */
   getAcl(table: string): AdminAnswer {
-    const acl = this.#acls.get(table.toLowerCase()) ?? [];
-    return { status: 200, headers: { "Content-Type": XML }, body: renderTableAcl(acl) };
+    const body = this.#records.tableSetting(table, ACL) ?? renderTableAcl([]);
+    return { status: 200, headers: { "Content-Type": XML }, body };
   }
 
-  /** Set Table ACL of an existing table (204): the body replaces the whole list. */
+  /** Set Table ACL of an existing table (204): the body replaces the whole list; an empty one clears it. */
   setAcl(table: string, body: string): AdminAnswer {
     const acl = parseTableAcl(body);
-    if (acl.length === 0) this.#acls.delete(table.toLowerCase());
-    else this.#acls.set(table.toLowerCase(), acl);
+    this.#records.setTableSetting(table, ACL, acl.length === 0 ? undefined : renderTableAcl(acl));
     return { status: 204, headers: {} };
   }
 
   /** The stored access policy `id` of a table (identifiers compare exactly, as the service does). */
   policy(table: string, id: string): AccessPolicy | undefined {
-    return this.#acls.get(table.toLowerCase())?.find((entry) => entry.id === id)?.policy;
-  }
-
-  /** Forgets a table's policies: a deleted table's ACL goes with it, a re-created table starts empty. */
-  forgetTable(table: string): void {
-    this.#acls.delete(table.toLowerCase());
+    const text = this.#records.tableSetting(table, ACL);
+    return text === undefined ? undefined : parseTableAcl(text).find((entry) => entry.id === id)?.policy;
   }
 
   /** Answers a CORS preflight from the stored rules (no authorization, as the service evaluates it). */

@@ -62,6 +62,8 @@ const MAX_ORIGINS = 64;
 const MAX_LITERAL_HEADERS = 64;
 const MAX_PREFIXED_HEADERS = 2;
 const MAX_CORS_ITEM_LENGTH = 256;
+/** "The maximum size of all CORS rules settings on the request, excluding XML tags, should not exceed 2 KiB." */
+const MAX_CORS_TEXT = 2048;
 const CORS_METHODS = new Set([
   "DELETE",
   "GET",
@@ -79,7 +81,8 @@ const CORS_METHODS = new Set([
  * Reads a Set Table Service Properties body. Only the elements present are returned: the service keeps
  * its current setting for every root element the request leaves out. A body that is not a
  * `StorageServiceProperties` document, or has unknown, repeated or missing elements, is 400
- * InvalidXmlDocument (so is a sixth CORS rule); a value out of range is 400 InvalidXmlNodeValue.
+ * InvalidXmlDocument (so is a sixth CORS rule, or rules whose settings total over 2 KiB); a value out
+ * of range is 400 InvalidXmlNodeValue. Nothing is returned unless the whole body passes.
  */
 export function parseServiceProperties(body: string): Partial<ServiceProperties> {
   const root = parseXml(body);
@@ -102,7 +105,11 @@ export function parseServiceProperties(body: string): Partial<ServiceProperties>
     if (cors.children.some((c) => c.name !== "CorsRule") || cors.children.length > MAX_CORS_RULES) {
       throw invalidXmlDocument();
     }
-    out.cors = cors.children.map(parseCorsRule);
+    const rules = cors.children.map(parseCorsRule);
+    // Checked after each rule's own limits (their codes are the ones the service's SDK tests pin);
+    // like the rule count, a limit on the Cors element as a whole: InvalidXmlDocument.
+    if (corsTextLength(cors) > MAX_CORS_TEXT) throw invalidXmlDocument();
+    out.cors = rules;
   }
   return out;
 }
@@ -220,6 +227,13 @@ function parseCorsRule(element: XmlElement): CorsRule {
     exposedHeaders: text("ExposedHeaders"),
     maxAgeInSeconds: maxAge,
   };
+}
+
+/** The characters of every CORS rule's settings as sent (element values, no tags). */
+function corsTextLength(cors: XmlElement): number {
+  let length = 0;
+  for (const rule of cors.children) for (const setting of rule.children) length += setting.text.length;
+  return length;
 }
 
 function booleanOf(element: XmlElement): boolean {

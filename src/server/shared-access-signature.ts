@@ -120,8 +120,13 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, co
       ...optional("endRowKey", query.get("erk")),
     };
   } else {
+    // A table SAS must name its table ("tn: Required"); without it the token can only be an account
+    // SAS, and those cannot name a stored access policy.
     if (query.has("si"))
-      throw refused("AuthenticationFailed", "an account SAS cannot name a stored access policy (si)");
+      throw refused(
+        "AuthenticationFailed",
+        "a table SAS must name its table (tn); an account SAS cannot name a stored access policy (si)",
+      );
     if (!get("ss").includes("t"))
       throw refused("AuthorizationServiceMismatch", "the account SAS does not cover the table service");
     toSign = [

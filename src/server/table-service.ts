@@ -68,7 +68,7 @@ export class TableService {
   readonly #records: RecordAccess;
   readonly #account: AccountCredentials;
   readonly #json = new EntityJsonWriter();
-  readonly #admin = new ServiceAdmin();
+  readonly #admin: ServiceAdmin;
   /** `/account/`, what every operation path in a batch starts with. */
   readonly #accountPrefix: string;
   readonly #oauth: TableServerOAuth | undefined;
@@ -85,6 +85,7 @@ export class TableService {
     this.#account = account;
     this.#accountPrefix = `/${account.name}/`;
     this.#oauth = options.oauth;
+    this.#admin = new ServiceAdmin(records);
   }
 
   /** The account endpoint, once the server knows its address (used in links and Location headers). */
@@ -396,7 +397,6 @@ export class TableService {
       throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
     }
     await this.#store.createTable(table);
-    this.#admin.forgetTable(table);
     const level = metadataLevel(call.header("accept"));
     const headers: Record<string, string> = { Location: `${this.#base}/Tables('${table}')` };
     if (preferNoContent(call)) {
@@ -413,8 +413,8 @@ export class TableService {
     if (this.#records.tableName(table) === undefined) {
       throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
     }
+    // The store drops the table's ACL with it, in the same journal line.
     await this.#store.deleteTable(table);
-    this.#admin.forgetTable(table);
     return { status: 204, headers: {} };
   }
 

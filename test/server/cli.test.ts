@@ -80,4 +80,43 @@ describe("tablekit serve (CLI)", () => {
     third.kill("SIGINT");
     expect((await stopped).code).toBe(0);
   });
+
+  test("--file keeps answered service properties and table ACLs across SIGKILL; a deleted table's ACL stays gone", async () => {
+    const file = join(dir, "admin.jsonl");
+    const cors = [
+      {
+        allowedOrigins: "http://app.example",
+        allowedMethods: "GET",
+        allowedHeaders: "",
+        exposedHeaders: "",
+        maxAgeInSeconds: 9,
+      },
+    ];
+    const policies = [{ id: "readers", accessPolicy: { permission: "r" } }];
+    const serviceOf = (cs: string) =>
+      TableServiceClient.fromConnectionString(cs, { allowInsecureConnection: true });
+    const first = run(["serve", "--port", "0", "--file", file]);
+    const cs1 = await connectionStringOf(first);
+    await serviceOf(cs1).setProperties({ cors });
+    const kept = await tableOf(cs1);
+    await kept.setAccessPolicy(policies);
+    await serviceOf(cs1).createTable("dropped");
+    const dropped = TableClient.fromConnectionString(cs1, "dropped", { allowInsecureConnection: true });
+    await dropped.setAccessPolicy(policies);
+    await serviceOf(cs1).deleteTable("dropped");
+    const killed = exitOf(first);
+    first.kill("SIGKILL");
+    expect((await killed).signal).toBe("SIGKILL");
+
+    const second = run(["serve", "--port", "0", "--file", file]);
+    const cs2 = await connectionStringOf(second);
+    expect((await serviceOf(cs2).getProperties()).cors).toEqual(cors);
+    expect((await (await tableOf(cs2)).getAccessPolicy()).map((p) => p.id)).toEqual(["readers"]);
+    await serviceOf(cs2).createTable("dropped");
+    const again = TableClient.fromConnectionString(cs2, "dropped", { allowInsecureConnection: true });
+    expect(await again.getAccessPolicy()).toEqual([]);
+    const stopped = exitOf(second);
+    second.kill("SIGKILL");
+    await stopped;
+  });
 });

@@ -1,4 +1,4 @@
-import { TableServiceClient } from "@azure/data-tables";
+import { RestError, TableServiceClient } from "@azure/data-tables";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer } from "../../src/index.js";
@@ -83,6 +83,41 @@ const FULL_FOR_AZURITE = {
     exposedHeaders: rule.exposedHeaders || "x-ms-request-id",
   })),
 };
+
+interface Rule {
+  allowedOrigins: string;
+  allowedMethods: string;
+  allowedHeaders: string;
+  exposedHeaders: string;
+  maxAgeInSeconds: number;
+}
+
+/** Five CORS rules whose settings (origins, methods, headers, max age) total exactly `length` characters. */
+function corsOfLength(length: number): Rule[] {
+  const fixed = "GET".length + "x-ms-meta-*".length + "x-ms-request-id".length + "60".length;
+  const perRule = Math.floor(length / 5);
+  return Array.from({ length: 5 }, (_, i) => {
+    // Origins of 200 characters, comma-separated, filling what the rule's other settings leave.
+    let left = perRule + (i === 4 ? length - 5 * perRule : 0) - fixed;
+    const origins: string[] = [];
+    while (left > 0) {
+      const size = Math.min(200, left - (origins.length > 0 ? 1 : 0));
+      origins.push(`http://${String(i)}${"o".repeat(Math.max(0, size - 8))}`.slice(0, size));
+      left -= size + (origins.length > 1 ? 1 : 0);
+    }
+    return {
+      allowedOrigins: origins.join(","),
+      allowedMethods: "GET",
+      allowedHeaders: "x-ms-meta-*",
+      exposedHeaders: "x-ms-request-id",
+      maxAgeInSeconds: 60,
+    };
+  });
+}
+
+function ruleOf(r: Rule): string {
+  return `<CorsRule><AllowedOrigins>${r.allowedOrigins}</AllowedOrigins><AllowedMethods>${r.allowedMethods}</AllowedMethods><AllowedHeaders>${r.allowedHeaders}</AllowedHeaders><ExposedHeaders>${r.exposedHeaders}</ExposedHeaders><MaxAgeInSeconds>${r.maxAgeInSeconds}</MaxAgeInSeconds></CorsRule>`;
+}
 
 describe("Get/Set Table Service Properties", () => {
   test("before any set, the properties are a new account's: logging off, hour metrics on, no CORS", async () => {
@@ -173,6 +208,11 @@ describe("Get/Set Table Service Properties", () => {
       ["three prefixed headers", wrap(`<Cors>${rule("*", "GET", "a*,b*,c*")}</Cors>`), "InvalidXmlNodeValue"],
       ["an unknown method", wrap(`<Cors>${rule("*", "GET,FETCH")}</Cors>`), "InvalidXmlNodeValue"],
       [
+        "CORS settings of 2 KiB and one character",
+        wrap(`<Cors>${corsOfLength(2049).map(ruleOf).join("")}</Cors>`),
+        "InvalidXmlDocument",
+      ],
+      [
         "366 retention days",
         wrap(
           "<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled><Days>366</Days></RetentionPolicy></MinuteMetrics>",
@@ -189,6 +229,44 @@ describe("Get/Set Table Service Properties", () => {
       expect(await putXml(body), what).toMatchObject({ status: 400, code, bodyCode: code });
     }
     expect(await readProperties(service)).toEqual(FULL);
+  });
+
+  test("CORS rules may total 2 KiB of settings (tags not counted), each within its own limits", async () => {
+    for (const length of [2048, 2049]) {
+      const rules = corsOfLength(length);
+      // The rules themselves are within every per-rule limit: five rules, < 64 origins of < 256 characters.
+      expect(rules).toHaveLength(5);
+      for (const r of rules) {
+        const origins = r.allowedOrigins.split(",");
+        expect(origins.length).toBeLessThanOrEqual(64);
+        expect(Math.max(...origins.map((o) => o.length))).toBeLessThanOrEqual(256);
+      }
+      const total = rules.reduce(
+        (n, r) =>
+          n +
+          r.allowedOrigins.length +
+          r.allowedMethods.length +
+          r.allowedHeaders.length +
+          r.exposedHeaders.length +
+          String(r.maxAgeInSeconds).length,
+        0,
+      );
+      expect(total).toBe(length);
+      const outcome = await service.setProperties({ cors: rules }).then(
+        () => "accepted",
+        (e: unknown) =>
+          e instanceof RestError
+            ? `${e.statusCode} ${String(e.response?.headers.get("x-ms-error-code"))}`
+            : String(e),
+      );
+      if (length === 2048) {
+        expect(outcome).toBe("accepted");
+        expect((await service.getProperties()).cors).toEqual(rules);
+      } else {
+        expect(outcome).toBe("400 InvalidXmlDocument");
+        expect((await service.getProperties()).cors).toEqual(corsOfLength(2048)); // unchanged
+      }
+    }
   });
 
   test(`arbitrary and mutated bodies never crash the server or half-apply (seed ${SEED})`, async () => {
@@ -322,6 +400,42 @@ describe("CORS", () => {
     });
     expect(missing.status).toBe(404);
     expect(missing.headers.get("access-control-allow-origin")).toBe("http://a.example");
+  });
+
+  test("GET answers follow the service's Vary table row by row, with and without Origin", async () => {
+    // "CORS support for the Azure Storage services", "Understanding how the Vary header is set": the
+    // seven rows (Origin sent, rules exist, allow-all rule matches, exact rule matches) → (Vary: Origin,
+    // Access-Control-Allow-Origin: *, Access-Control-Expose-Headers). Azurite's tests expect no Vary
+    // and no CORS headers at all without Origin (rows 2 and 3); the service's table says otherwise.
+    const exact = { ...FULL.cors[0], allowedMethods: "GET", exposedHeaders: "x-ms-request-id" } as Rule;
+    const all = { ...exact, allowedOrigins: "*" };
+    const rows: [Rule[], string | undefined, [boolean, boolean, boolean]][] = [
+      [[], undefined, [false, false, false]],
+      [[exact], undefined, [true, false, false]],
+      [[all], undefined, [false, true, true]],
+      [[], "http://a.example", [false, false, false]],
+      [[exact], "http://a.example", [true, false, true]],
+      [[exact], "http://c.example", [true, false, false]],
+      [[all], "http://c.example", [false, true, true]],
+    ];
+    for (const [cors, origin, expected] of rows) {
+      await service.setProperties({ cors });
+      const answer = await signedFetch(`${server.url}/Tables`, {
+        headers: origin === undefined ? {} : { Origin: origin },
+      });
+      const seen = [
+        answer.headers.get("vary") === "Origin",
+        answer.headers.get("access-control-allow-origin") === "*",
+        answer.headers.get("access-control-expose-headers") === "x-ms-request-id",
+      ];
+      expect(seen, `${cors.length} rules, Origin ${String(origin)}`).toEqual(expected);
+      // The exact match echoes the origin (with credentials); the wildcard answer never carries them.
+      const credentials = answer.headers.get("access-control-allow-credentials");
+      if (expected[2] && !expected[1]) {
+        expect(answer.headers.get("access-control-allow-origin")).toBe(origin);
+        expect(credentials).toBe("true");
+      } else expect(credentials).toBeNull();
+    }
   });
 
   test.skipIf(!azuriteSelected)(

@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { recordAccessOf } from "../../src/store/memory/record-access.js";
 import type { StoredEntity } from "../../src/store/table-store.js";
 import { readAll } from "./helpers.js";
 
@@ -115,6 +116,32 @@ describe("MemoryStore({ file })", () => {
     expect(lines.pop()).toBe("");
     expect(lines).toHaveLength(3);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  test("server settings are one journal line each, survive reopen and compaction, and go with their table", async () => {
+    const first = new MemoryStore({ file });
+    const access = recordAccessOf(first)!;
+    await first.createTable("Kept");
+    await first.createTable("Gone");
+    const linesBefore = fs.readFileSync(file, "utf8").split("\n").length;
+    access.setAccountSetting("props", '<a>&amp;\n"x"</a>');
+    access.setTableSetting("kept", "acl", "one"); // table names are case-insensitive
+    access.setTableSetting("Gone", "acl", "two");
+    access.setAccountSetting("cleared", "x");
+    access.setAccountSetting("cleared", undefined);
+    expect(fs.readFileSync(file, "utf8").split("\n").length - linesBefore).toBe(5);
+    expect(() => access.setTableSetting("Missing", "acl", "x")).toThrow(StoreError);
+    await first.deleteTable("Gone");
+    for (const reopened of [new MemoryStore({ file }), new MemoryStore({ file })]) {
+      const again = recordAccessOf(reopened)!;
+      expect(again.accountSetting("props")).toBe('<a>&amp;\n"x"</a>');
+      expect(again.accountSetting("cleared")).toBeUndefined();
+      expect(again.tableSetting("KEPT", "acl")).toBe("one");
+      expect(again.tableSetting("Gone", "acl")).toBeUndefined();
+      await reopened.createTable("Gone");
+      expect(again.tableSetting("Gone", "acl")).toBeUndefined();
+      await reopened.deleteTable("Gone");
+    }
   });
 
   test("a torn last line is ignored; later writes append cleanly and reload", async () => {

@@ -98,6 +98,8 @@ export class MemoryStore implements TableStore {
   readonly #filters = new FilterCache(500);
   readonly #pageBreaks: PageBreaks;
   readonly #journal: Journal | undefined;
+  /** Account-level settings of the table server (its service properties), journaled like writes. */
+  readonly #accountSettings = new Map<string, string>();
   #scanned = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -154,6 +156,14 @@ export class MemoryStore implements TableStore {
         if (this.flavor === "cosmos") throw badRequest("NotImplemented", "records of the cosmos flavour");
         const t = this.#require(table);
         return readRecordPage(t, this.#pageRequest(query), (record) => record);
+      },
+      accountSetting: (name) => this.#accountSettings.get(name),
+      setAccountSetting: (name, value) => {
+        this.#commit([{ op: "accountSetting", name, value }]);
+      },
+      tableSetting: (table, name) => this.#tables.get(this.#tableKey(table))?.settings.get(name),
+      setTableSetting: (table, name, value) => {
+        this.#commit([{ op: "tableSetting", table: this.#require(table).name, name, value }]);
       },
     });
   }
@@ -311,6 +321,10 @@ export class MemoryStore implements TableStore {
 
   #apply(mutations: readonly Mutation[]): void {
     for (const m of mutations) {
+      if (m.op === "accountSetting") {
+        setOrDelete(this.#accountSettings, m.name, m.value);
+        continue;
+      }
       const key = this.#tableKey(m.table);
       switch (m.op) {
         case "createTable":
@@ -325,16 +339,26 @@ export class MemoryStore implements TableStore {
         case "delete":
           this.#tables.get(key)?.delete(m.partitionKey, m.rowKey);
           break;
+        case "tableSetting": {
+          const t = this.#tables.get(key);
+          if (t !== undefined) setOrDelete(t.settings, m.name, m.value);
+          break;
+        }
       }
     }
   }
 
-  /** The whole state as commits: the clock, then each table and its entities in chunks. */
+  /** The whole state as commits: the clock and account settings, then each table (with its settings) and its entities in chunks. */
   *#snapshot(): Generator<JournalCommit> {
     const ts = this.#clock.last;
-    yield { ts, mutations: [] };
+    const account: Mutation[] = [];
+    for (const [name, value] of this.#accountSettings) account.push({ op: "accountSetting", name, value });
+    yield { ts, mutations: account };
     for (const t of this.#tables.values()) {
-      yield { ts, mutations: [{ op: "createTable", table: t.name }] };
+      const created: Mutation[] = [{ op: "createTable", table: t.name }];
+      for (const [name, value] of t.settings)
+        created.push({ op: "tableSetting", table: t.name, name, value });
+      yield { ts, mutations: created };
       let chunk: Mutation[] = [];
       for (const record of t.scan(undefined, undefined)) {
         chunk.push({ op: "put", table: t.name, record });
@@ -346,6 +370,11 @@ export class MemoryStore implements TableStore {
       if (chunk.length > 0) yield { ts, mutations: chunk };
     }
   }
+}
+
+function setOrDelete(settings: Map<string, string>, name: string, value: string | undefined): void {
+  if (value === undefined) settings.delete(name);
+  else settings.set(name, value);
 }
 
 /** `$select` as a set of user property names; system properties are always returned. */

@@ -21,6 +21,8 @@ export interface KeyBound {
 export class MemoryTable {
   /** The name as created (table names are case-insensitive but keep their case). */
   readonly name: string;
+  /** Settings kept beside the rows (the table server's ACL): they go when the table is deleted. */
+  readonly settings = new Map<string, string>();
   readonly #rows = new SortedRows();
 
   constructor(name: string) {

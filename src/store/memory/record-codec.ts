@@ -9,7 +9,9 @@ import { StoredRecord } from "./typed-entity.js";
 export type EncodedMutation =
   | { op: "createTable" | "deleteTable"; t: string }
   | { op: "put"; t: string; pk: string; rk: string; ts: string; p: [string, string, unknown][] }
-  | { op: "delete"; t: string; pk: string; rk: string };
+  | { op: "delete"; t: string; pk: string; rk: string }
+  | { op: "accountSetting"; n: string; v?: string }
+  | { op: "tableSetting"; t: string; n: string; v?: string };
 
 /** Encodes a mutation for the journal. */
 export function encodeMutation(m: Mutation): EncodedMutation {
@@ -19,6 +21,12 @@ export function encodeMutation(m: Mutation): EncodedMutation {
       return { op: m.op, t: m.table };
     case "delete":
       return { op: "delete", t: m.table, pk: m.partitionKey, rk: m.rowKey };
+    case "accountSetting":
+      return m.value === undefined ? { op: m.op, n: m.name } : { op: m.op, n: m.name, v: m.value };
+    case "tableSetting":
+      return m.value === undefined
+        ? { op: m.op, t: m.table, n: m.name }
+        : { op: m.op, t: m.table, n: m.name, v: m.value };
     case "put": {
       const r = m.record;
       // Properties as [name, type, value] triples, not an object: "__proto__" is a valid property name.
@@ -41,6 +49,10 @@ export function decodeMutation(e: EncodedMutation): Mutation {
       return { op: e.op, table: str(e.t) };
     case "delete":
       return { op: "delete", table: str(e.t), partitionKey: str(e.pk), rowKey: str(e.rk) };
+    case "accountSetting":
+      return { op: e.op, name: str(e.n), value: e.v === undefined ? undefined : str(e.v) };
+    case "tableSetting":
+      return { op: e.op, table: str(e.t), name: str(e.n), value: e.v === undefined ? undefined : str(e.v) };
     case "put": {
       const timestamp = decodeTicks(str(e.ts));
       const properties = packTriples(e.p);
