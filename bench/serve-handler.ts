@@ -92,6 +92,7 @@ export async function serveHandlerCosts(
         url: request.url,
         method: request.method,
         headers: request.headers,
+        socket: { remoteAddress: "127.0.0.1" },
       });
       let status = 0;
       const res = {
