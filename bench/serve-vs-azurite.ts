@@ -4,8 +4,11 @@
  * client: batched upserts, paging, point reads, and the time of one 1,000-row page as the table grows.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { TableClient, TableServiceClient, TableTransaction } from "@azure/data-tables";
+import { build } from "esbuild";
 import { MemoryStore, startTableServer } from "../src/index.js";
 import { median } from "./measure.js";
 import { serveHandlerCosts } from "./serve-handler.js";
@@ -199,6 +202,28 @@ function processCpu(pid: number | undefined): number | undefined {
 }
 
 /**
+ * A server script compiled to one ES module, as the published package runs it (`npx tablekit serve`
+ * runs the compiled `dist/`). Under `node --import tsx` every closure the server creates would also
+ * pay tsx's `keepNames` helper (an `Object.defineProperty` per closure), which no user runs.
+ */
+async function compiled(script: string): Promise<string> {
+  const dir = join(fileURLToPath(new URL("..", import.meta.url)), "node_modules", ".cache", "tablekit-bench");
+  mkdirSync(dir, { recursive: true });
+  const outfile = join(dir, `${basename(script, ".ts")}.mjs`);
+  await build({
+    entryPoints: [fileURLToPath(new URL(script, import.meta.url))],
+    outfile,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+/**
  * A server script in its own process, like Azurite (so server and client do not share one thread).
  * `TABLEKIT_BENCH_SERVER_PROF=<dir>` writes a V8 CPU profile of the tablekit server there.
  */
@@ -207,13 +232,13 @@ async function spawnServer(
   script: string,
   args: string[],
 ): Promise<Endpoint & { close(): Promise<void> }> {
-  const path = new URL(script, import.meta.url).pathname;
+  const path = await compiled(script);
   const profile = process.env.TABLEKIT_BENCH_SERVER_PROF;
   const flags =
     profile !== undefined && script.includes("cli")
       ? ["--cpu-prof", "--cpu-prof-interval=200", `--cpu-prof-dir=${profile}`]
       : [];
-  const child = spawn(process.execPath, [...flags, "--import", "tsx", path, ...args], {
+  const child = spawn(process.execPath, [...flags, path, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const connectionString = await new Promise<string>((resolve, reject) => {
