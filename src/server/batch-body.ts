@@ -42,7 +42,7 @@ class ParsedOperation implements BatchOperation {
   }
 
   get headers(): ReadonlyMap<string, string> {
-    this.#headers ??= this.#headersAt < 0 ? new Map() : readHeaders(this.#text, this.#headersAt).headers;
+    this.#headers ??= this.#headersAt < 0 ? new Map() : readHeaders(this.#text, this.#headersAt);
     return this.#headers;
   }
 
@@ -91,8 +91,8 @@ export function parseBatchBody(body: string, boundary: string): BatchOperation[]
 function changesetOf(batchParts: readonly string[]): BatchOperation[] {
   if (batchParts.length !== 1) throw badRequest("InvalidInput", "a batch must hold exactly one changeset");
   const part = batchParts[0] as string;
-  const { headers, restAt } = readHeaders(part, 0);
-  const changeset = boundaryOf(headers.get("content-type"));
+  const { value: contentType, restAt } = scanHeaders(part, 0, "content-type");
+  const changeset = boundaryOf(contentType);
   return splitParts(part.slice(restAt), changeset).map(parseOperation);
 }
 
@@ -103,8 +103,8 @@ function changesetOf(batchParts: readonly string[]): BatchOperation[] {
 function queryOf(parts: readonly string[]): BatchOperation | undefined {
   if (parts.length !== 1) return undefined;
   const part = parts[0] as string;
-  const { headers } = readHeaders(part, skipNewlines(part, 0));
-  if (!/^application\/http/i.test(headers.get("content-type") ?? "")) return undefined;
+  const { value: contentType } = scanHeaders(part, skipNewlines(part, 0), "content-type");
+  if (!/^application\/http/i.test(contentType ?? "")) return undefined;
   const operation = parseOperation(part);
   if (operation.method !== "GET") {
     throw badRequest("InvalidInput", "a request outside a changeset must be a query (GET)");
@@ -169,27 +169,11 @@ function delimiterKind(
   return trimmed === delimiter ? "open" : trimmed === `${delimiter}--` ? "closing" : undefined;
 }
 
-/**
- * Reads the header lines of CRLF-only text from `start` up to the first blank line (or the end); the
- * offset of what follows the blank line (the text's length when there is none). Names are lower case.
- */
-function readHeaders(text: string, start: number): { headers: Map<string, string>; restAt: number } {
+/** All header lines of CRLF-only text from `start` (see `scanHeaders`), by lower-case name. */
+function readHeaders(text: string, start: number): Map<string, string> {
   const headers = new Map<string, string>();
-  let at = start;
-  while (at < text.length || at === start) {
-    const newline = text.indexOf("\r\n", at);
-    const end = newline < 0 ? text.length : newline;
-    if (isBlank(text, at, end)) return { headers, restAt: newline < 0 ? text.length : newline + 2 };
-    const colon = text.indexOf(":", at);
-    if (colon <= at || colon >= end) {
-      const line = text.slice(at, end);
-      throw badRequest("InvalidInput", `malformed header line in batch: '${line.slice(0, 80)}'`);
-    }
-    headers.set(headerName(text, at, colon), text.slice(colon + 1, end).trim());
-    if (newline < 0) break;
-    at = newline + 2;
-  }
-  return { headers, restAt: text.length };
+  scanHeaders(text, start, undefined, headers);
+  return headers;
 }
 
 /** Whether text[at, end) is empty or white space only. */
@@ -253,13 +237,16 @@ function requestLineSpace(line: string): number {
 }
 
 /**
- * Checks the header lines of CRLF-only text from `start` as `readHeaders` does, but keeps only the
- * value of the header `wanted` (lower case; the last one given) instead of building a map.
+ * Reads the header lines of CRLF-only text from `start` up to the first blank line (or the end),
+ * refusing a line without a name and colon; the offset of what follows the blank line (the text's
+ * length when there is none). Keeps the value of the header `wanted` (lower case; the last one given),
+ * and with `all`, every header by lower-case name.
  */
 function scanHeaders(
   text: string,
   start: number,
-  wanted: string,
+  wanted: string | undefined,
+  all?: Map<string, string>,
 ): { value: string | undefined; restAt: number } {
   let value: string | undefined;
   let at = start;
@@ -272,7 +259,9 @@ function scanHeaders(
       const line = text.slice(at, end);
       throw badRequest("InvalidInput", `malformed header line in batch: '${line.slice(0, 80)}'`);
     }
-    if (isHeaderName(text, at, colon, wanted)) value = text.slice(colon + 1, end).trim();
+    if (all !== undefined) all.set(headerName(text, at, colon), text.slice(colon + 1, end).trim());
+    if (wanted !== undefined && isHeaderName(text, at, colon, wanted))
+      value = text.slice(colon + 1, end).trim();
     if (newline < 0) break;
     at = newline + 2;
   }
