@@ -25,6 +25,8 @@ export const REPEATED_FILES = [
   "test/summaries-remote/",
   "test/conformance/wide-entity-races.test.ts",
   "test/server/fuzz.test.ts",
+  "test/server/batch-body.test.ts",
+  "test/server/odata-entity.test.ts",
   "test/server/service-properties.test.ts",
   "test/server/table-acl.test.ts",
 ];
