@@ -63,6 +63,11 @@ function known(status: number, code: string): ServiceFailure {
 
 /** The JSON error body the service sends: `{"odata.error":{"code","message":{"lang","value"}}}`. */
 export function errorBody(failure: ServiceFailure, requestId: string, date: Date): string {
-  const value = `${failure.message}\nRequestId:${requestId}\nTime:${date.toISOString()}`;
+  const value = messageText(failure, requestId, date);
   return JSON.stringify({ "odata.error": { code: failure.code, message: { lang: "en-US", value } } });
+}
+
+/** The message with the request id and time lines the service appends. */
+export function messageText(failure: ServiceFailure, requestId: string, date: Date): string {
+  return `${failure.message}\nRequestId:${requestId}\nTime:${date.toISOString()}`;
 }

@@ -32,6 +32,7 @@ import {
   type SasOperation,
 } from "./shared-access-signature.js";
 import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
+import { errorXml } from "./xml-document.js";
 
 // The service refuses request bodies over 4 MiB (413 RequestBodyTooLarge). A batch is read up to a
 // larger bound so the store's transaction rules can name the operation that crossed 4 MiB, as Azure does.
@@ -143,7 +144,7 @@ export class TableService {
       }
       answer = req.method === "OPTIONS" ? this.#preflight(req) : await this.#route(req, body, now);
     } catch (error) {
-      answer = failureAnswer(toFailure(error), requestId, now);
+      answer = failureAnswer(toFailure(error), requestId, now, xmlErrors(req));
     }
     const headers = answer.headers;
     headers["x-ms-request-id"] = requestId;
@@ -783,16 +784,33 @@ function statusText(status: number): string {
   return texts[status] ?? "Error";
 }
 
-function failureAnswer(failure: ServiceFailure, requestId: string, now: Date): Answer {
+function failureAnswer(failure: ServiceFailure, requestId: string, now: Date, xml = false): Answer {
   return {
     status: failure.status,
     headers: {
       ...failure.headers,
       "x-ms-error-code": failure.code,
-      "Content-Type": "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+      "Content-Type": xml
+        ? "application/xml"
+        : "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
     },
-    body: errorBody(failure, requestId, now),
+    body: xml ? errorXml(failure, requestId, now) : errorBody(failure, requestId, now),
   };
+}
+
+/**
+ * Whether a request's failure is answered as an XML `<Error>` document: the service's XML operations
+ * (service properties and stats, table ACLs: `comp=properties|stats|acl`) answer errors in XML, as
+ * their results, unless the client asked for JSON (what Azurite does too). The SDKs read the error
+ * code from that body; from a JSON one they get none.
+ */
+function xmlErrors(req: IncomingMessage): boolean {
+  const url = req.url ?? "";
+  const q = url.indexOf("?");
+  if (q < 0) return false;
+  const comp = new URLSearchParams(url.slice(q + 1)).get("comp");
+  if (comp !== "properties" && comp !== "stats" && comp !== "acl") return false;
+  return !/json/i.test(headerOf(req, "accept") ?? "");
 }
 
 function tableRecord(name: string): EntityRecord {

@@ -1,4 +1,4 @@
-import { ServiceFailureError } from "./service-error.js";
+import { messageText, type ServiceFailure, ServiceFailureError } from "./service-error.js";
 
 /** One element of a small XML document: its name, its child elements in order, and its text. */
 export interface XmlElement {
@@ -160,4 +160,13 @@ function decodeEntities(raw: string): string {
     if (decoded === undefined) throw invalidXmlDocument();
     return decoded ?? match;
   });
+}
+
+/**
+ * The XML error body the service sends for its XML operations (service properties and stats, table
+ * ACLs): `<Error><Code>…</Code><Message>…</Message></Error>`, which the SDKs read the error code from.
+ */
+export function errorXml(failure: ServiceFailure, requestId: string, date: Date): string {
+  const value = messageText(failure, requestId, date);
+  return `<?xml version="1.0" encoding="utf-8"?><Error><Code>${escapeXml(failure.code)}</Code><Message>${escapeXml(value)}</Message></Error>`;
 }

@@ -231,6 +231,47 @@ describe("Get/Set Table Service Properties", () => {
     expect(await readProperties(service)).toEqual(FULL);
   });
 
+  test("errors of these XML operations are XML <Error> documents the SDK reads its code from, unless JSON is asked for", async () => {
+    const put = (accept: string) =>
+      signedFetch(propertiesUrl(), {
+        method: "PUT",
+        body: "<StorageServiceProperties><Cors>",
+        headers: { "Content-Type": "application/xml", Accept: accept },
+      });
+    for (const accept of ["application/xml", "*/*"]) {
+      const answer = await put(accept);
+      expect(answer.headers.get("content-type"), accept).toBe("application/xml");
+      expect(await answer.text()).toMatch(
+        /^<\?xml version="1\.0" encoding="utf-8"\?><Error><Code>InvalidXmlDocument<\/Code><Message>[^<]*\nRequestId:[^<]*<\/Message><\/Error>$/,
+      );
+    }
+    const json = await put("application/json;odata=minimalmetadata");
+    expect(json.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await errorOf(json)).toMatchObject({ status: 400, bodyCode: "InvalidXmlDocument" });
+    // The SDK parses the XML body of these operations into its error's details (a JSON body left none).
+    const six = Array.from({ length: 6 }, () => ({
+      allowedOrigins: "*",
+      allowedMethods: "GET",
+      allowedHeaders: "",
+      exposedHeaders: "",
+      maxAgeInSeconds: 1,
+    }));
+    const error = await service.setProperties({ cors: six }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RestError);
+    expect((error as RestError).details).toMatchObject({
+      errorCode: "InvalidXmlDocument",
+      Code: "InvalidXmlDocument",
+      Message: expect.stringMatching(/^XML specified is not syntactically valid\.\nRequestId:/),
+    });
+    // Entity and table operations keep their JSON errors.
+    const missing = await signedFetch(`${server.url}/Tables('nosuchtable')`, { method: "DELETE" });
+    expect(missing.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await errorOf(missing)).toMatchObject({ status: 404, bodyCode: "ResourceNotFound" });
+  });
+
   test("CORS rules may total 2 KiB of settings (tags not counted), each within its own limits", async () => {
     for (const length of [2048, 2049]) {
       const rules = corsOfLength(length);

@@ -49,7 +49,7 @@ export async function signedFetch(
   return fetch(url, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
 }
 
-/** The `odata.error` of an error answer. */
+/** The error code of an error answer's body: its `odata.error`, or its XML `<Error><Code>`. */
 export async function errorOf(
   response: Response,
 ): Promise<{ status: number; code: string | null; body: string; bodyCode: unknown }> {
@@ -58,7 +58,7 @@ export async function errorOf(
   try {
     bodyCode = (JSON.parse(body) as { "odata.error"?: { code?: unknown } })["odata.error"]?.code;
   } catch {
-    bodyCode = undefined;
+    bodyCode = /^<\?xml[^>]*\?><Error><Code>([^<]*)<\/Code><Message>/.exec(body)?.[1];
   }
   return { status: response.status, code: response.headers.get("x-ms-error-code"), body, bodyCode };
 }
