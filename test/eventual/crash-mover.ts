@@ -15,9 +15,14 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
-import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
+import {
+  announcing,
+  childArguments,
+  freezeForKill,
+  openChildStore,
+  writeLineSync,
+} from "../support/child-lines.js";
 import { Departure, departure } from "./models.js";
 import { MOVE, movedEmployee } from "./move.js";
 
@@ -40,21 +45,17 @@ function traced(store: TableStore, counting: () => boolean): TableStore {
 }
 
 async function main(): Promise<void> {
-  const [target, prefix, idText, stopText] = process.argv.slice(2);
-  if (!target || !prefix || !idText || stopText === undefined) {
-    process.stderr.write(
-      "usage: crash-mover.ts <connection string | memory file> <table prefix> <id> <stop at>\n",
-    );
-    process.exit(2);
-  }
+  const [target, prefix, idText, stopText] = childArguments("crash-mover.ts", [
+    "connection string | memory file",
+    "table prefix",
+    "id",
+    "stop at",
+  ]) as [string, string, string, string];
   stopAt = Number(stopText);
   const id = Number(idText);
-  const Azure = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
-    ? (await import("../../src/store/azure/azure-store.js")).AzureStore
-    : undefined;
   // The store is opened after the go: a MemoryStore file is read when it is opened.
   await once(createInterface({ input: process.stdin }), "line");
-  const store = Azure ? Azure.fromConnectionString(target) : new MemoryStore({ file: target });
+  const store = await openChildStore(target);
   let counting = false;
   const db = new TableContext({ store: traced(store, () => counting), tablePrefix: prefix });
   const move = await MOVE.plan(db, id, (tx) => tx.insert(departure(movedEmployee(id))));

@@ -18,9 +18,14 @@
  */
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
-import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
+import {
+  announcing,
+  childArguments,
+  freezeForKill,
+  openChildStore,
+  writeLineSync,
+} from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_KEYS, firstVersion } from "./crash-protocol.js";
 import { RxEmployee, rxEmployee } from "./models.js";
@@ -41,18 +46,15 @@ function traced(store: TableStore): TableStore {
 }
 
 async function main(): Promise<void> {
-  const [target, seedText, prefix, stopText] = process.argv.slice(2);
-  if (!target || !seedText || !prefix || !stopText) {
-    process.stderr.write(
-      "usage: crash-writer.ts <connection string | memory file> <seed> <table prefix> <stop at>\n",
-    );
-    process.exit(2);
-  }
+  const [target, seedText, prefix, stopText] = childArguments("crash-writer.ts", [
+    "connection string | memory file",
+    "seed",
+    "table prefix",
+    "stop at",
+  ]) as [string, string, string, string];
   const seed = Number(seedText);
   stopAt = Number(stopText);
-  const store = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
-    ? (await import("../../src/store/azure/azure-store.js")).AzureStore.fromConnectionString(target)
-    : new MemoryStore({ file: target });
+  const store = await openChildStore(target);
   const db = new TableContext({ store: traced(store), tablePrefix: prefix });
   const employees = db.repository(RxEmployee);
   const next = seededRandom(seed);

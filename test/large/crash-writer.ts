@@ -9,9 +9,8 @@
  * After line <stop at> it freezes (event loop blocked) until the kill, so the kill lands exactly there.
  */
 import { TableContext } from "../../src/repository/table-context.js";
-import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
-import { freezeForKill, writeLineSync } from "../support/child-lines.js";
+import { childArguments, freezeForKill, openChildStore, writeLineSync } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_DOC_KEYS, CrashDoc, crashDoc } from "./crash-models.js";
 
@@ -45,17 +44,14 @@ function traced(store: TableStore): TableStore {
 }
 
 async function main(): Promise<void> {
-  const [target, seedText, prefix, stopText] = process.argv.slice(2);
-  if (!target || !seedText || !prefix || !stopText) {
-    process.stderr.write(
-      "usage: crash-writer.ts <connection string | memory file> <seed> <table prefix> <stop at>\n",
-    );
-    process.exit(2);
-  }
+  const [target, seedText, prefix, stopText] = childArguments("crash-writer.ts", [
+    "connection string | memory file",
+    "seed",
+    "table prefix",
+    "stop at",
+  ]) as [string, string, string, string];
   stopAt = Number(stopText);
-  const store = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
-    ? (await import("../../src/store/azure/azure-store.js")).AzureStore.fromConnectionString(target)
-    : new MemoryStore({ file: target });
+  const store = await openChildStore(target);
   const db = new TableContext({ store: traced(store), tablePrefix: prefix });
   const docs = db.repository(CrashDoc);
   const next = seededRandom(Number(seedText));

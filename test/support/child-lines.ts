@@ -3,6 +3,8 @@
  * the parent has every line before the kill, and a freeze at the chosen request so the kill lands there.
  */
 import { writeSync } from "node:fs";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { TableStore } from "../../src/store/table-store.js";
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
@@ -40,4 +42,26 @@ export function announcing<S extends object>(
       };
     },
   });
+}
+
+/**
+ * A crash-test child's arguments, in the order `names` gives them; a usage line on stderr and exit
+ * code 2 when one is missing.
+ */
+export function childArguments(script: string, names: readonly string[]): string[] {
+  const values = process.argv.slice(2, 2 + names.length);
+  if (values.length < names.length || values.some((value) => value === "")) {
+    process.stderr.write(`usage: ${script} ${names.map((name) => `<${name}>`).join(" ")}\n`);
+    process.exit(2);
+  }
+  return values;
+}
+
+/** The store a crash-test child writes to: Azure (Azurite) for a connection string, else a MemoryStore file. */
+export async function openChildStore(target: string): Promise<TableStore> {
+  if (/TableEndpoint=|UseDevelopmentStorage=/i.test(target)) {
+    const { AzureStore } = await import("../../src/store/azure/azure-store.js");
+    return AzureStore.fromConnectionString(target);
+  }
+  return new MemoryStore({ file: target });
 }

@@ -13,9 +13,14 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.js";
 import { TableContext } from "../../src/repository/table-context.js";
-import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import { announcing, freezeForKill, writeLineSync } from "../support/child-lines.js";
+import {
+  announcing,
+  childArguments,
+  freezeForKill,
+  openChildStore,
+  writeLineSync,
+} from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { KILL_TEAMS, KillMember, killMember } from "./summaries-crash-models.js";
 
@@ -39,20 +44,16 @@ function traced(store: TableStore): TableStore {
 const IDS = 24;
 
 async function main(): Promise<void> {
-  const [target, prefix, seedText, stopText] = process.argv.slice(2);
-  if (!target || !prefix || !seedText || stopText === undefined) {
-    process.stderr.write(
-      "usage: summaries-crash-writer.ts <connection string | memory file> <table prefix> <seed> <stop at>\n",
-    );
-    process.exit(2);
-  }
+  const [target, prefix, seedText, stopText] = childArguments("summaries-crash-writer.ts", [
+    "connection string | memory file",
+    "table prefix",
+    "seed",
+    "stop at",
+  ]) as [string, string, string, string];
   stopAt = Number(stopText);
   const seed = Number(seedText);
-  const Azure = /TableEndpoint=|UseDevelopmentStorage=/i.test(target)
-    ? (await import("../../src/store/azure/azure-store.js")).AzureStore
-    : undefined;
   await once(createInterface({ input: process.stdin }), "line");
-  const store = Azure ? Azure.fromConnectionString(target) : new MemoryStore({ file: target });
+  const store = await openChildStore(target);
   const members = new TableContext({ store: traced(store), tablePrefix: prefix }).repository(KillMember);
   const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
