@@ -1,9 +1,11 @@
-// A URL whose path needs no normalization: http(s), then a path of characters WHATWG URL keeps as they are.
-const PLAIN_URL = /^(https?:\/\/[^/?#\\]+)(\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*)$/;
+// A path of characters WHATWG URL keeps as they are (no query, no fragment).
+const PATH = String.raw`\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*`;
+// A URL whose path needs no normalization: http(s), then such a path.
+const PLAIN_URL = new RegExp(String.raw`^(https?:\/\/[^/?#\\]+)(${PATH})$`);
 // "." and ".." segments (also percent-encoded) are resolved by URL parsing.
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|$)/i;
-// The same path characters as PLAIN_URL, for a URL whose origin is already known valid.
-const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+// Such a path alone, for a URL whose origin is already known valid.
+const PLAIN_PATH = new RegExp(`^${PATH}$`);
 const SLASH = 47;
 const MAX_ORIGINS = 64;
 // Never a prefix of a URL until a valid origin has been seen (a URL has no NUL).
