@@ -16,25 +16,9 @@ import { createInterface } from "node:readline";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import {
-  announcing,
-  childArguments,
-  freezeForKill,
-  openChildStore,
-  writeLineSync,
-} from "../support/child-lines.js";
+import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { Departure, departure } from "./models.js";
 import { MOVE, movedEmployee } from "./move.js";
-
-let linesSaid = 0;
-let stopAt = 0;
-
-/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
-function say(line: string): void {
-  writeLineSync(line);
-  linesSaid += 1;
-  if (stopAt > 0 && linesSaid >= stopAt) freezeForKill();
-}
 
 /** Announces every request once `counting` is on, before it is sent. */
 function traced(store: TableStore, counting: () => boolean): TableStore {
@@ -51,7 +35,7 @@ async function main(): Promise<void> {
     "id",
     "stop at",
   ]) as [string, string, string, string];
-  stopAt = Number(stopText);
+  freezeAtLine(Number(stopText));
   const id = Number(idText);
   // The store is opened after the go: a MemoryStore file is read when it is opened.
   await once(createInterface({ input: process.stdin }), "line");

@@ -19,26 +19,10 @@
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
 import { TableContext } from "../../src/repository/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import {
-  announcing,
-  childArguments,
-  freezeForKill,
-  openChildStore,
-  writeLineSync,
-} from "../support/child-lines.js";
+import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_KEYS, firstVersion } from "./crash-protocol.js";
 import { RxEmployee, rxEmployee } from "./models.js";
-
-let linesSaid = 0;
-let stopAt = Number.POSITIVE_INFINITY;
-
-/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
-function say(line: string): void {
-  writeLineSync(line);
-  linesSaid += 1;
-  if (linesSaid >= stopAt) freezeForKill();
-}
 
 /** Announces every request before it is sent. */
 function traced(store: TableStore): TableStore {
@@ -53,7 +37,7 @@ async function main(): Promise<void> {
     "stop at",
   ]) as [string, string, string, string];
   const seed = Number(seedText);
-  stopAt = Number(stopText);
+  freezeAtLine(Number(stopText));
   const store = await openChildStore(target);
   const db = new TableContext({ store: traced(store), tablePrefix: prefix });
   const employees = db.repository(RxEmployee);

@@ -10,18 +10,9 @@
  */
 import { TableContext } from "../../src/repository/table-context.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
-import { childArguments, freezeForKill, openChildStore, writeLineSync } from "../support/child-lines.js";
+import { childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { CRASH_DOC_KEYS, CrashDoc, crashDoc } from "./crash-models.js";
-
-let linesSaid = 0;
-let stopAt = Number.POSITIVE_INFINITY;
-
-function say(line: string): void {
-  writeLineSync(line);
-  linesSaid += 1;
-  if (linesSaid >= stopAt) freezeForKill();
-}
 
 /** Announces every request (table and blob) before it is sent. */
 function traced(store: TableStore): TableStore {
@@ -50,7 +41,7 @@ async function main(): Promise<void> {
     "table prefix",
     "stop at",
   ]) as [string, string, string, string];
-  stopAt = Number(stopText);
+  freezeAtLine(Number(stopText));
   const store = await openChildStore(target);
   const db = new TableContext({ store: traced(store), tablePrefix: prefix });
   const docs = db.repository(CrashDoc);

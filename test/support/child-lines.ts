@@ -65,3 +65,18 @@ export async function openChildStore(target: string): Promise<TableStore> {
   }
   return new MemoryStore({ file: target });
 }
+
+let linesSaid = 0;
+let freezeAt = 0;
+
+/** Makes `say` freeze the child once it has written line `stopAt` (0: never), so the kill lands there. */
+export function freezeAtLine(stopAt: number): void {
+  freezeAt = stopAt;
+}
+
+/** Writes one line to stdout synchronously, and freezes for the kill once it was the line `freezeAtLine` set. */
+export function say(line: string): void {
+  writeLineSync(line);
+  linesSaid += 1;
+  if (freezeAt > 0 && linesSaid >= freezeAt) freezeForKill();
+}

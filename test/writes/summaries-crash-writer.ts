@@ -14,25 +14,9 @@ import { createInterface } from "node:readline";
 import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.js";
 import { TableContext } from "../../src/repository/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
-import {
-  announcing,
-  childArguments,
-  freezeForKill,
-  openChildStore,
-  writeLineSync,
-} from "../support/child-lines.js";
+import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";
 import { KILL_TEAMS, KillMember, killMember } from "./summaries-crash-models.js";
-
-let linesSaid = 0;
-let stopAt = 0;
-
-/** Writes one line to stdout synchronously, and freezes for the kill once it was line `stopAt`. */
-function say(line: string): void {
-  writeLineSync(line);
-  linesSaid += 1;
-  if (stopAt > 0 && linesSaid >= stopAt) freezeForKill();
-}
 
 /** Announces every request before it is sent. */
 function traced(store: TableStore): TableStore {
@@ -50,7 +34,7 @@ async function main(): Promise<void> {
     "seed",
     "stop at",
   ]) as [string, string, string, string];
-  stopAt = Number(stopText);
+  freezeAtLine(Number(stopText));
   const seed = Number(seedText);
   await once(createInterface({ input: process.stdin }), "line");
   const store = await openChildStore(target);
