@@ -242,11 +242,7 @@ describe("a batch holding one query", () => {
         "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
         `GET ${server.url}/${path} HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n\r\n` +
         "--batch_q--\r\n";
-      const response = await signedFetch(`${server.url}/$batch`, {
-        method: "POST",
-        body,
-        headers: { "Content-Type": "multipart/mixed; boundary=batch_q" },
-      });
+      const response = await postBatch(body, "batch_q");
       expect(response.status).toBe(202);
       return response.text();
     };
@@ -269,12 +265,17 @@ describe("a batch holding one query", () => {
       "--batch_w\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
       `POST ${server.url}/${table.tableName} HTTP/1.1\r\nContent-Type: application/json\r\n\r\n` +
       '{"PartitionKey":"p","RowKey":"r"}\r\n--batch_w--\r\n';
-    const response = await signedFetch(`${server.url}/$batch`, {
-      method: "POST",
-      body,
-      headers: { "Content-Type": "multipart/mixed; boundary=batch_w" },
-    });
+    const response = await postBatch(body, "batch_w");
     expect(response.status).toBe(400);
     expect(await table.getEntity("p", "r").catch((e: RestError) => e.statusCode)).toBe(404);
   });
 });
+
+/** A raw `$batch` request with this multipart body. */
+function postBatch(body: string, boundary: string): Promise<Response> {
+  return signedFetch(`${server.url}/$batch`, {
+    method: "POST",
+    body,
+    headers: { "Content-Type": `multipart/mixed; boundary=${boundary}` },
+  });
+}
