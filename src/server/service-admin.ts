@@ -21,6 +21,7 @@ const XML = "application/xml";
 // Set's parser, so what a restart restores passes the same checks as what a request may set.
 const PROPERTIES = "service-properties";
 const ACL = "acl";
+const MAX_CACHED_ACLS = 1000;
 
 /**
  * The account's administrative state a Table endpoint keeps beside its tables: the service properties
@@ -35,6 +36,9 @@ export class ServiceAdmin {
     text: undefined,
     properties: DEFAULT_SERVICE_PROPERTIES,
   };
+
+  /** Parsed ACLs by table name as requests give it, with the stored text each came from. */
+  readonly #acls = new Map<string, { text: string; acl: ReturnType<typeof parseTableAcl> }>();
 
   constructor(records: RecordAccess) {
     this.#records = records;
@@ -99,10 +103,20 @@ export class ServiceAdmin {
     return { status: 204, headers: {} };
   }
 
-  /** The stored access policy `id` of a table (identifiers compare exactly, as the service does). */
+  /**
+   * The stored access policy `id` of a table (identifiers compare exactly, as the service does). Every
+   * request with a SAS naming a policy asks, so each table's list is parsed once per stored text.
+   */
   policy(table: string, id: string): AccessPolicy | undefined {
     const text = this.#records.tableSetting(table, ACL);
-    return text === undefined ? undefined : parseTableAcl(text).find((entry) => entry.id === id)?.policy;
+    if (text === undefined) return undefined;
+    let cached = this.#acls.get(table);
+    if (cached?.text !== text) {
+      if (this.#acls.size >= MAX_CACHED_ACLS) this.#acls.clear();
+      cached = { text, acl: parseTableAcl(text) };
+      this.#acls.set(table, cached);
+    }
+    return cached.acl.find((entry) => entry.id === id)?.policy;
   }
 
   /** Answers a CORS preflight from the stored rules (no authorization, as the service evaluates it). */
