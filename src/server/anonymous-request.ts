@@ -1,4 +1,4 @@
-import { ServiceFailureError } from "./service-error.js";
+import { SEE_CHALLENGE, ServiceFailureError } from "./service-error.js";
 
 /**
  * The version from which the storage services answer an unauthenticated request (or a refused bearer
@@ -20,12 +20,9 @@ export const BEARER_CHALLENGE =
  */
 export function anonymousRequestFailure(version: string): ServiceFailureError {
   if (version >= BEARER_CHALLENGE_VERSION) {
-    return new ServiceFailureError(
-      401,
-      "NoAuthenticationInformation",
-      "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
-      { "WWW-Authenticate": BEARER_CHALLENGE },
-    );
+    return new ServiceFailureError(401, "NoAuthenticationInformation", SEE_CHALLENGE, {
+      "WWW-Authenticate": BEARER_CHALLENGE,
+    });
   }
   return new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
 }

@@ -1,5 +1,5 @@
 import { BEARER_CHALLENGE, BEARER_CHALLENGE_VERSION } from "./anonymous-request.js";
-import { ServiceFailureError } from "./service-error.js";
+import { AUTHENTICATION_FAILED, SEE_CHALLENGE, ServiceFailureError } from "./service-error.js";
 
 /**
  * How `tablekit serve` checks OAuth bearer tokens (Microsoft Entra ID): `"basic"`, as Azurite's
@@ -41,11 +41,6 @@ const ISSUERS = [
   /^https:\/\/(?:sts\.windows\.net|sts\.chinacloudapi\.cn|sts\.microsoftonline\.de|sts\.windows-ppe\.net)\/[^?#\s]+$/,
   /^https:\/\/(?:login\.microsoftonline\.com|login\.microsoftonline\.us|login\.chinacloudapi\.cn|login\.microsoftonline\.de|login\.windows-ppe\.net)\/[^?#\s]+\/v2\.0\/?$/,
 ];
-
-const OLD_TEXT =
-  "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.";
-const CHALLENGE_TEXT =
-  "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.";
 
 /** Whether an `Authorization` header uses the Bearer scheme (case-insensitive, RFC 6750). */
 export function isBearer(authorization: string): boolean {
@@ -154,9 +149,9 @@ function show(value: unknown): string {
  */
 function refused(check: BearerCheck, detail: string): ServiceFailureError {
   if (check.version >= BEARER_CHALLENGE_VERSION) {
-    return new ServiceFailureError(401, "InvalidAuthenticationInfo", `${CHALLENGE_TEXT}\n${detail}`, {
+    return new ServiceFailureError(401, "InvalidAuthenticationInfo", `${SEE_CHALLENGE}\n${detail}`, {
       "WWW-Authenticate": BEARER_CHALLENGE,
     });
   }
-  return new ServiceFailureError(403, "AuthenticationFailed", `${OLD_TEXT}\n${detail}`);
+  return new ServiceFailureError(403, "AuthenticationFailed", `${AUTHENTICATION_FAILED}\n${detail}`);
 }

@@ -1,4 +1,4 @@
-import { ServiceFailureError } from "./service-error.js";
+import { AUTHENTICATION_FAILED, ServiceFailureError } from "./service-error.js";
 
 /** An inclusive IPv4 range from a SAS `sip` field, as 32-bit numbers. */
 export interface IpRange {
@@ -18,7 +18,7 @@ export function parseIpRange(text: string): IpRange {
     throw new ServiceFailureError(
       403,
       "AuthenticationFailed",
-      "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\nInvalid sip format",
+      `${AUTHENTICATION_FAILED}\nInvalid sip format`,
     );
   }
   return { from, to };

@@ -7,6 +7,14 @@ import {
   TransactionError,
 } from "../errors.js";
 
+/** The service's message of a 403 AuthenticationFailed (a detail line follows it). */
+export const AUTHENTICATION_FAILED =
+  "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.";
+
+/** The service's message of a 401 whose reason is in the `WWW-Authenticate` challenge (from 2019-12-12). */
+export const SEE_CHALLENGE =
+  "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.";
+
 /** A failure as the service reports it: HTTP status, `x-ms-error-code` and message text. */
 export interface ServiceFailure {
   readonly status: number;

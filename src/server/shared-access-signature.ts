@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { ipInRange, normalizeIp, parseIpRange } from "./ip-range.js";
-import { ServiceFailureError } from "./service-error.js";
+import { AUTHENTICATION_FAILED, ServiceFailureError } from "./service-error.js";
 import { type AccountCredentials, secretKey } from "./shared-key.js";
 import { type AccessPolicy, parseSasTime } from "./table-acl.js";
 
@@ -286,11 +286,7 @@ function optional<K extends string>(key: K, value: string | null): Partial<Recor
 }
 
 function refused(code: string, detail: string): ServiceFailureError {
-  return new ServiceFailureError(
-    403,
-    code,
-    `Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.\n${detail}`,
-  );
+  return new ServiceFailureError(403, code, `${AUTHENTICATION_FAILED}\n${detail}`);
 }
 
 function mismatch(code: string): ServiceFailureError {

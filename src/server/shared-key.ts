@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { ServiceFailureError } from "./service-error.js";
+import { AUTHENTICATION_FAILED, ServiceFailureError } from "./service-error.js";
 
 /** An account the server accepts requests for: its name and its base64 key. */
 export interface AccountCredentials {
@@ -10,9 +10,6 @@ export interface AccountCredentials {
 
 // The service refuses requests whose date is more than 15 minutes away from its clock.
 const MAX_SKEW_MS = 15 * 60 * 1000;
-
-const REFUSED =
-  "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.";
 
 /**
  * Checks a request's `Authorization` header the way the Table service does (Shared Key for the
@@ -83,5 +80,5 @@ function header(headers: IncomingHttpHeaders, name: string): string {
 }
 
 function refused(detail: string): ServiceFailureError {
-  return new ServiceFailureError(403, "AuthenticationFailed", `${REFUSED}\n${detail}`);
+  return new ServiceFailureError(403, "AuthenticationFailed", `${AUTHENTICATION_FAILED}\n${detail}`);
 }
