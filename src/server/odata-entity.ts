@@ -10,9 +10,15 @@ import { EDM_TYPES, type EdmType, type WireEntity, type WireValue } from "../wir
 /** The JSON metadata level a client asked for in `Accept` (`application/json;odata=…`). */
 export type MetadataLevel = "nometadata" | "minimalmetadata" | "fullmetadata";
 
-/** The metadata level of an `Accept` header; minimal metadata when absent or unspecified, as the service does. */
-export function metadataLevel(accept: string | undefined): MetadataLevel {
-  const match = /odata=(nometadata|minimalmetadata|fullmetadata)/i.exec(accept ?? "");
+/**
+ * The metadata level a request asks for: from its `$format` query option when given, which takes
+ * precedence over the `Accept` header (OData v3 "System Query Options": "If the $format query option is
+ * present in a request it MUST take precedence over the value(s) specified in the Accept request
+ * header"); minimal metadata when neither names a level (`$format=json`), as the service does.
+ */
+export function metadataLevel(accept: string | undefined, format?: string | null): MetadataLevel {
+  const text = format === null || format === undefined ? accept : format;
+  const match = /odata=(nometadata|minimalmetadata|fullmetadata)/i.exec(text ?? "");
   return (match?.[1]?.toLowerCase() as MetadataLevel | undefined) ?? "minimalmetadata";
 }
 

@@ -340,7 +340,7 @@ export class TableService {
 
   #context(call: Call, table: string): RenderContext {
     return {
-      level: metadataLevel(call.header("accept")),
+      level: levelOf(call),
       base: this.#base,
       account: this.#account.name,
       table,
@@ -348,7 +348,7 @@ export class TableService {
   }
 
   async #queryTables(call: Call): Promise<Answer> {
-    const level = metadataLevel(call.header("accept"));
+    const level = levelOf(call);
     const top = topOf(call.query);
     const filterText = call.query.get("$filter");
     const predicate =
@@ -397,7 +397,7 @@ export class TableService {
       throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
     }
     await this.#store.createTable(table);
-    const level = metadataLevel(call.header("accept"));
+    const level = levelOf(call);
     const headers: Record<string, string> = { Location: `${this.#base}/Tables('${table}')` };
     if (preferNoContent(call)) {
       return { status: 204, headers: { ...headers, "Preference-Applied": "return-no-content" } };
@@ -483,14 +483,18 @@ export class TableService {
     }
     const written = this.#store.insert(table, entity);
     // Read back in the same synchronous step as the write, before any other request runs.
-    let record: EntityRecord | undefined;
-    try {
-      record = this.#records.getRecord(table, entity.partitionKey, entity.rowKey);
-    } catch {
-      // The write failed for the same reason; awaiting it reports that failure.
-    }
+    const record = this.#readBack(table, entity);
     await written;
     return this.#created(call, table, record as EntityRecord);
+  }
+
+  /** The stored record of a write just submitted; undefined when the write failed (awaiting it says why). */
+  #readBack(table: string, keys: { partitionKey: string; rowKey: string }): EntityRecord | undefined {
+    try {
+      return this.#records.getRecord(table, keys.partitionKey, keys.rowKey);
+    } catch {
+      return undefined;
+    }
   }
 
   #created(call: Call, table: string, record: EntityRecord): Answer {
@@ -598,25 +602,48 @@ export class TableService {
       }
       if (table === undefined || partitionKey === undefined)
         throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
-      const t = table;
-      const results = await this.#store.submitTransaction(
-        t,
+      const submitted = this.#store.submitTransaction(
+        table,
         partitionKey,
         planned.map((p) => p.action),
       );
-      // Every part starts alike: its MIME header and status line are written once per batch.
-      const start = `${partStart(changesetId)}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n`;
+      // An insert sent without `Prefer: return-no-content` is answered 201 with the entity, as a single
+      // insert is ("Performing entity group transactions": its sample answers 201 Created with the
+      // entity). The records are read in the same synchronous step as the write, before any other request.
+      const created = planned.map((step, i) =>
+        step.action.kind === "insert" && !prefersNoContent(operations[i]?.header("prefer"))
+          ? this.#readBack(step.table, step.action.entity)
+          : undefined,
+      );
+      const results = await submitted;
+      // Every part starts alike: its MIME header is written once per batch.
+      const start = partStart(changesetId);
       let changeset = "";
       for (let i = 0; i < planned.length; i++) {
         const { action, table } = planned[i] as (typeof planned)[number];
-        changeset += start;
-        if (action.kind !== "delete") changeset += `ETag: ${results[i]?.etag ?? ""}\r\n`;
-        if (action.kind === "insert") {
-          const { partitionKey, rowKey } = action.entity;
-          const location = `${this.#base}/${this.#entityPath(table, partitionKey, rowKey)}`;
-          changeset += `Location: ${location}\r\nDataServiceId: ${location}\r\nPreference-Applied: return-no-content\r\n`;
+        const record = created[i];
+        const etag = `ETag: ${results[i]?.etag ?? ""}\r\n`;
+        if (action.kind !== "insert") {
+          changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n`;
+          changeset += action.kind === "delete" ? "\r\n" : `${etag}\r\n`;
+          continue;
         }
-        changeset += "\r\n";
+        const { partitionKey, rowKey } = action.entity;
+        const location = `${this.#base}/${this.#entityPath(table, partitionKey, rowKey)}`;
+        const where = `Location: ${location}\r\nDataServiceId: ${location}\r\n`;
+        if (record === undefined) {
+          changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n${etag}${where}Preference-Applied: return-no-content\r\n\r\n`;
+          continue;
+        }
+        const operation = operations[i] as BatchOperation;
+        const context: RenderContext = {
+          level: metadataLevel(operation.header("accept")),
+          base: this.#base,
+          account: this.#account.name,
+          table,
+        };
+        const json = this.#json.write(record, context, undefined, true);
+        changeset += `${start}HTTP/1.1 201 Created\r\nDataServiceVersion: 3.0;\r\nContent-Type: ${jsonType(context.level)}\r\n${etag}${where}Preference-Applied: return-content\r\n\r\n${json}\r\n`;
       }
       return batchAnswer(batchId, changesetId, changeset);
     } catch (error) {
@@ -773,6 +800,8 @@ function batchAnswer(batchId: string, changesetId: string, changeset: string): A
 function statusText(status: number): string {
   const texts: Record<number, string> = {
     200: "OK",
+    201: "Created",
+    204: "No Content",
     400: "Bad Request",
     403: "Forbidden",
     404: "Not Found",
@@ -808,9 +837,10 @@ function xmlErrors(req: IncomingMessage): boolean {
   const url = req.url ?? "";
   const q = url.indexOf("?");
   if (q < 0) return false;
-  const comp = new URLSearchParams(url.slice(q + 1)).get("comp");
+  const query = new URLSearchParams(url.slice(q + 1));
+  const comp = query.get("comp");
   if (comp !== "properties" && comp !== "stats" && comp !== "acl") return false;
-  return !/json/i.test(headerOf(req, "accept") ?? "");
+  return !/json/i.test(query.get("$format") ?? headerOf(req, "accept") ?? "");
 }
 
 function tableRecord(name: string): EntityRecord {
@@ -843,8 +873,18 @@ function selectOf(query: URLSearchParams): ReadonlySet<string> | undefined {
   );
 }
 
+/** The metadata level of a request's answer: `$format` first, then `Accept`. */
+function levelOf(call: Call): MetadataLevel {
+  return metadataLevel(call.header("accept"), call.query.get("$format"));
+}
+
 function preferNoContent(call: Call): boolean {
-  return /return-no-content/i.test(call.header("prefer") ?? "");
+  return prefersNoContent(call.header("prefer"));
+}
+
+/** Whether a `Prefer` header asks for no entity in the answer (`return-no-content`). */
+function prefersNoContent(prefer: string | undefined): boolean {
+  return /return-no-content/i.test(prefer ?? "");
 }
 
 function jsonType(level: MetadataLevel): string {

@@ -7,8 +7,13 @@ export const ServiceLimits = {
   maxKeyBytes: 1024,
   /** Entity: up to 1 MiB, sized with the service's formula (see entity-size.ts). */
   maxEntityBytes: 1024 * 1024,
-  /** String properties: 64 KiB, but real Azure rejects 32,768 UTF-16 units; 32,000 is the safe limit. */
-  maxStringLength: 32_000,
+  /**
+   * String properties: 32,768 UTF-16 units. "Understanding the Table service data model" (Azure Storage
+   * REST reference, Property types): "Edm.String: A UTF-16-encoded value. String values can be up to
+   * 64 KiB in size", i.e. 65,536 bytes of UTF-16 = 32,768 units; Azurite checks the same bound
+   * (`length > 32 * 1024` in its TableHandler) and its own tests write 32,768-character strings.
+   */
+  maxStringLength: 32_768,
   /** Binary properties: up to 64 KiB. */
   maxBinaryBytes: 64 * 1024,
   /** User properties per entity (255 including PartitionKey, RowKey and Timestamp). */

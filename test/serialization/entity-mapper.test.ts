@@ -130,7 +130,7 @@ describe("entity mapper", () => {
     rejects({ id: -1 }, "id", "key-negative");
     rejects({ id: 1_000_000 }, "id", "key-too-wide");
     rejects({ tenant: "a/b" }, "tenant", "key-characters");
-    rejects({ title: "x".repeat(32_001) }, "title", "string-size");
+    rejects({ title: "x".repeat(32_769) }, "title", "string-size");
     rejects({ title: 5 as unknown as string }, "title", "type");
     rejects({ big: 2n ** 63n }, "big", "range");
     rejects({ ratio: Number.NaN }, "ratio", "unsupported-value");

@@ -271,6 +271,62 @@ describe("a batch holding one query", () => {
   });
 });
 
+describe("$format", () => {
+  test("takes precedence over the Accept header (OData system query options)", async () => {
+    const table = await freshTable();
+    await table.createEntity({ partitionKey: "p", rowKey: "r", n: 1 });
+    const point = `${server.url}/${table.tableName}(PartitionKey='p',RowKey='r')`;
+    const format = (level: string) => `$format=${encodeURIComponent(`application/json;odata=${level}`)}`;
+    const none = await readJson(`${point}?${format("nometadata")}`, "fullmetadata");
+    expect(none["odata.metadata"]).toBeUndefined();
+    expect(none["odata.etag"]).toBeUndefined();
+    const full = await readJson(`${point}?${format("fullmetadata")}`, "nometadata");
+    expect(full["odata.type"]).toBe(`${ACCOUNT}.${table.tableName}`);
+    // Without $format, Accept decides.
+    expect((await readJson(point, "fullmetadata"))["odata.type"]).toBe(`${ACCOUNT}.${table.tableName}`);
+  });
+});
+
+describe("an insert in a batch", () => {
+  test("is 201 with the entity without Prefer: return-no-content, 204 with it", async () => {
+    const table = await freshTable();
+    const part = (rowKey: string, prefer: string) =>
+      "--changeset_i\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+      `POST ${server.url}/${table.tableName} HTTP/1.1\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json;odata=minimalmetadata\r\n${prefer}\r\n` +
+      `{"PartitionKey":"p","RowKey":"${rowKey}","n":7}\r\n`;
+    const body =
+      "--batch_i\r\nContent-Type: multipart/mixed; boundary=changeset_i\r\n\r\n" +
+      part("a", "") +
+      part("b", "Prefer: return-no-content\r\n") +
+      "--changeset_i--\r\n--batch_i--\r\n";
+    const response = await postBatch(body, "batch_i");
+    expect(response.status).toBe(202);
+    const [first, second] = (await response.text()).split("--changesetresponse_").slice(1);
+    expect(first).toMatch(/^HTTP\/1\.1 201 Created\r$/m);
+    expect(first).toMatch(/^Preference-Applied: return-content\r$/m);
+    expect(first).toMatch(/"RowKey":"a",.*"n":7\}/);
+    expect(second).toMatch(/^HTTP\/1\.1 204 No Content\r$/m);
+    expect(second).not.toContain('"RowKey"');
+    // The SDK sends return-no-content in its transactions, and reads both answers.
+    await table.submitTransaction([["create", { partitionKey: "p", rowKey: "c" }]]);
+    expect((await table.getEntity("p", "a")).n).toBe(7);
+  });
+});
+
+describe("strings", () => {
+  test("of 32,768 UTF-16 units (64 KiB) are accepted; one more is 400 PropertyValueTooLarge", async () => {
+    const table = await freshTable();
+    await table.createEntity({ partitionKey: "p", rowKey: "r", s: "x".repeat(32_768) });
+    expect((await table.getEntity<{ s: string }>("p", "r")).s).toHaveLength(32_768);
+    const failure = await table
+      .createEntity({ partitionKey: "p", rowKey: "s", s: "x".repeat(32_769) })
+      .catch((e: RestError) => e);
+    expect((failure as RestError).statusCode).toBe(400);
+    expect((failure as RestError).message).toContain("PropertyValueTooLarge");
+  });
+});
+
 /** A raw `$batch` request with this multipart body. */
 function postBatch(body: string, boundary: string): Promise<Response> {
   return signedFetch(`${server.url}/$batch`, {

@@ -125,17 +125,17 @@ describe("property names", () => {
 });
 
 describe("property values", () => {
-  test("strings: 32,000 UTF-16 units accepted, 32,001 are 400 PropertyValueTooLarge", async () => {
+  test("strings: 32,768 UTF-16 units (64 KiB) accepted, 32,769 are 400 PropertyValueTooLarge", async () => {
     const store = await storeWithTable();
-    await store.insert("Things", { partitionKey: "p", rowKey: "a", s: "x".repeat(32_000) });
+    await store.insert("Things", { partitionKey: "p", rowKey: "a", s: "x".repeat(32_768) });
     await expectStoreError(
-      store.insert("Things", { partitionKey: "p", rowKey: "b", s: "x".repeat(32_001) }),
+      store.insert("Things", { partitionKey: "p", rowKey: "b", s: "x".repeat(32_769) }),
       400,
       "PropertyValueTooLarge",
     );
-    // UTF-16 units, not code points: 16,001 astral characters are 32,002 units.
+    // UTF-16 units, not code points: 16,385 astral characters are 32,770 units.
     await expectStoreError(
-      store.insert("Things", { partitionKey: "p", rowKey: "c", s: "😀".repeat(16_001) }),
+      store.insert("Things", { partitionKey: "p", rowKey: "c", s: "😀".repeat(16_385) }),
       400,
       "PropertyValueTooLarge",
     );
