@@ -34,10 +34,14 @@ import {
 import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
 import { errorXml } from "./xml-document.js";
 
-// The service refuses request bodies over 4 MiB (413 RequestBodyTooLarge). A batch is read up to a
-// larger bound so the store's transaction rules can name the operation that crossed 4 MiB, as Azure does.
+// The service refuses any request body over 4 MiB with 413 RequestBodyTooLarge ("Performing entity
+// group transactions": "The total payload of a batch request is limited to 4 MiB"; "Understanding the
+// Table service data model": entities of at most 1 MiB). Counted on the bytes received, so a chunked
+// upload (no Content-Length) is refused as soon as it crosses the limit.
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const MAX_BATCH_BYTES = 32 * 1024 * 1024;
+// After a 413 the rest of the body is read and dropped (so the client, still sending, gets to read the
+// answer) up to this many more bytes; a longer upload is cut by closing the connection.
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 const DEFAULT_VERSION = "2019-02-02";
 const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -96,31 +100,39 @@ export class TableService {
 
   /** Answers one HTTP request; never throws (a failure becomes the service's error answer). */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    const limit = isBatchUrl(req.url ?? "") ? MAX_BATCH_BYTES : MAX_BODY_BYTES;
     // Plain 'data'/'end' listeners: an async iterator over the request costs more than the small
     // bodies most requests carry.
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
+    let answered = false;
+    const answer = (body: string | unknown) => {
+      if (answered) return;
+      answered = true;
+      void this.#answer(req, res, body);
+    };
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+      } else if (!answered) {
+        // Answered at once, without waiting for the rest; what follows is dropped, not kept.
+        chunks = [];
+        answer(
+          new ServiceFailureError(
+            413,
+            "RequestBodyTooLarge",
+            "The request body is too large and exceeds the maximum permissible limit.",
+          ),
+        );
+      } else if (size > MAX_BODY_BYTES + MAX_DRAIN_BYTES) {
+        req.destroy();
+      }
     });
-    req.once("error", (error) => {
-      void this.#answer(req, res, error);
-    });
+    req.once("error", (error) => answer(error));
     req.once("end", () => {
-      // Over the limit the body was drained (so the answer can be read) and the request fails with 413.
-      const body =
-        size > limit
-          ? new ServiceFailureError(
-              413,
-              "RequestBodyTooLarge",
-              "The request body is too large and exceeds the maximum permissible limit.",
-            )
-          : chunks.length === 1
-            ? (chunks[0] as Buffer).toString("utf8")
-            : Buffer.concat(chunks).toString("utf8");
-      void this.#answer(req, res, body);
+      answer(
+        chunks.length === 1 ? (chunks[0] as Buffer).toString("utf8") : Buffer.concat(chunks).toString("utf8"),
+      );
     });
   }
 
@@ -894,16 +906,6 @@ function jsonType(level: MetadataLevel): string {
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** Whether a request URL addresses `$batch` (whose body may be read up to a larger bound). */
-function isBatchUrl(url: string): boolean {
-  for (let at = url.indexOf("/$batch"); at >= 0; at = url.indexOf("/$batch", at + 1)) {
-    let end = at + "/$batch".length;
-    if (url[end] === "/") end++; // one trailing slash names the same resource
-    if (end === url.length || url[end] === "?") return true;
-  }
-  return false;
 }
 
 // The Date header changes once a second; formatting it per request is measurable at thousands a second.

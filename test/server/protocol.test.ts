@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import {
   AzureNamedKeyCredential,
   RestError,
@@ -8,7 +9,7 @@ import {
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer, ValidationError } from "../../src/index.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { ACCOUNT, errorOf, signedFetch } from "./signed-fetch.js";
+import { ACCOUNT, errorOf, signedFetch, signedHeaders } from "./signed-fetch.js";
 
 // The raw @azure/data-tables SDK against `tablekit serve`: what any client sees on the wire.
 let server: TableServer;
@@ -435,6 +436,51 @@ describe("malformed input", () => {
       body: JSON.stringify({ PartitionKey: "p", RowKey: "r", s: "x".repeat(4 * 1024 * 1024) }),
     });
     expect(await errorOf(response)).toMatchObject({ status: 413, code: "RequestBodyTooLarge" });
+  });
+
+  test("a batch body over 4 MiB is 413 although its JSON alone is under it, and writes nothing", async () => {
+    const table = await freshTable();
+    const json = (rowKey: string) =>
+      JSON.stringify({ PartitionKey: "p", RowKey: rowKey, s: "x".repeat(1024 * 1024 - 100) });
+    const parts = ["a", "b", "c", "d"].map(
+      (rowKey) =>
+        "--changeset_b\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+        `POST ${server.url}/${table.tableName} HTTP/1.1\r\nContent-Type: application/json\r\n\r\n${json(rowKey)}\r\n`,
+    );
+    const body = `--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_b\r\n\r\n${parts.join("")}--changeset_b--\r\n--batch_b--\r\n`;
+    expect(["a", "b", "c", "d"].map(json).join("").length).toBeLessThan(4 * 1024 * 1024);
+    expect(Buffer.byteLength(body)).toBeGreaterThan(4 * 1024 * 1024);
+    const response = await signedFetch(`${server.url}/$batch`, {
+      method: "POST",
+      headers: { "Content-Type": "multipart/mixed; boundary=batch_b" },
+      body,
+    });
+    expect(await errorOf(response)).toMatchObject({ status: 413, code: "RequestBodyTooLarge" });
+    expect(await table.getEntity("p", "a").catch((e: RestError) => e.statusCode)).toBe(404);
+  });
+
+  test("a chunked upload is answered 413 once it crosses 4 MiB, before it ends", async () => {
+    const table = await freshTable();
+    const url = `${server.url}/${table.tableName}`;
+    // No Content-Length: the body comes in chunks, and the answer must not wait for the last one.
+    const request = httpRequest(url, {
+      method: "POST",
+      headers: signedHeaders(url, { method: "POST", hasBody: true }),
+    });
+    const answered = new Promise<IncomingMessage>((resolve, reject) => {
+      request.once("response", resolve);
+      request.once("error", reject);
+    });
+    request.write(`{"PartitionKey":"p","RowKey":"r","s":"`);
+    const chunk = "x".repeat(64 * 1024);
+    for (let sent = 0; sent <= 4 * 1024 * 1024; sent += chunk.length) request.write(chunk);
+    const response = await answered;
+    let text = "";
+    for await (const piece of response) text += String(piece);
+    expect(response.statusCode).toBe(413);
+    expect(response.headers["x-ms-error-code"]).toBe("RequestBodyTooLarge");
+    expect(JSON.parse(text)["odata.error"].code).toBe("RequestBodyTooLarge");
+    request.end(`"}`);
   });
 
   test("a malformed multipart batch is 400 and writes nothing", async () => {

@@ -22,6 +22,22 @@ export async function signedFetch(
   } = {},
 ): Promise<Response> {
   const method = init.method ?? "GET";
+  const headers = signedHeaders(url, { ...init, hasBody: init.body !== undefined });
+  return fetch(url, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
+}
+
+/** The headers of a signed raw request (for requests sent otherwise than by `fetch`, e.g. streamed). */
+export function signedHeaders(
+  url: string,
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    hasBody?: boolean;
+    scheme?: Scheme;
+    key?: string;
+  } = {},
+): Record<string, string> {
+  const method = init.method ?? "GET";
   const headers: Record<string, string> = {
     "x-ms-date": new Date().toUTCString(),
     "x-ms-version": "2019-02-02",
@@ -29,7 +45,7 @@ export async function signedFetch(
     Accept: "application/json;odata=minimalmetadata",
     ...init.headers,
   };
-  if (init.body !== undefined && headers["Content-Type"] === undefined)
+  if (init.hasBody === true && headers["Content-Type"] === undefined)
     headers["Content-Type"] = "application/json";
   const scheme = init.scheme ?? "SharedKeyLite";
   if (scheme !== "none") {
@@ -46,7 +62,7 @@ export async function signedFetch(
       .digest("base64");
     headers.Authorization = `${scheme} ${ACCOUNT}:${sig}`;
   }
-  return fetch(url, { method, headers, ...(init.body === undefined ? {} : { body: init.body }) });
+  return headers;
 }
 
 /** The error code of an error answer's body: its `odata.error`, or its XML `<Error><Code>`. */

@@ -174,8 +174,14 @@ describe.each(storeKinds)("store contract (transactions) on $name", (kind) => {
         ),
       );
       expect(error).toMatchObject({ statusCode: 413, serviceCode: "RequestBodyTooLarge" });
-      expect(error.index).toBeGreaterThanOrEqual(15);
-      expect(error.index).toBeLessThan(17);
+      if (kind.name === "memory") {
+        // In process the store names the operation that crossed 4 MiB; over HTTP (tablekit serve, as
+        // Azure) the body is refused as a whole, by its bytes, before any operation is read: index 0.
+        expect(error.index).toBeGreaterThanOrEqual(15);
+        expect(error.index).toBeLessThan(17);
+      } else {
+        expect(error.index).toBe(0);
+      }
       expect((await readAll(store, "Things")).items).toEqual([]);
     });
 
