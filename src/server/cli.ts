@@ -18,6 +18,9 @@ Options:
   --tls-key PATH   the PEM private key of --tls-cert
   --oauth basic    also accept OAuth bearer tokens (Microsoft Entra ID); needs --tls-cert/--tls-key.
                    "basic" checks lifetime, issuer and audience but NOT the signature: local testing only
+  --table-delete-delay-ms N
+                   for N ms after a table is deleted, creating the same name answers
+                   409 TableBeingDeleted, as Azure does (about 40 s there); default 0
   --help           print this help
 
 The connection string is printed on a line of its own. SIGINT or SIGTERM stops the server (exit code 0).`;
@@ -44,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       oauth: { type: "string" },
+      "table-delete-delay-ms": { type: "string" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -74,7 +78,15 @@ async function main(argv: string[]): Promise<number> {
     certPath === undefined || keyPath === undefined
       ? undefined
       : { cert: readFileSync(certPath), key: readFileSync(keyPath) };
-  const store = new MemoryStore(values.file === undefined ? {} : { file: values.file });
+  const delayText = values["table-delete-delay-ms"];
+  const tableDeleteDelayMs = delayText === undefined ? undefined : Number(delayText);
+  if (delayText !== undefined && !(/^\d+$/.test(delayText) && Number.isSafeInteger(tableDeleteDelayMs))) {
+    process.stderr.write(
+      `tablekit: --table-delete-delay-ms takes a whole number of milliseconds, got '${delayText}'\n`,
+    );
+    return 2;
+  }
+  const store = new MemoryStore({ file: values.file, tableDeleteDelayMs });
   const server = await startTableServer({
     host: values.host,
     port,

@@ -35,6 +35,12 @@ export interface TableServerOptions {
    * only. Needs `tls` (the SDKs send bearer tokens over HTTPS only). Default off.
    */
   oauth?: TableServerOAuth | undefined;
+  /**
+   * For this many milliseconds after a table is deleted, creating the same name answers 409
+   * `TableBeingDeleted`, as Azure does (about 40 s there). Default 0. Applies to the store the server
+   * creates; a `store` you pass takes it from its own options (`new MemoryStore({ tableDeleteDelayMs })`).
+   */
+  tableDeleteDelayMs?: number | undefined;
 }
 
 /** The certificate and private key `tablekit serve` answers HTTPS with (PEM, as read from the files). */
@@ -99,7 +105,14 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       { field: "oauth" },
     );
   }
-  const store = options.store ?? new MemoryStore();
+  if (options.store !== undefined && options.tableDeleteDelayMs !== undefined) {
+    throw new ValidationError(
+      "server-table-delete-delay",
+      "startTableServer: give tableDeleteDelayMs to the store you pass (new MemoryStore({ tableDeleteDelayMs })), not beside it",
+      { field: "tableDeleteDelayMs" },
+    );
+  }
+  const store = options.store ?? new MemoryStore({ tableDeleteDelayMs: options.tableDeleteDelayMs });
   const records = store instanceof MemoryStore ? recordAccessOf(store) : undefined;
   if (records === undefined || store.flavor !== "azure") {
     throw new ValidationError(

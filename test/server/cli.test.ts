@@ -50,7 +50,8 @@ describe("tablekit serve (CLI)", () => {
       out += chunk.toString("utf8");
     });
     expect((await exitOf(child)).code).toBe(0);
-    for (const option of ["--host", "--port", "--file", "--account", "--key"]) expect(out).toContain(option);
+    for (const option of ["--host", "--port", "--file", "--account", "--key", "--table-delete-delay-ms"])
+      expect(out).toContain(option);
   });
 
   test("SIGTERM exits 0; --file keeps every answered write, also across SIGKILL", async () => {
@@ -108,13 +109,22 @@ describe("tablekit serve (CLI)", () => {
     first.kill("SIGKILL");
     expect((await killed).signal).toBe("SIGKILL");
 
-    const second = run(["serve", "--port", "0", "--file", file]);
+    // With --table-delete-delay-ms a deleted name is held (in memory: not across the restart).
+    const second = run(["serve", "--port", "0", "--file", file, "--table-delete-delay-ms", "60000"]);
     const cs2 = await connectionStringOf(second);
     expect((await serviceOf(cs2).getProperties()).cors).toEqual(cors);
     expect((await (await tableOf(cs2)).getAccessPolicy()).map((p) => p.id)).toEqual(["readers"]);
     await serviceOf(cs2).createTable("dropped");
     const again = TableClient.fromConnectionString(cs2, "dropped", { allowInsecureConnection: true });
     expect(await again.getAccessPolicy()).toEqual([]);
+    await serviceOf(cs2).deleteTable("dropped");
+    const held = await serviceOf(cs2)
+      .createTable("dropped")
+      .then(
+        () => undefined,
+        (e: { statusCode?: number }) => e.statusCode,
+      );
+    expect(held).toBe(409);
     const stopped = exitOf(second);
     second.kill("SIGKILL");
     await stopped;

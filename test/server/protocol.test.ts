@@ -93,6 +93,29 @@ describe("tables", () => {
   });
 });
 
+describe("tableDeleteDelayMs", () => {
+  test("re-creating a deleted table within the delay is 409 TableBeingDeleted, as on Azure", async () => {
+    // 60 s: far longer than the test, so no clock needs moving (MemoryStore's own test moves one).
+    const held = await startTableServer({ port: 0, tableDeleteDelayMs: 60_000 });
+    try {
+      const client = TableServiceClient.fromConnectionString(held.connectionString, {
+        allowInsecureConnection: true,
+      });
+      await client.createTable("heldname");
+      await client.deleteTable("heldname");
+      const error = await restError(client.createTable("heldname"));
+      expect(error.statusCode).toBe(409);
+      expect(codeOf(error)).toBe("TableBeingDeleted");
+      expect(error.message).toContain("The specified table is being deleted.");
+    } finally {
+      await held.close();
+    }
+    await expect(
+      startTableServer({ port: 0, store: new MemoryStore(), tableDeleteDelayMs: 1 }),
+    ).rejects.toThrow(ValidationError);
+  });
+});
+
 describe("entities", () => {
   test("every EDM type round-trips with its type", async () => {
     const table = await freshTable();

@@ -24,7 +24,7 @@ import type { Mutation } from "./mutation.js";
 import { Journal, type JournalCommit } from "./persistence.js";
 import { type PageBreaks, type PageRequest, readPage, readRecordPage } from "./query-pager.js";
 import { registerRecordAccess } from "./record-access.js";
-import { badRequest, tableNotFound } from "./service-errors.js";
+import { badRequest, tableBeingDeleted, tableNotFound } from "./service-errors.js";
 import { checkTableName, tableKey } from "./table-names.js";
 import { parseTransaction, toTransactionError } from "./transaction-rules.js";
 import { recordToStored } from "./typed-entity.js";
@@ -54,6 +54,17 @@ export interface MemoryStoreOptions {
   flavor?: MemoryStoreFlavor | undefined;
   /** Seed of the `"cosmos"` flavour's result order (default 1; read it back as `store.seed`). */
   seed?: number | undefined;
+  /**
+   * For this many milliseconds after a table is deleted, creating a table of the same name fails with
+   * 409 `TableBeingDeleted`, as on Azure ("Delete Table": deleting a table "is likely to take at least
+   * 40 seconds to complete"; meanwhile operations on it get 409 Conflict). Default 0 (no delay).
+   */
+  tableDeleteDelayMs?: number | undefined;
+  /**
+   * The clock the store reads, in milliseconds since the epoch (default `Date.now`): entity Timestamps
+   * and the `tableDeleteDelayMs` window follow it, so tests can move time without sleeping.
+   */
+  now?: (() => number) | undefined;
 }
 
 /** Which backend a `MemoryStore` behaves like. */
@@ -94,7 +105,11 @@ export class MemoryStore implements TableStore {
   readonly blobs: BlobStore;
 
   readonly #tables = new Map<string, MemoryTable>();
-  readonly #clock = new EtagClock();
+  readonly #now: () => number;
+  readonly #clock: EtagClock;
+  readonly #tableDeleteDelayMs: number;
+  /** When each recently deleted table (by lookup key) was deleted, while `tableDeleteDelayMs` holds its name. */
+  readonly #deletedAt = new Map<string, number>();
   readonly #filters = new FilterCache(500);
   readonly #pageBreaks: PageBreaks;
   readonly #journal: Journal | undefined;
@@ -135,6 +150,22 @@ export class MemoryStore implements TableStore {
       );
     }
     this.#pageBreaks = pageBreaks;
+    const delay = options.tableDeleteDelayMs ?? 0;
+    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0) {
+      throw new ValidationError(
+        "memory-table-delete-delay",
+        `MemoryStore: tableDeleteDelayMs must be a number of milliseconds >= 0, got ${String(delay)}`,
+        { field: "tableDeleteDelayMs" },
+      );
+    }
+    this.#tableDeleteDelayMs = delay;
+    if (options.now !== undefined && typeof options.now !== "function") {
+      throw new ValidationError("memory-now", "MemoryStore: now must be a function returning milliseconds", {
+        field: "now",
+      });
+    }
+    this.#now = options.now ?? Date.now;
+    this.#clock = new EtagClock(this.#now);
     this.blobs = new MemoryBlobs(options.file);
     if (options.file !== undefined) {
       this.#journal = new Journal(options.file);
@@ -175,15 +206,29 @@ export class MemoryStore implements TableStore {
 
   async createTable(table: string): Promise<void> {
     const name = checkTableName(table);
-    if (this.#tables.has(this.#tableKey(name))) return;
+    const key = this.#tableKey(name);
+    if (this.#tables.has(key)) return;
+    const deletedAt = this.#deletedAt.get(key);
+    if (deletedAt !== undefined) {
+      if (this.#now() < deletedAt + this.#tableDeleteDelayMs) throw tableBeingDeleted();
+      this.#deletedAt.delete(key);
+    }
     this.#commit([{ op: "createTable", table: name }]);
   }
 
   async deleteTable(table: string): Promise<void> {
     const name = checkTableName(table);
-    const existing = this.#tables.get(this.#tableKey(name));
+    const key = this.#tableKey(name);
+    const existing = this.#tables.get(key);
     if (existing === undefined) return;
     this.#commit([{ op: "deleteTable", table: existing.name }]);
+    // Held in memory only: a restarted store, like a fresh one, holds no name.
+    if (this.#tableDeleteDelayMs > 0) {
+      const now = this.#now();
+      for (const [held, at] of this.#deletedAt)
+        if (now >= at + this.#tableDeleteDelayMs) this.#deletedAt.delete(held);
+      this.#deletedAt.set(key, now);
+    }
   }
 
   async listTables(prefix = ""): Promise<string[]> {

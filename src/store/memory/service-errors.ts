@@ -12,3 +12,14 @@ export function tableNotFound(table: string): StoreError {
     serviceCode: "TableNotFound",
   });
 }
+
+/**
+ * The service's 409 TableBeingDeleted answer to creating a table whose name a deletion still holds
+ * ("Table service error codes": TableBeingDeleted, Conflict (409), "The specified table is being deleted.").
+ */
+export function tableBeingDeleted(): StoreError {
+  return new StoreError("TableBeingDeleted: The specified table is being deleted.", {
+    statusCode: 409,
+    serviceCode: "TableBeingDeleted",
+  });
+}
