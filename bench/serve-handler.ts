@@ -9,7 +9,6 @@ import { TableClient, TableTransaction } from "@azure/data-tables";
 import { DEV_STORE_ACCOUNT, DEV_STORE_KEY, startTableServer } from "../src/server/table-server.js";
 import { TableService } from "../src/server/table-service.js";
 import { MemoryStore } from "../src/store/memory/memory-store.js";
-import { recordAccessOf } from "../src/store/memory/record-access.js";
 
 interface Captured {
   method: string;
@@ -70,9 +69,9 @@ export async function serveHandlerCosts(
 ): Promise<{ upserts: number; paging: number; reads: number }> {
   const requests = await capture();
   const store = new MemoryStore();
-  const records = recordAccessOf(store);
-  if (records === undefined) throw new Error("no record access");
-  const service = new TableService(store, records, {
+  const served = store.served();
+  if (served === undefined) throw new Error("no served store");
+  const service = new TableService(served, {
     name: DEV_STORE_ACCOUNT,
     key: Buffer.from(DEV_STORE_KEY, "base64"),
   });

@@ -1,4 +1,4 @@
-import { badRequest } from "../store/memory/service-errors.js";
+import { badRequest } from "./service-error.js";
 
 /** One operation of a `$batch` changeset: its HTTP request as the client wrote it. */
 export interface BatchOperation {

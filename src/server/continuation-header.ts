@@ -1,4 +1,4 @@
-import { badRequest } from "../store/memory/service-errors.js";
+import { badRequest } from "./service-error.js";
 
 // Printable ASCII other than space: safe in a header as it is.
 const PLAIN = /^[\x21-\x7e]+$/;

@@ -1,5 +1,5 @@
-import { ticksToIso } from "../store/memory/ticks.js";
-import type { EntityRecord } from "../store/memory/typed-entity.js";
+import type { EntityRecord } from "../store/served-store.js";
+import { ticksToIso } from "../util/unix-ticks.js";
 import { type RenderContext, renderRecord } from "./odata-entity.js";
 
 // Property-name prefixes kept at most this many (a server sees few distinct names; a flood of names

@@ -1,11 +1,11 @@
-import { badRequest } from "../store/memory/service-errors.js";
-import { ticksToIso } from "../store/memory/ticks.js";
 import {
   type EntityRecord,
   SHADOWED_PROPERTIES,
   type WireEntityWithShadowed,
-} from "../store/memory/typed-entity.js";
+} from "../store/served-store.js";
+import { ticksToIso } from "../util/unix-ticks.js";
 import { EDM_TYPES, type EdmType, type WireEntity, type WireValue } from "../wire/wire-entity.js";
+import { badRequest } from "./service-error.js";
 
 /** The JSON metadata level a client asked for in `Accept` (`application/json;odata=…`). */
 export type MetadataLevel = "nometadata" | "minimalmetadata" | "fullmetadata";

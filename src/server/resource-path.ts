@@ -1,4 +1,4 @@
-import { badRequest } from "../store/memory/service-errors.js";
+import { badRequest } from "./service-error.js";
 
 /** What a request path (after the account segment) addresses. */
 export type Resource =

@@ -1,4 +1,4 @@
-import type { RecordAccess } from "../store/memory/record-access.js";
+import type { ServedStore } from "../store/served-store.js";
 import { type CorsHeaders, corsResponseHeaders, preflight } from "./cors.js";
 import { ServiceFailureError } from "./service-error.js";
 import {
@@ -30,7 +30,7 @@ const MAX_CACHED_ACLS = 1000;
  * table's ACL goes with the table in the same line that deletes it.
  */
 export class ServiceAdmin {
-  readonly #records: RecordAccess;
+  readonly #records: ServedStore;
   /** The last parsed properties and the stored text they came from (parsed once per change). */
   #cache: { text: string | undefined; properties: ServiceProperties } = {
     text: undefined,
@@ -40,7 +40,7 @@ export class ServiceAdmin {
   /** Parsed ACLs by table name as requests give it, with the stored text each came from. */
   readonly #acls = new Map<string, { text: string; acl: ReturnType<typeof parseTableAcl> }>();
 
-  constructor(records: RecordAccess) {
+  constructor(records: ServedStore) {
     this.#records = records;
   }
 

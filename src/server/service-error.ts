@@ -33,6 +33,11 @@ export class ServiceFailureError extends Error {
   }
 }
 
+/** The service's 400 answer with this error code (InvalidInput, InvalidUri, OutOfRangeInput, …). */
+export function badRequest(code: string, message: string): ServiceFailureError {
+  return new ServiceFailureError(400, code, message);
+}
+
 // The service's own texts for its common codes (Table service error codes reference).
 const TEXTS: Record<string, string> = {
   EntityAlreadyExists: "The specified entity already exists.",
@@ -40,6 +45,7 @@ const TEXTS: Record<string, string> = {
   UpdateConditionNotSatisfied: "The update condition specified in the request was not satisfied.",
   TableNotFound: "The table specified does not exist.",
   TableAlreadyExists: "The table specified already exists.",
+  TableBeingDeleted: "The specified table is being deleted.",
 };
 
 /** Translates anything a handler threw into the service's answer; unknown errors are 500 InternalError. */

@@ -5,7 +5,6 @@ import type { AddressInfo } from "node:net";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
-import { recordAccessOf } from "../store/memory/record-access.js";
 import type { TableServerOAuth } from "./bearer-token.js";
 import { TableService } from "./table-service.js";
 
@@ -113,20 +112,16 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
     );
   }
   const store = options.store ?? new MemoryStore({ tableDeleteDelayMs: options.tableDeleteDelayMs });
-  const records = store instanceof MemoryStore ? recordAccessOf(store) : undefined;
-  if (records === undefined || store.flavor !== "azure") {
+  // The server speaks to the store through the served-store port only.
+  const served = store instanceof MemoryStore ? store.served() : undefined;
+  if (served === undefined) {
     throw new ValidationError(
       "server-store",
       'startTableServer: store must be a MemoryStore of the "azure" flavour',
       { field: "store" },
     );
   }
-  const service = new TableService(
-    store,
-    records,
-    { name: account, key: Buffer.from(key, "base64") },
-    { oauth },
-  );
+  const service = new TableService(served, { name: account, key: Buffer.from(key, "base64") }, { oauth });
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     void service.handle(req, res);
   };

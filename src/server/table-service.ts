@@ -1,38 +1,20 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { compilePredicate } from "../store/memory/filter-evaluator.js";
-import type { MemoryStore } from "../store/memory/memory-store.js";
-import { parseFilter } from "../store/memory/odata-filter-parser.js";
-import type { RecordAccess } from "../store/memory/record-access.js";
-import { badRequest } from "../store/memory/service-errors.js";
-import type { EntityRecord } from "../store/memory/typed-entity.js";
-import type { TransactionAction, WriteMode } from "../store/table-store.js";
+import type { ServedStore } from "../store/served-store.js";
+import { aclOperation, serviceOperation, unsupportedVerb } from "./admin-operations.js";
 import { anonymousRequestFailure } from "./anonymous-request.js";
-import { type BatchOperation, boundaryOf, parseBatch } from "./batch-body.js";
+import { submitBatch } from "./batch-operations.js";
 import { checkBearerToken, isBearer, type TableServerOAuth } from "./bearer-token.js";
-import { decodeContinuationKey, encodeContinuationKey } from "./continuation-header.js";
 import { EntityJsonWriter } from "./entity-json-writer.js";
-import {
-  type MetadataLevel,
-  metadataLevel,
-  parseJsonObject,
-  quoteKey,
-  type RenderContext,
-  readEntityBody,
-} from "./odata-entity.js";
-import { operationPath } from "./operation-path.js";
-import { parseResource, type Resource } from "./resource-path.js";
+import { deleteEntity, getEntity, insertEntity, writeEntity } from "./entity-operations.js";
+import { queryEntities } from "./query-operations.js";
+import { parseResource } from "./resource-path.js";
 import { ServiceAdmin } from "./service-admin.js";
-import { errorBody, type ServiceFailure, ServiceFailureError, toFailure } from "./service-error.js";
-import {
-  authorize,
-  checkSas,
-  rangeFilter,
-  type SasGrant,
-  type SasOperation,
-} from "./shared-access-signature.js";
+import { type Answer, type Call, failureAnswer, type ServiceContext } from "./service-call.js";
+import { ServiceFailureError, toFailure } from "./service-error.js";
+import { authorize, checkSas, type SasOperation } from "./shared-access-signature.js";
 import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
-import { errorXml } from "./xml-document.js";
+import { createTable, deleteTable, queryTables } from "./table-operations.js";
 
 // The service refuses any request body over 4 MiB with 413 RequestBodyTooLarge ("Performing entity
 // group transactions": "The total payload of a batch request is limited to 4 MiB"; "Understanding the
@@ -45,57 +27,35 @@ const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 const DEFAULT_VERSION = "2019-02-02";
 const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
-/** One HTTP answer before it is written: status, headers and body text. */
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-/** The parts of a request a handler needs, shared by top-level requests and batch operations. */
-interface Call {
-  readonly method: string;
-  readonly resource: Resource;
-  readonly query: URLSearchParams;
-  header(name: string): string | undefined;
-  readonly body: string;
-  /** What the request's shared access signature grants; undefined for Shared Key requests. */
-  readonly grant?: SasGrant | undefined;
-}
-
 /**
- * The Table service REST API over one `MemoryStore`: routing, authorization and the JSON wire
- * format. Reads use the store's records (typed values); every write goes through the store port,
- * so the server adds no write path of its own.
+ * The Table service REST API over a served store: reading requests, authorization and routing to the
+ * operation handlers (tables, entities, queries, batches, administration). Reads use the store's typed
+ * records; every write goes through the store port, so the server adds no write path of its own.
  */
 export class TableService {
-  readonly #store: MemoryStore;
-  readonly #records: RecordAccess;
+  readonly #service: ServiceContext;
   readonly #account: AccountCredentials;
-  readonly #json = new EntityJsonWriter();
-  readonly #admin: ServiceAdmin;
-  /** `/account/`, what every operation path in a batch starts with. */
-  readonly #accountPrefix: string;
   readonly #oauth: TableServerOAuth | undefined;
-  #base = "";
 
   constructor(
-    store: MemoryStore,
-    records: RecordAccess,
+    store: ServedStore,
     account: AccountCredentials,
     options: { oauth?: TableServerOAuth | undefined } = {},
   ) {
-    this.#store = store;
-    this.#records = records;
     this.#account = account;
-    this.#accountPrefix = `/${account.name}/`;
     this.#oauth = options.oauth;
-    this.#admin = new ServiceAdmin(records);
+    this.#service = {
+      store,
+      account,
+      json: new EntityJsonWriter(),
+      admin: new ServiceAdmin(store),
+      base: "",
+    };
   }
 
   /** The account endpoint, once the server knows its address (used in links and Location headers). */
   set base(url: string) {
-    this.#base = url;
+    this.#service.base = url;
   }
 
   /** Answers one HTTP request; never throws (a failure becomes the service's error answer). */
@@ -172,7 +132,9 @@ export class TableService {
     if (req.method !== "OPTIONS") {
       Object.assign(
         headers,
-        this.#admin.corsHeaders(req.method ?? "GET", headerOf(req, "origin"), () => Object.keys(headers)),
+        this.#service.admin.corsHeaders(req.method ?? "GET", headerOf(req, "origin"), () =>
+          Object.keys(headers),
+        ),
       );
     }
     res.writeHead(answer.status, headers);
@@ -181,7 +143,7 @@ export class TableService {
 
   /** A CORS preflight is answered from the service's rules alone, before any authorization. */
   #preflight(req: IncomingMessage): Answer {
-    return this.#admin.preflight(
+    return this.#service.admin.preflight(
       headerOf(req, "origin"),
       headerOf(req, "access-control-request-method"),
       headerOf(req, "access-control-request-headers"),
@@ -207,7 +169,7 @@ export class TableService {
           now: now.getTime(),
           https,
           clientAddress: req.socket.remoteAddress,
-          policy: (table, id) => this.#admin.policy(table, id),
+          policy: (table, id) => this.#service.admin.policy(table, id),
         })
       : this.#oauth !== undefined && authorization !== undefined && isBearer(authorization)
         ? checkBearerToken(authorization, {
@@ -223,7 +185,7 @@ export class TableService {
     if (rawPath === `${prefix}-secondary` || rawPath === `${prefix}-secondary/`) {
       if (method === "GET" && query.get("restype") === "service" && query.get("comp") === "stats") {
         if (grant !== undefined) authorize(grant, { kind: "service", verb: "read" });
-        return this.#admin.getStats(true, now);
+        return this.#service.admin.getStats(true, now);
       }
     }
     if (rawPath !== prefix && !rawPath.startsWith(`${prefix}/`)) {
@@ -241,602 +203,69 @@ export class TableService {
       body,
       grant: grant ?? undefined,
     };
-    if (call.resource.kind === "batch") return this.#batch(call);
+    if (call.resource.kind === "batch") return submitBatch(this.#service, call);
     return this.#dispatch(call, now);
   }
 
   async #dispatch(call: Call, now: Date): Promise<Answer> {
+    const service = this.#service;
     const { resource, method } = call;
     const allow = (operation: SasOperation) => {
       if (call.grant !== undefined) authorize(call.grant, operation);
     };
-    const keys =
-      resource.kind === "entity" ? { partitionKey: resource.partitionKey, rowKey: resource.rowKey } : {};
     switch (resource.kind) {
       case "service":
-        return this.#serviceOperation(call, now);
+        return serviceOperation(service, call, now);
       case "tables":
         if (method === "GET") {
           allow({ kind: "tables", verb: "list" });
-          return this.#queryTables(call);
+          return queryTables(service, call);
         }
         if (method === "POST") {
           allow({ kind: "tables", verb: "create" });
-          return this.#createTable(call);
+          return createTable(service, call);
         }
         break;
       case "table":
         if (method === "DELETE") {
           allow({ kind: "tables", verb: "delete" });
-          return this.#deleteTable(resource.table);
+          return deleteTable(service, resource.table);
         }
         break;
       case "entities":
-        if (call.query.get("comp") === "acl") return this.#aclOperation(call, resource.table);
+        if (call.query.get("comp") === "acl") return aclOperation(service, call, resource.table);
         if (method === "GET") {
           allow({ kind: "entity", table: resource.table, verb: "read" });
-          return this.#queryEntities(call, resource.table);
+          return queryEntities(service, call, resource.table);
         }
-        if (method === "POST") return this.#insert(call, resource.table);
+        if (method === "POST") return insertEntity(service, call, resource.table);
         break;
       case "entity": {
-        const ifMatch = call.header("if-match");
+        const { table, partitionKey, rowKey } = resource;
         if (method === "GET") {
-          allow({ kind: "entity", table: resource.table, verb: "read", ...keys });
-          return this.#getEntity(call, resource);
+          allow({ kind: "entity", table, verb: "read", partitionKey, rowKey });
+          return getEntity(service, call, resource);
         }
-        const verb = ifMatch === undefined ? "upsert" : "update";
+        const verb = call.header("if-match") === undefined ? "upsert" : "update";
         if (method === "PUT") {
-          allow({ kind: "entity", table: resource.table, verb, ...keys });
-          return this.#write(call, resource, "replace");
+          allow({ kind: "entity", table, verb, partitionKey, rowKey });
+          return writeEntity(service, call, resource, "replace");
         }
         if (method === "MERGE" || method === "PATCH") {
-          allow({ kind: "entity", table: resource.table, verb, ...keys });
-          return this.#write(call, resource, "merge");
+          allow({ kind: "entity", table, verb, partitionKey, rowKey });
+          return writeEntity(service, call, resource, "merge");
         }
         if (method === "DELETE") {
-          allow({ kind: "entity", table: resource.table, verb: "delete", ...keys });
-          return this.#delete(call, resource);
+          allow({ kind: "entity", table, verb: "delete", partitionKey, rowKey });
+          return deleteEntity(service, call, resource);
         }
         break;
       }
       case "batch":
         break;
     }
-    throw new ServiceFailureError(
-      405,
-      "UnsupportedHttpVerb",
-      `The resource doesn't support the specified HTTP verb ${method}.`,
-    );
+    throw unsupportedVerb(method);
   }
-
-  /** Get/Set Table Service Properties and Get Table Service Stats (`?restype=service&comp=…`). */
-  #serviceOperation(call: Call, now: Date): Answer {
-    const comp = call.query.get("comp");
-    if (call.query.get("restype") === "service" && (comp === "properties" || comp === "stats")) {
-      const verb = call.method === "PUT" ? "write" : "read";
-      if (call.grant !== undefined) authorize(call.grant, { kind: "service", verb });
-      if (comp === "stats" && call.method === "GET") return this.#admin.getStats(false, now);
-      if (comp === "properties" && call.method === "GET") return this.#admin.getProperties();
-      if (comp === "properties" && call.method === "PUT") return this.#admin.setProperties(call.body);
-      throw new ServiceFailureError(
-        405,
-        "UnsupportedHttpVerb",
-        `The resource doesn't support the specified HTTP verb ${call.method}.`,
-      );
-    }
-    throw new ServiceFailureError(
-      400,
-      "InvalidUri",
-      "The requested URI does not represent any resource on the server.",
-    );
-  }
-
-  /** Get/Set Table ACL (`table?comp=acl`) of an existing table. */
-  #aclOperation(call: Call, table: string): Answer {
-    if (call.method !== "GET" && call.method !== "PUT") {
-      throw new ServiceFailureError(
-        405,
-        "UnsupportedHttpVerb",
-        `The resource doesn't support the specified HTTP verb ${call.method}.`,
-      );
-    }
-    if (call.grant !== undefined) {
-      authorize(call.grant, { kind: "acl", table, verb: call.method === "PUT" ? "write" : "read" });
-    }
-    if (this.#records.tableName(table) === undefined) {
-      throw new ServiceFailureError(404, "TableNotFound", "The table specified does not exist.");
-    }
-    return call.method === "PUT" ? this.#admin.setAcl(table, call.body) : this.#admin.getAcl(table);
-  }
-
-  #context(call: Call, table: string): RenderContext {
-    return {
-      level: levelOf(call),
-      base: this.#base,
-      account: this.#account.name,
-      table,
-    };
-  }
-
-  async #queryTables(call: Call): Promise<Answer> {
-    const level = levelOf(call);
-    const top = topOf(call.query);
-    const filterText = call.query.get("$filter");
-    const predicate =
-      filterText === null || filterText.trim() === "" ? undefined : compilePredicate(parseFilter(filterText));
-    const from = call.query.get("NextTableName");
-    const start = from === null ? undefined : decodeContinuationKey(from);
-    const names = (await this.#store.listTables()).sort(); // ordinal, as the service lists them
-    const value: Record<string, unknown>[] = [];
-    let next: string | undefined;
-    for (const name of names) {
-      if (start !== undefined && name < start) continue;
-      if (predicate !== undefined && !predicate(tableRecord(name))) continue;
-      if (value.length === top) {
-        next = name;
-        break;
-      }
-      value.push(this.#tableJson(name, level, false));
-    }
-    const json: Record<string, unknown> = {};
-    if (level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#Tables`;
-    json.value = value;
-    const headers: Record<string, string> = { "Content-Type": jsonType(level) };
-    if (next !== undefined) headers["x-ms-continuation-NextTableName"] = encodeContinuationKey(next);
-    return { status: 200, headers, body: JSON.stringify(json) };
-  }
-
-  #tableJson(name: string, level: MetadataLevel, single: boolean): Record<string, unknown> {
-    const json: Record<string, unknown> = {};
-    if (single && level !== "nometadata") json["odata.metadata"] = `${this.#base}/$metadata#Tables/@Element`;
-    if (level === "fullmetadata") {
-      json["odata.type"] = `${this.#account.name}.Tables`;
-      json["odata.id"] = `${this.#base}/Tables('${name}')`;
-      json["odata.editLink"] = `Tables('${name}')`;
-    }
-    json.TableName = name;
-    return json;
-  }
-
-  async #createTable(call: Call): Promise<Answer> {
-    const table = parseJsonObject(call.body).TableName;
-    if (typeof table !== "string") {
-      throw badRequest("InvalidInput", 'the body must name the table: {"TableName":"…"}');
-    }
-    // The check and the create run in one synchronous step: no other request can slip between them.
-    if (this.#records.tableName(table) !== undefined) {
-      throw new ServiceFailureError(409, "TableAlreadyExists", "The table specified already exists.");
-    }
-    await this.#store.createTable(table);
-    const level = levelOf(call);
-    const headers: Record<string, string> = { Location: `${this.#base}/Tables('${table}')` };
-    if (preferNoContent(call)) {
-      return { status: 204, headers: { ...headers, "Preference-Applied": "return-no-content" } };
-    }
-    return {
-      status: 201,
-      headers: { ...headers, "Content-Type": jsonType(level), "Preference-Applied": "return-content" },
-      body: JSON.stringify(this.#tableJson(table, level, true)),
-    };
-  }
-
-  async #deleteTable(table: string): Promise<Answer> {
-    if (this.#records.tableName(table) === undefined) {
-      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
-    }
-    // The store drops the table's ACL with it, in the same journal line.
-    await this.#store.deleteTable(table);
-    return { status: 204, headers: {} };
-  }
-
-  #queryEntities(call: Call, table: string): Answer {
-    const context = this.#context(call, table);
-    const select = selectOf(call.query);
-    const npk = call.query.get("NextPartitionKey");
-    const nrk = call.query.get("NextRowKey");
-    const continuation =
-      npk === null
-        ? undefined
-        : {
-            nextPartitionKey: decodeContinuationKey(npk),
-            ...(nrk === null ? {} : { nextRowKey: decodeContinuationKey(nrk) }),
-          };
-    const own = call.query.get("$filter");
-    // A SAS key range narrows the query: nothing outside it is ever returned.
-    const range = call.grant === undefined ? undefined : rangeFilter(call.grant);
-    const filter =
-      range === undefined ? own : own === null || own.trim() === "" ? range : `(${own}) and ${range}`;
-    const page = this.#records.queryRecords(table, {
-      ...(filter === null ? {} : { filter }),
-      top: topOf(call.query),
-      ...(continuation === undefined ? {} : { continuation }),
-    });
-    // The page is written as text from cached pieces: a page is up to 1,000 entities.
-    const entities = page.items.map((record) => this.#json.write(record, context, select, false));
-    const body =
-      context.level === "nometadata"
-        ? `{"value":[${entities.join(",")}]}`
-        : `{"odata.metadata":${JSON.stringify(`${this.#base}/$metadata#${table}`)},"value":[${entities.join(",")}]}`;
-    const headers: Record<string, string> = { "Content-Type": jsonType(context.level) };
-    if (page.continuation !== undefined) {
-      headers["x-ms-continuation-NextPartitionKey"] = encodeContinuationKey(
-        page.continuation.nextPartitionKey,
-      );
-      if (page.continuation.nextRowKey !== undefined) {
-        headers["x-ms-continuation-NextRowKey"] = encodeContinuationKey(page.continuation.nextRowKey);
-      }
-    }
-    return { status: 200, headers, body };
-  }
-
-  #getEntity(call: Call, at: EntityAt): Answer {
-    const record = this.#records.getRecord(at.table, at.partitionKey, at.rowKey);
-    if (record === undefined)
-      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
-    const context = this.#context(call, at.table);
-    return {
-      status: 200,
-      headers: { "Content-Type": jsonType(context.level), ETag: record.etag },
-      body: this.#json.write(record, context, selectOf(call.query), true),
-    };
-  }
-
-  async #insert(call: Call, table: string): Promise<Answer> {
-    const entity = readEntityBody(call.body, undefined);
-    if (call.grant !== undefined) {
-      authorize(call.grant, {
-        kind: "entity",
-        table,
-        verb: "add",
-        partitionKey: entity.partitionKey,
-        rowKey: entity.rowKey,
-      });
-    }
-    const written = this.#store.insert(table, entity);
-    // Read back in the same synchronous step as the write, before any other request runs.
-    const record = this.#readBack(table, entity);
-    await written;
-    return this.#created(call, table, record as EntityRecord);
-  }
-
-  /** The stored record of a write just submitted; undefined when the write failed (awaiting it says why). */
-  #readBack(table: string, keys: { partitionKey: string; rowKey: string }): EntityRecord | undefined {
-    try {
-      return this.#records.getRecord(table, keys.partitionKey, keys.rowKey);
-    } catch {
-      return undefined;
-    }
-  }
-
-  #created(call: Call, table: string, record: EntityRecord): Answer {
-    const location = `${this.#base}/${this.#entityPath(table, record.partitionKey, record.rowKey)}`;
-    const headers: Record<string, string> = {
-      ETag: record.etag,
-      Location: location,
-      DataServiceId: location,
-    };
-    if (preferNoContent(call)) {
-      return { status: 204, headers: { ...headers, "Preference-Applied": "return-no-content" } };
-    }
-    const context = this.#context(call, table);
-    return {
-      status: 201,
-      headers: {
-        ...headers,
-        "Content-Type": jsonType(context.level),
-        "Preference-Applied": "return-content",
-      },
-      body: this.#json.write(record, context, undefined, true),
-    };
-  }
-
-  #entityPath(table: string, partitionKey: string, rowKey: string): string {
-    return `${table}(PartitionKey='${quoteKey(partitionKey)}',RowKey='${quoteKey(rowKey)}')`;
-  }
-
-  async #write(call: Call, at: EntityAt, mode: WriteMode): Promise<Answer> {
-    const entity = readEntityBody(call.body, at);
-    const ifMatch = call.header("if-match");
-    const result =
-      ifMatch === undefined
-        ? await this.#store.upsert(at.table, entity, mode)
-        : await this.#store.update(at.table, entity, mode, ifMatch);
-    return { status: 204, headers: { ETag: result.etag } };
-  }
-
-  async #delete(call: Call, at: EntityAt): Promise<Answer> {
-    const ifMatch = call.header("if-match");
-    if (ifMatch === undefined) {
-      throw new ServiceFailureError(
-        400,
-        "MissingRequiredHeader",
-        "An HTTP header that's mandatory for this request is not specified.",
-      );
-    }
-    const deleted = await this.#store.delete(at.table, at.partitionKey, at.rowKey, ifMatch);
-    if (!deleted)
-      throw new ServiceFailureError(404, "ResourceNotFound", "The specified resource does not exist.");
-    return { status: 204, headers: {} };
-  }
-
-  /** An entity group transaction: every operation parsed and checked, then one atomic store call. */
-  async #batch(call: Call): Promise<Answer> {
-    if (call.method !== "POST") {
-      throw new ServiceFailureError(
-        405,
-        "UnsupportedHttpVerb",
-        "The resource doesn't support the specified HTTP verb.",
-      );
-    }
-    const boundary = boundaryOf(call.header("content-type"));
-    const batch = parseBatch(call.body, boundary);
-    if (batch.kind === "query") return this.#batchQuery(call, batch.operation);
-    const operations = batch.operations;
-    const batchId = randomUUID();
-    const changesetId = randomUUID();
-    const planned: { action: TransactionAction; table: string }[] = [];
-    let table: string | undefined;
-    let partitionKey: string | undefined;
-    try {
-      for (let index = 0; index < operations.length; index++) {
-        try {
-          const step = this.#batchAction(operations[index] as BatchOperation);
-          const keys = step.action.kind === "delete" ? step.action : step.action.entity;
-          if (call.grant !== undefined) {
-            authorize(call.grant, {
-              kind: "entity",
-              table: step.table,
-              verb: SAS_VERBS[step.action.kind],
-              partitionKey: keys.partitionKey,
-              rowKey: keys.rowKey,
-            });
-          }
-          if (
-            table !== undefined &&
-            step.table !== table &&
-            step.table.toLowerCase() !== table.toLowerCase()
-          ) {
-            throw badRequest("InvalidInput", "all operations of a batch must address one table");
-          }
-          if (partitionKey !== undefined && keys.partitionKey !== partitionKey) {
-            throw badRequest(
-              "CommandsInBatchActOnDifferentPartitions",
-              "all operations of a batch must share one PartitionKey",
-            );
-          }
-          table = step.table;
-          partitionKey = keys.partitionKey;
-          planned.push(step);
-        } catch (error) {
-          throw new IndexedFailure(index, error);
-        }
-      }
-      if (table === undefined || partitionKey === undefined)
-        throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
-      const submitted = this.#store.submitTransaction(
-        table,
-        partitionKey,
-        planned.map((p) => p.action),
-      );
-      // An insert sent without `Prefer: return-no-content` is answered 201 with the entity, as a single
-      // insert is ("Performing entity group transactions": its sample answers 201 Created with the
-      // entity). The records are read in the same synchronous step as the write, before any other request.
-      const created = planned.map((step, i) =>
-        step.action.kind === "insert" && !prefersNoContent(operations[i]?.header("prefer"))
-          ? this.#readBack(step.table, step.action.entity)
-          : undefined,
-      );
-      const results = await submitted;
-      // Every part starts alike: its MIME header is written once per batch.
-      const start = partStart(changesetId);
-      let changeset = "";
-      for (let i = 0; i < planned.length; i++) {
-        const { action, table } = planned[i] as (typeof planned)[number];
-        const record = created[i];
-        const etag = `ETag: ${results[i]?.etag ?? ""}\r\n`;
-        if (action.kind !== "insert") {
-          changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n`;
-          changeset += action.kind === "delete" ? "\r\n" : `${etag}\r\n`;
-          continue;
-        }
-        const { partitionKey, rowKey } = action.entity;
-        const location = `${this.#base}/${this.#entityPath(table, partitionKey, rowKey)}`;
-        const where = `Location: ${location}\r\nDataServiceId: ${location}\r\n`;
-        if (record === undefined) {
-          changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n${etag}${where}Preference-Applied: return-no-content\r\n\r\n`;
-          continue;
-        }
-        const operation = operations[i] as BatchOperation;
-        const context: RenderContext = {
-          level: metadataLevel(operation.header("accept")),
-          base: this.#base,
-          account: this.#account.name,
-          table,
-        };
-        const json = this.#json.write(record, context, undefined, true);
-        changeset += `${start}HTTP/1.1 201 Created\r\nDataServiceVersion: 3.0;\r\nContent-Type: ${jsonType(context.level)}\r\n${etag}${where}Preference-Applied: return-content\r\n\r\n${json}\r\n`;
-      }
-      return batchAnswer(batchId, changesetId, changeset);
-    } catch (error) {
-      const failure = error instanceof IndexedFailure ? indexed(error) : toFailure(error);
-      const json = errorBody(failure, randomUUID(), new Date());
-      const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
-      return batchAnswer(batchId, changesetId, partStart(changesetId) + part);
-    }
-  }
-
-  /**
-   * A batch whose only part is a query (a point read or an entity query), answered as one
-   * `application/http` part outside any changeset; its failure is that part's status, not the batch's.
-   */
-  #batchQuery(call: Call, operation: BatchOperation): Answer {
-    let answer: Answer;
-    try {
-      const url = new URL(operation.url, "http://batch.invalid");
-      const prefix = this.#accountPrefix;
-      if (!url.pathname.startsWith(prefix))
-        throw badRequest("InvalidUri", "the operation's URL names another account");
-      const resource = parseResource(url.pathname.slice(prefix.length));
-      const inner: Call = {
-        method: "GET",
-        resource,
-        query: url.searchParams,
-        header: (name) => operation.header(name),
-        body: "",
-        grant: call.grant,
-      };
-      if (resource.kind === "entity") {
-        if (call.grant !== undefined) {
-          const { table, partitionKey, rowKey } = resource;
-          authorize(call.grant, { kind: "entity", table, verb: "read", partitionKey, rowKey });
-        }
-        answer = this.#getEntity(inner, resource);
-      } else if (resource.kind === "entities") {
-        if (call.grant !== undefined)
-          authorize(call.grant, { kind: "entity", table: resource.table, verb: "read" });
-        answer = this.#queryEntities(inner, resource.table);
-      } else {
-        throw badRequest("InvalidInput", "a query in a batch must read entities");
-      }
-    } catch (error) {
-      // As for a changeset, the message names the failing operation: the only one, index 0.
-      const failure = toFailure(error);
-      answer = failureAnswer({ ...failure, message: `0:${failure.message}` }, randomUUID(), new Date());
-    }
-    const headers = Object.entries({ DataServiceVersion: "3.0;", ...answer.headers })
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join("");
-    const batchId = randomUUID();
-    const body =
-      `--batchresponse_${batchId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n` +
-      `HTTP/1.1 ${answer.status} ${statusText(answer.status)}\r\n${headers}\r\n${answer.body ?? ""}\r\n` +
-      `--batchresponse_${batchId}--\r\n`;
-    return {
-      status: 202,
-      headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
-      body,
-    };
-  }
-
-  /** One batch operation as a port action. */
-  #batchAction(operation: BatchOperation): { table: string; action: TransactionAction } {
-    let path: string;
-    try {
-      path = operationPath(operation.url);
-    } catch {
-      throw badRequest("InvalidUri", "the operation's URL is invalid");
-    }
-    const prefix = this.#accountPrefix;
-    if (!path.startsWith(prefix)) throw badRequest("InvalidUri", "the operation's URL names another account");
-    const resource = parseResource(path.slice(prefix.length));
-    // The operation itself, not a whole `Call`: a batch has up to 100 of them.
-    const call = { method: operation.method, body: operation.body };
-    if (resource.kind === "entities" && call.method === "POST") {
-      return {
-        table: resource.table,
-        action: { kind: "insert", entity: readEntityBody(call.body, undefined) },
-      };
-    }
-    if (resource.kind === "entity") {
-      const ifMatch = operation.header("if-match");
-      if (call.method === "DELETE") {
-        if (ifMatch === undefined)
-          throw new ServiceFailureError(
-            400,
-            "MissingRequiredHeader",
-            "An HTTP header that's mandatory for this request is not specified.",
-          );
-        return {
-          table: resource.table,
-          action: { kind: "delete", partitionKey: resource.partitionKey, rowKey: resource.rowKey, ifMatch },
-        };
-      }
-      const mode: WriteMode | undefined =
-        call.method === "PUT"
-          ? "replace"
-          : call.method === "MERGE" || call.method === "PATCH"
-            ? "merge"
-            : undefined;
-      if (mode !== undefined) {
-        const entity = readEntityBody(call.body, resource);
-        return {
-          table: resource.table,
-          action:
-            ifMatch === undefined
-              ? { kind: "upsert", entity, mode }
-              : { kind: "update", entity, mode, ifMatch },
-        };
-      }
-    }
-    throw badRequest("InvalidInput", `a changeset cannot hold ${operation.method} ${resource.kind} requests`);
-  }
-}
-
-type EntityAt = { table: string; partitionKey: string; rowKey: string };
-
-/** The SAS permission verb each kind of batch operation needs. */
-const SAS_VERBS = { insert: "add", upsert: "upsert", update: "update", delete: "delete" } as const;
-
-/** A batch failure found while parsing operation `index`. */
-class IndexedFailure extends Error {
-  readonly index: number;
-  constructor(index: number, cause: unknown) {
-    super("batch operation failed", { cause });
-    this.index = index;
-  }
-}
-
-function indexed(error: IndexedFailure): ServiceFailure {
-  const failure = toFailure(error.cause);
-  return { ...failure, message: `${error.index}:${failure.message}` };
-}
-
-/** The MIME header of one changeset response part, before its HTTP response. */
-function partStart(changesetId: string): string {
-  return `--changesetresponse_${changesetId}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n`;
-}
-
-/** The batch response around a changeset's parts (each begun with `partStart`). */
-function batchAnswer(batchId: string, changesetId: string, changeset: string): Answer {
-  const body =
-    `--batchresponse_${batchId}\r\nContent-Type: multipart/mixed; boundary=changesetresponse_${changesetId}\r\n\r\n` +
-    `${changeset}--changesetresponse_${changesetId}--\r\n--batchresponse_${batchId}--\r\n`;
-  return {
-    status: 202,
-    headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
-    body,
-  };
-}
-
-function statusText(status: number): string {
-  const texts: Record<number, string> = {
-    200: "OK",
-    201: "Created",
-    204: "No Content",
-    400: "Bad Request",
-    403: "Forbidden",
-    404: "Not Found",
-    409: "Conflict",
-    412: "Precondition Failed",
-    413: "Request Entity Too Large",
-    500: "Internal Server Error",
-  };
-  return texts[status] ?? "Error";
-}
-
-function failureAnswer(failure: ServiceFailure, requestId: string, now: Date, xml = false): Answer {
-  return {
-    status: failure.status,
-    headers: {
-      ...failure.headers,
-      "x-ms-error-code": failure.code,
-      "Content-Type": xml
-        ? "application/xml"
-        : "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
-    },
-    body: xml ? errorXml(failure, requestId, now) : errorBody(failure, requestId, now),
-  };
 }
 
 /**
@@ -853,54 +282,6 @@ function xmlErrors(req: IncomingMessage): boolean {
   const comp = query.get("comp");
   if (comp !== "properties" && comp !== "stats" && comp !== "acl") return false;
   return !/json/i.test(query.get("$format") ?? headerOf(req, "accept") ?? "");
-}
-
-function tableRecord(name: string): EntityRecord {
-  return {
-    partitionKey: "",
-    rowKey: "",
-    timestamp: 0n,
-    etag: "",
-    properties: new Map([["TableName", { type: "String", value: name }]]),
-  };
-}
-
-function topOf(query: URLSearchParams): number {
-  const text = query.get("$top");
-  if (text === null) return 1000;
-  const top = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(top >= 1 && top <= 1000))
-    throw badRequest("InvalidInput", `$top must be an integer from 1 to 1000, got '${text.slice(0, 20)}'`);
-  return top;
-}
-
-function selectOf(query: URLSearchParams): ReadonlySet<string> | undefined {
-  const text = query.get("$select");
-  if (text === null || text.trim() === "" || text.trim() === "*") return undefined;
-  return new Set(
-    text
-      .split(",")
-      .map((name) => name.trim())
-      .filter((name) => name !== ""),
-  );
-}
-
-/** The metadata level of a request's answer: `$format` first, then `Accept`. */
-function levelOf(call: Call): MetadataLevel {
-  return metadataLevel(call.header("accept"), call.query.get("$format"));
-}
-
-function preferNoContent(call: Call): boolean {
-  return prefersNoContent(call.header("prefer"));
-}
-
-/** Whether a `Prefer` header asks for no entity in the answer (`return-no-content`). */
-function prefersNoContent(prefer: string | undefined): boolean {
-  return /return-no-content/i.test(prefer ?? "");
-}
-
-function jsonType(level: MetadataLevel): string {
-  return `application/json;odata=${level};streaming=true;charset=utf-8`;
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

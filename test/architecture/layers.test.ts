@@ -17,7 +17,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   query: ["schema", "serialization", "keys", "util", "wire", "errors"],
   store: ["util", "wire", "errors"],
   repository: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
-  // The table server speaks the wire protocol over the memory store's internals.
+  // The table server speaks the wire protocol over the served-store port (store/served-store.ts, which
+  // MemoryStore implements through `served()`), never a store's internals: see "the server on a port" below.
   server: ["store", "util", "wire", "errors"],
 };
 
@@ -95,5 +96,26 @@ describe("source layers", () => {
     };
     for (const file of graph.keys()) if (!state.has(file)) visit(file);
     expect(cycles).toEqual([]);
+  });
+});
+
+describe("the server on a port", () => {
+  // What src/server may import from src/store: the two ports. Only the composition roots, which make
+  // the default store (`startTableServer` without `store`, `tablekit serve`), name MemoryStore.
+  const PORTS = ["store/served-store.ts", "store/table-store.ts"];
+  const ROOTS = ["server/table-server.ts", "server/cli.ts"];
+
+  it("imports from store only the ports (MemoryStore itself only where the default store is made)", () => {
+    const violations: string[] = [];
+    for (const [file, imports] of graph) {
+      if (layerOf(file) !== "server") continue;
+      for (const target of imports) {
+        const to = relative(SRC, target);
+        if (layerOf(target) !== "store" || PORTS.includes(to)) continue;
+        if (ROOTS.includes(relative(SRC, file)) && to === "store/memory/memory-store.ts") continue;
+        violations.push(`${relative(SRC, file)} -> ${to}`);
+      }
+    }
+    expect(violations).toEqual([]);
   });
 });

@@ -2,8 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { EntityJsonWriter } from "../../src/server/entity-json-writer.js";
 import { type MetadataLevel, renderRecord } from "../../src/server/odata-entity.js";
-import type { EdmValue } from "../../src/store/memory/edm-value.js";
-import type { EntityRecord } from "../../src/store/memory/typed-entity.js";
+import type { EdmValue, EntityRecord } from "../../src/store/served-store.js";
 import { testSeed } from "../support/seeded-random.js";
 
 // The hand-written JSON must be the text JSON.stringify makes of renderRecord's object, byte for byte.

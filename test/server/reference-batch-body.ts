@@ -2,7 +2,7 @@
  * The batch parser as first written (line splits and joins), kept as the reference the faster parser in
  * src/server/batch-body.ts is checked against: both must answer every input alike.
  */
-import { badRequest } from "../../src/store/memory/service-errors.js";
+import { badRequest } from "../../src/server/service-error.js";
 
 /** One operation of a `$batch` changeset: its HTTP request as the client wrote it. */
 export interface BatchOperation {

@@ -6,7 +6,6 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { recordAccessOf } from "../../src/store/memory/record-access.js";
 import type { StoredEntity } from "../../src/store/table-store.js";
 import { readAll } from "./helpers.js";
 
@@ -120,7 +119,7 @@ describe("MemoryStore({ file })", () => {
 
   test("server settings are one journal line each, survive reopen and compaction, and go with their table", async () => {
     const first = new MemoryStore({ file });
-    const access = recordAccessOf(first)!;
+    const access = first.served()!;
     await first.createTable("Kept");
     await first.createTable("Gone");
     const linesBefore = fs.readFileSync(file, "utf8").split("\n").length;
@@ -133,7 +132,7 @@ describe("MemoryStore({ file })", () => {
     expect(() => access.setTableSetting("Missing", "acl", "x")).toThrow(StoreError);
     await first.deleteTable("Gone");
     for (const reopened of [new MemoryStore({ file }), new MemoryStore({ file })]) {
-      const again = recordAccessOf(reopened)!;
+      const again = reopened.served()!;
       expect(again.accountSetting("props")).toBe('<a>&amp;\n"x"</a>');
       expect(again.accountSetting("cleared")).toBeUndefined();
       expect(again.tableSetting("KEPT", "acl")).toBe("one");

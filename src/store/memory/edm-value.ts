@@ -1,20 +1,9 @@
+import { ticksToMs } from "../../util/unix-ticks.js";
+import type { EdmValue } from "../served-store.js";
 import type { WireValue } from "../table-store.js";
-import { ticksToMs } from "./ticks.js";
 
-/**
- * A property value as the memory store keeps it: the EDM type the service would have stored plus a
- * lossless JavaScript value (Int64 and DateTime as `bigint`; DateTime in 100-ns ticks since 1970).
- * Values are immutable once stored; Binary arrays are never shared with callers.
- */
-export type EdmValue =
-  | { readonly type: "String"; readonly value: string }
-  | { readonly type: "Int32"; readonly value: number }
-  | { readonly type: "Int64"; readonly value: bigint }
-  | { readonly type: "Double"; readonly value: number }
-  | { readonly type: "Boolean"; readonly value: boolean }
-  | { readonly type: "DateTime"; readonly value: bigint }
-  | { readonly type: "Guid"; readonly value: string }
-  | { readonly type: "Binary"; readonly value: Uint8Array };
+// The typed value of a stored property is the served-store port's vocabulary (the server renders it).
+export type { EdmValue } from "../served-store.js";
 
 /**
  * The value as `@azure/data-tables` returns it with default type conversion, as a fresh copy:

@@ -1,4 +1,4 @@
-import { msToTicks, ticksToIso } from "./ticks.js";
+import { msToTicks, ticksToIso } from "../../util/unix-ticks.js";
 
 /**
  * The store's server clock: hands out Timestamps (in ticks) that strictly increase, even for writes

@@ -1,7 +1,8 @@
+import type { EntityRecord } from "../served-store.js";
 import { compareEdm } from "./edm-compare.js";
 import type { EdmValue } from "./edm-value.js";
 import type { CompareOp, FilterNode } from "./filter-ast.js";
-import { type EntityRecord, StoredRecord } from "./typed-entity.js";
+import { StoredRecord } from "./typed-entity.js";
 
 /** A compiled filter: true when the entity matches. */
 export type Predicate = (record: EntityRecord) => boolean;

@@ -1,6 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS, type StoreLimits } from "../../util/store-limits.js";
+import type { ServableStore, ServedStore } from "../served-store.js";
 import type {
   BlobStore,
   StoreCapabilities,
@@ -8,7 +9,6 @@ import type {
   StoredEntity,
   StorePage,
   StoreQuery,
-  TableStore,
   TransactionAction,
   WireEntity,
   WriteMode,
@@ -18,16 +18,18 @@ import { checkBackendRules } from "./backend-rules.js";
 import { checkKey } from "./entity-rules.js";
 import { EtagClock } from "./etag-clock.js";
 import { FilterCache } from "./filter-cache.js";
+import { compilePredicate } from "./filter-evaluator.js";
 import { MemoryBlobs } from "./memory-blobs.js";
 import { MemoryTable } from "./memory-table.js";
 import type { Mutation } from "./mutation.js";
+import { parseFilter } from "./odata-filter-parser.js";
 import { Journal, type JournalCommit } from "./persistence.js";
 import { type PageBreaks, type PageRequest, readPage, readRecordPage } from "./query-pager.js";
-import { registerRecordAccess } from "./record-access.js";
+import { ServedView } from "./served-view.js";
 import { badRequest, tableBeingDeleted, tableNotFound } from "./service-errors.js";
 import { checkTableName, tableKey } from "./table-names.js";
 import { parseTransaction, toTransactionError } from "./transaction-rules.js";
-import { recordToStored } from "./typed-entity.js";
+import { recordToStored, tableRecord } from "./typed-entity.js";
 import { readUnsortedPage } from "./unsorted-pager.js";
 import { keysOf, parseAction, planAction } from "./write-planner.js";
 
@@ -94,7 +96,7 @@ const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
  * group transactions), optionally persisted to a file. Every method does its work synchronously
  * before its promise settles, so each call is atomic with respect to every other.
  */
-export class MemoryStore implements TableStore {
+export class MemoryStore implements ServableStore {
   readonly name: string;
   readonly capabilities: StoreCapabilities;
   /** The flavour's semantics: `"azure"` or `"cosmos"`. */
@@ -105,6 +107,7 @@ export class MemoryStore implements TableStore {
   readonly blobs: BlobStore;
 
   readonly #tables = new Map<string, MemoryTable>();
+  readonly #served: ServedStore | undefined;
   readonly #now: () => number;
   readonly #clock: EtagClock;
   readonly #tableDeleteDelayMs: number;
@@ -179,24 +182,42 @@ export class MemoryStore implements TableStore {
         this.#journal.rewrite(this.#snapshot());
       }
     }
-    registerRecordAccess(this, {
-      tableName: (table) => this.#tables.get(this.#tableKey(table))?.name,
-      getRecord: (table, partitionKey, rowKey) =>
-        this.#require(table).get(checkKey("PartitionKey", partitionKey), checkKey("RowKey", rowKey)),
-      queryRecords: (table, query) => {
-        if (this.flavor === "cosmos") throw badRequest("NotImplemented", "records of the cosmos flavour");
-        const t = this.#require(table);
-        return readRecordPage(t, this.#pageRequest(query), (record) => record);
-      },
-      accountSetting: (name) => this.#accountSettings.get(name),
-      setAccountSetting: (name, value) => {
-        this.#commit([{ op: "accountSetting", name, value }]);
-      },
-      tableSetting: (table, name) => this.#tables.get(this.#tableKey(table))?.settings.get(name),
-      setTableSetting: (table, name, value) => {
-        this.#commit([{ op: "tableSetting", table: this.#require(table).name, name, value }]);
-      },
-    });
+    this.#served =
+      flavor === "azure"
+        ? new ServedView(this, {
+            tableName: (table) => this.#tables.get(this.#tableKey(table))?.name,
+            tableNames: (filter) => {
+              const predicate =
+                filter === undefined || filter.trim() === ""
+                  ? undefined
+                  : compilePredicate(parseFilter(filter));
+              const names: string[] = [];
+              for (const t of this.#tables.values())
+                if (predicate === undefined || predicate(tableRecord(t.name))) names.push(t.name);
+              return names.sort(); // ordinal, as the service lists them
+            },
+            getRecord: (table, partitionKey, rowKey) =>
+              this.#require(table).get(checkKey("PartitionKey", partitionKey), checkKey("RowKey", rowKey)),
+            queryRecords: (table, query) =>
+              readRecordPage(this.#require(table), this.#pageRequest(query), (record) => record),
+            accountSetting: (name) => this.#accountSettings.get(name),
+            setAccountSetting: (name, value) => {
+              this.#commit([{ op: "accountSetting", name, value }]);
+            },
+            tableSetting: (table, name) => this.#tables.get(this.#tableKey(table))?.settings.get(name),
+            setTableSetting: (table, name, value) => {
+              this.#commit([{ op: "tableSetting", table: this.#require(table).name, name, value }]);
+            },
+          })
+        : undefined;
+  }
+
+  /**
+   * The store as `tablekit serve` sees it (the served-store port: typed records, table existence,
+   * server settings); `undefined` for the `"cosmos"` flavour, which the server does not speak.
+   */
+  served(): ServedStore | undefined {
+    return this.#served;
   }
 
   /** Query counters, for tests (e.g. to show that a range query reads only its range). */

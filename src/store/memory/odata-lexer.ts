@@ -1,7 +1,7 @@
 import { ServiceLimits } from "../../util/service-limits.js";
+import { parseIsoTicks } from "../../util/unix-ticks.js";
 import type { EdmValue } from "./edm-value.js";
 import { badRequest } from "./service-errors.js";
-import { parseIsoTicks } from "./ticks.js";
 
 /** One token of an OData filter; `pos` is its 0-based offset in the text, for error messages. */
 export type Token =

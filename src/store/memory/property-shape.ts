@@ -1,3 +1,4 @@
+import type { PropertyMap } from "../served-store.js";
 import type { EdmType } from "../table-store.js";
 import type { EdmValue } from "./edm-value.js";
 
@@ -117,11 +118,7 @@ export interface PackedProperties {
   readonly values: readonly StoredValue[];
 }
 
-/** The read-only map interface the store's callers use to read properties by name or in order. */
-export interface PropertyMap extends Iterable<[string, EdmValue]> {
-  readonly size: number;
-  get(name: string): EdmValue | undefined;
-}
+export type { PropertyMap } from "../served-store.js";
 
 /** A `PropertyMap` over packed properties: typed values are made on each read. */
 export class PackedPropertyMap implements PropertyMap {

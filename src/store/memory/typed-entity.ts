@@ -1,4 +1,6 @@
 import { ServiceLimits } from "../../util/service-limits.js";
+import { ticksToMs } from "../../util/unix-ticks.js";
+import { type EntityRecord, SHADOWED_PROPERTIES, type WireEntityWithShadowed } from "../served-store.js";
 import type { EdmType, StoredEntity, WireEntity, WireValue } from "../table-store.js";
 import type { EdmValue } from "./edm-value.js";
 import { checkKey, checkPropertyName } from "./entity-rules.js";
@@ -12,17 +14,7 @@ import {
   unpackValue,
 } from "./property-shape.js";
 import { badRequest } from "./service-errors.js";
-import { ticksToMs } from "./ticks.js";
 import { wireToEdm } from "./wire-values.js";
-
-/** A stored entity as the table server reads it: keys, server Timestamp (ticks), its ETag, typed user properties. */
-export interface EntityRecord {
-  readonly partitionKey: string;
-  readonly rowKey: string;
-  readonly timestamp: bigint;
-  readonly etag: string;
-  readonly properties: PropertyMap;
-}
 
 /**
  * The memory store's row: keys, Timestamp, ETag and the user properties packed as a shared shape
@@ -74,18 +66,6 @@ export interface ParsedEntity extends PackedProperties {
 // Fields of the wire shape that are not user properties. `etag` and `timestamp` come back on entities
 // that were read; the SDK sends them as odata.etag / Timestamp, which the service ignores on writes.
 const NOT_USER_PROPERTIES = new Set(["partitionKey", "rowKey", "etag", "timestamp", "Timestamp"]);
-
-/**
- * Where a written entity carries user properties whose names are the port's own fields (`partitionKey`,
- * `rowKey`, `etag`, `timestamp`): ordinary property names to the service, which a client other than the
- * JavaScript SDK may send. `tablekit serve` passes them here; the port's read shape cannot return them.
- */
-export const SHADOWED_PROPERTIES: unique symbol = Symbol("tablekit.shadowedProperties");
-
-/** A wire entity that may carry shadowed user properties (see SHADOWED_PROPERTIES). */
-export type WireEntityWithShadowed = WireEntity & {
-  [SHADOWED_PROPERTIES]?: Readonly<Record<string, WireEntity[string]>>;
-};
 
 /**
  * Validates a written entity (keys, property names and values, per-value limits) and converts it to
@@ -238,4 +218,15 @@ function storedToWire(type: EdmType, value: StoredValue): WireValue {
     default:
       return value as WireValue;
   }
+}
+
+/** A table as the record an OData filter over the table list reads: its one property is `TableName`. */
+export function tableRecord(name: string): EntityRecord {
+  return {
+    partitionKey: "",
+    rowKey: "",
+    timestamp: 0n,
+    etag: "",
+    properties: new Map([["TableName", { type: "String", value: name }]]),
+  };
 }

@@ -1,8 +1,8 @@
 import { ServiceLimits } from "../../util/service-limits.js";
+import { msToTicks, parseIsoTicks } from "../../util/unix-ticks.js";
 import type { EdmType, WireValue } from "../table-store.js";
 import type { EdmValue } from "./edm-value.js";
 import { badRequest } from "./service-errors.js";
-import { msToTicks, parseIsoTicks } from "./ticks.js";
 
 const MIN_DATETIME_TICKS = msToTicks(ServiceLimits.minDateTimeMs);
 // The service keeps 100-ns precision, so the last representable instant is 9999-12-31T23:59:59.9999999Z.
