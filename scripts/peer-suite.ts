@@ -217,9 +217,63 @@ interface JsonReport {
     assertionResults: { status: string; title: string; failureMessages: string[] }[];
   }[];
 }
+/**
+ * Cases whose expectation is Azurite's own and contradicts Azure's documented behaviour, which
+ * `tablekit serve` follows, or that read Azurite's internals. They still run; they are counted apart, and
+ * one that passes is reported (its exclusion is stale). Each is triaged in scripts/peer-suite.md with
+ * the Azure evidence.
+ */
+const EXCLUDED: ReadonlyArray<[title: RegExp, reason: string]> = [
+  [
+    /^(Should be able to create a table using axios rest client and await|Should not receive any results when querying with filter and top = 0|Should return etag when querying an entity|should delete a table with a name which is a substring of an existing table), @loki$/,
+    "SharedKeyLite without Date or x-ms-date: Azure refuses it (Authorize with Shared Key: every request carries the date)",
+  ],
+  [
+    /^(Should be able to use patch verb in a batch request|Upsert with wrong etag should fail in batch request|Should fail to update using patch verb if entity does not exist|Should be able to handle a reproduced legacy batch request format), @loki$|^Should check different merge, update and replace scenarios on existing entity using if-match$/,
+    "updates under an account SAS without u: Azure requires u (Create an account SAS, Table operations)",
+  ],
+  [
+    /^(createTable, prefer=return-no-content, accept=application\/json;odata=minimalmetadata|createTable, prefer=return-content, accept=application\/json;odata=fullmetadata|queryTable, accept=application\/json;odata=(full|minimal|no)metadata) @loki$/,
+    "expects Azurite's newest x-ms-version in the answer: Azure answers with the version the request asked for",
+  ],
+  [
+    /^9\. Operation using SAS should fail if ACL/,
+    "a table SAS without tn: Azure requires tn (Create a service SAS)",
+  ],
+  [/^10\. Upsert succeeds with Update permission/, "upsert with u alone: Azure requires a and u"],
+  [
+    /^(Service with mismatching cors rules should response header Vary|Request Match rule exists that allows all origins \(\*\)) @loki$/,
+    "no Origin: Azure's CORS table (Understanding how the Vary header is set) sets Vary / allow-all headers",
+  ],
+  [
+    /^Create Table with not exist Account, return 404/,
+    "an unknown account: a DNS name that does not resolve on Azure",
+  ],
+  [/^13\. should find both old and new guids/, "reads a LokiJS database file of an older Azurite"],
+];
+
 const result = JSON.parse(readFileSync(report, "utf8")) as JsonReport;
+const excludedBy = (title: string) => EXCLUDED.find(([pattern]) => pattern.test(title))?.[1];
+let excludedCount = 0;
+let excludedPassed = 0;
+let counted = 0;
+let countedPassed = 0;
+for (const file of result.testResults) {
+  for (const a of file.assertionResults) {
+    if (a.status !== "passed" && a.status !== "failed") continue;
+    if (excludedBy(a.title) !== undefined) {
+      excludedCount++;
+      if (a.status === "passed") excludedPassed++;
+    } else {
+      counted++;
+      if (a.status === "passed") countedPassed++;
+    }
+  }
+}
 const lines = [
   `${result.numTotalTests} tests: ${result.numPassedTests} passed, ${result.numFailedTests} failed (scratch dir ${dir})`,
+  `not excluded: ${countedPassed} of ${counted} passed (${((100 * countedPassed) / Math.max(counted, 1)).toFixed(1)} %); ` +
+    `${excludedCount} excluded (Azurite-only expectations, scripts/peer-suite.md), ${excludedPassed} of them passed`,
 ];
 for (const file of result.testResults) {
   const counts = new Map<string, number>();
@@ -231,7 +285,8 @@ for (const file of result.testResults) {
   for (const a of file.assertionResults) {
     if (a.status !== "failed") continue;
     const first = (a.failureMessages[0] ?? "").split("\n")[0]?.slice(0, 200);
-    lines.push(`FAIL ${a.title} | ${first}`);
+    const reason = excludedBy(a.title);
+    lines.push(reason === undefined ? `FAIL ${a.title} | ${first}` : `EXCLUDED ${a.title} | ${reason}`);
   }
 }
 process.stdout.write(`${lines.join("\n")}\n`);

@@ -126,6 +126,12 @@ describe.each(storeKinds)("store contract (filters) on $name", (kind) => {
       expect(await match("active eq true")).toEqual(["r1"]);
     });
 
+    test("Boolean literals in any case (Azurite #1947: as Azure accepts them)", async () => {
+      expect(await match("active eq True")).toEqual(["r1"]);
+      expect(await match("active eq tRUE")).toEqual(["r1"]);
+      expect(await match("FALSE or RowKey eq 'r2'")).toEqual(["r2"]);
+    });
+
     test("and binds tighter than or", async () => {
       // = RowKey eq 'r1' or (RowKey eq 'r2' and age eq 99)
       expect(await match("RowKey eq 'r1' or RowKey eq 'r2' and age eq 99")).toEqual(["r1"]);

@@ -11,7 +11,7 @@ type Operand = { kind: "property"; name: string } | { kind: "literal"; token: To
 /**
  * Parses the service's OData `$filter` subset into an AST:
  * `or` < `and` < `not` < comparison in precedence, parentheses, comparisons of one property with one
- * constant, bare `true`/`false`, keywords in lower case (the service is case-sensitive). At most 15 comparisons.
+ * constant, bare `true`/`false` (in any case), other keywords in lower case (the service is case-sensitive). At most 15 comparisons.
  * Any violation is a 400 InvalidInput `StoreError` that says where and why.
  */
 export function parseFilter(text: string): FilterNode {
@@ -141,9 +141,12 @@ class Parser {
       return { kind: "literal", token };
     }
     if (token.kind === "word") {
-      if (token.text === "true" || token.text === "false") {
+      // Boolean literals in any case (`True`, `FALSE`): the OData v3 ABNF's literals are
+      // case-insensitive (RFC 5234 strings), and Azure accepts them (Azurite #1947, "for Azure parity").
+      const word = token.text.toLowerCase();
+      if (word === "true" || word === "false") {
         this.#index++;
-        const value = token.text === "true";
+        const value = word === "true";
         return {
           kind: "literal",
           token: { kind: "literal", value: { type: "Boolean", value }, text: token.text, pos: token.pos },
