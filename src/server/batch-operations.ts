@@ -113,7 +113,7 @@ export async function submitBatch(service: ServiceContext, call: Call): Promise<
       }
       const operation = operations[i] as BatchOperation;
       const context: RenderContext = {
-        level: metadataLevel(operation.header("accept")),
+        level: metadataLevel(operation.header("accept"), formatOf(operation.url)),
         base: service.base,
         account: service.account.name,
         table,
@@ -263,4 +263,10 @@ function batchAnswer(batchId: string, changesetId: string, changeset: string): A
     headers: { "Content-Type": `multipart/mixed; boundary=batchresponse_${batchId}` },
     body,
   };
+}
+
+/** The `$format` query option of an operation's URL (it takes precedence over its `Accept`), or null. */
+function formatOf(url: string): string | null {
+  const q = url.indexOf("?");
+  return q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get("$format");
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
+import type { ServableStore } from "../store/served-store.js";
 import type { TableServerOAuth } from "./bearer-token.js";
 import { TableService } from "./table-service.js";
 
@@ -113,7 +114,7 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   }
   const store = options.store ?? new MemoryStore({ tableDeleteDelayMs: options.tableDeleteDelayMs });
   // The server speaks to the store through the served-store port only.
-  const served = store instanceof MemoryStore ? store.served() : undefined;
+  const served = typeof (store as Partial<ServableStore>).served === "function" ? store.served() : undefined;
   if (served === undefined) {
     throw new ValidationError(
       "server-store",
