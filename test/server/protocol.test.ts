@@ -5,6 +5,7 @@ import {
   TableClient,
   TableServiceClient,
   TableTransaction,
+  type TransactionAction,
 } from "@azure/data-tables";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startTableServer, type TableServer, ValidationError } from "../../src/index.js";
@@ -480,6 +481,21 @@ describe("malformed input", () => {
     });
     expect(await errorOf(response)).toMatchObject({ status: 413, code: "RequestBodyTooLarge" });
     expect(await table.getEntity("p", "a").catch((e: RestError) => e.statusCode)).toBe(404);
+  });
+
+  test("the SDK's transaction over 4 MiB meets 413 RequestBodyTooLarge (answered early, read cleanly)", async () => {
+    const table = await freshTable();
+    // 100 inserts whose JSON alone is just under 4 MiB; the multipart framing takes the body over.
+    const per = Math.floor((4 * 1024 * 1024 - 100 * 120) / 100) - 60;
+    const actions: TransactionAction[] = Array.from({ length: 100 }, (_, i) => [
+      "create",
+      { partitionKey: "p", rowKey: `r${i}`, s: "x".repeat(per) },
+    ]);
+    expect(actions.reduce((n, [, e]) => n + JSON.stringify(e).length, 0)).toBeLessThan(4 * 1024 * 1024);
+    const error = await restError(table.submitTransaction(actions));
+    expect(error.statusCode).toBe(413);
+    expect(codeOf(error)).toBe("RequestBodyTooLarge");
+    expect((await table.listEntities().byPage().next()).value).toEqual([]);
   });
 
   test("a chunked upload is answered 413 once it crosses 4 MiB, before it ends", async () => {
