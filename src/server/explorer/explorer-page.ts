@@ -29,6 +29,7 @@ export function renderExplorerPage(context: ExplorerPageContext): string {
 <div class="layout">
 <nav aria-labelledby="tables-title">
 <h2 id="tables-title">Tables</h2>
+<button type="button" id="refresh-tables">Refresh tables</button>
 <ul id="tables"></ul>
 <p id="no-tables" class="hint" hidden>No tables yet.</p>
 <p id="tables-error" role="alert" hidden></p>

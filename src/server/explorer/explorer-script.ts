@@ -8,6 +8,8 @@ export const EXPLORER_SCRIPT = String.raw`"use strict";
   var TOKEN = document.querySelector('meta[name="tablekit-explorer-token"]').getAttribute("content");
   var API = "/_explorer/api/";
   var PAGE_SIZE_EXPORT = 1000;
+  var COUNT_LIMIT = 1000;
+  var COUNTED_TABLES = 50;
 
   var el = function (id) { return document.getElementById(id); };
   var state = { table: null, pages: [null], index: 0, next: null, rows: [], query: null };
@@ -82,13 +84,29 @@ export const EXPLORER_SCRIPT = String.raw`"use strict";
         if (name === state.table) button.setAttribute("aria-current", "true");
         button.addEventListener("click", function () { openTable(name); });
         item.appendChild(button);
+        // The count sits beside the button, so the button's name is the table's name exactly.
+        var count = make("span", "", "count");
+        item.appendChild(count);
         list.appendChild(item);
+        if (all.indexOf(name) < COUNTED_TABLES) countEntities(name, count);
       });
       el("no-tables").hidden = all.length > 0;
       showError("tables-error", null);
       return all;
     }, function (error) { showError("tables-error", error); });
   }
+
+  // Cheap counts only: one page of keys per table; a longer table shows "1000+".
+  function countEntities(name, node) {
+    api("GET", encodeURIComponent(name) + "()?$select=PartitionKey&$top=" + COUNT_LIMIT).then(function (r) {
+      var n = ((r.json && r.json.value) || []).length;
+      var more = r.headers.get("x-ms-continuation-NextPartitionKey");
+      node.textContent = more ? (n >= COUNT_LIMIT ? COUNT_LIMIT + "+" : "more than " + n) : String(n);
+      node.title = "entities";
+    }, function () { node.textContent = ""; });
+  }
+
+  el("refresh-tables").addEventListener("click", function () { listTables(); });
 
   el("create-table").addEventListener("submit", function (event) {
     event.preventDefault();

@@ -10,7 +10,10 @@ header p { margin: 0; color: var(--muted); }
 nav { padding: .8rem 1rem; border-right: 1px solid var(--line); }
 nav h2, main h2 { font-size: 1rem; margin: 0 0 .5rem; }
 nav ul { list-style: none; margin: 0 0 1rem; padding: 0; }
-nav li button { all: unset; cursor: pointer; display: block; width: 100%; padding: .2rem .4rem; border-radius: 4px; overflow-wrap: anywhere; }
+nav li { display: flex; gap: .4rem; align-items: baseline; }
+nav li .count { color: var(--muted); font-size: .85em; }
+#refresh-tables { margin-bottom: .5rem; }
+nav li button { all: unset; cursor: pointer; flex: 1; padding: .2rem .4rem; border-radius: 4px; overflow-wrap: anywhere; }
 nav li button:hover, nav li button:focus-visible { background: #8882; outline: 1px solid var(--accent); }
 nav li button[aria-current="true"] { background: var(--accent); color: #fff; }
 main { padding: .8rem 1rem; min-width: 0; }
