@@ -96,12 +96,21 @@ export const EXPLORER_SCRIPT = String.raw`"use strict";
     }, function (error) { showError("tables-error", error); });
   }
 
-  // Cheap counts only: one page of keys per table; a longer table shows "1000+".
+  // Cheap counts only: keys alone, at most COUNT_LIMIT of them in a few pages; a longer table shows "1000+".
   function countEntities(name, node) {
-    api("GET", encodeURIComponent(name) + "()?$select=PartitionKey&$top=" + COUNT_LIMIT).then(function (r) {
-      var n = ((r.json && r.json.value) || []).length;
-      var more = r.headers.get("x-ms-continuation-NextPartitionKey");
-      node.textContent = more ? (n >= COUNT_LIMIT ? COUNT_LIMIT + "+" : "more than " + n) : String(n);
+    var n = 0;
+    function page(continuation, requests) {
+      var path = queryPath(name, { select: "PartitionKey" }, continuation, String(COUNT_LIMIT - n));
+      return api("GET", path).then(function (r) {
+        n += ((r.json && r.json.value) || []).length;
+        var next = continuationOf(r.headers);
+        if (!next) return String(n);
+        if (n >= COUNT_LIMIT || requests >= 10) return n + "+";
+        return page(next, requests + 1);
+      });
+    }
+    page(null, 1).then(function (text) {
+      node.textContent = text;
       node.title = "entities";
     }, function () { node.textContent = ""; });
   }

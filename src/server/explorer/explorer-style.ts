@@ -34,6 +34,7 @@ th { position: sticky; top: 0; background: Canvas; }
 th .type { display: block; font-weight: normal; font-size: .8em; color: var(--muted); }
 td { font-family: ui-monospace, monospace; font-size: .92em; }
 td.actions { white-space: nowrap; font-family: inherit; }
+td.actions button + button { margin-left: .3rem; }
 .pager { display: flex; gap: .6rem; align-items: center; margin: .6rem 0; }
 #editor { border: 1px solid var(--line); padding: .6rem; margin-top: .8rem; flex-direction: column; align-items: stretch; }
 #editor[hidden] { display: none; }
