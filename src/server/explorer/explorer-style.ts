@@ -1,5 +1,5 @@
 /** The explorer page's style sheet (system fonts, no external resources). */
-export const EXPLORER_STYLE = `
+export const EXPLORER_STYLE: string = `
 :root { color-scheme: light dark; --line: #8884; --muted: #777; --accent: #2563eb; --bad: #b91c1c; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
