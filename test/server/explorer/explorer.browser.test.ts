@@ -186,6 +186,16 @@ describe.skipIf(missing)("explorer page in Chromium", () => {
         id: "6f1c0b8e-3a4d-4e5f-8a9b-0c1d2e3f4a5b",
         "id@odata.type": "Edm.Guid",
         note: "<b>not bold</b>",
+        count: 3,
+        "count@odata.type": "Edm.Int32",
+        ratio: 2,
+        "ratio@odata.type": "Edm.Double",
+        ok: true,
+        "ok@odata.type": "Edm.Boolean",
+        blob: "AQID",
+        "blob@odata.type": "Edm.Binary",
+        at: "2026-02-03T04:05:06.0000007Z",
+        "at@odata.type": "Edm.DateTime",
       }),
     );
     await page.getByRole("button", { name: "Save" }).click();
@@ -195,10 +205,30 @@ describe.skipIf(missing)("explorer page in Chromium", () => {
     // A value is text, never markup.
     expect(await page.locator("#grid tbody b").count()).toBe(0);
     expect(await rows().first().textContent()).toContain("<b>not bold</b>");
-    expect(await page.locator("#grid thead th").allTextContents()).toContain("id Guid");
+    const headers = await page.locator("#grid thead th").allTextContents();
+    for (const header of [
+      "big Int64",
+      "id Guid",
+      "count Int32",
+      "ratio Double",
+      "ok Boolean",
+      "blob Binary",
+    ]) {
+      expect(headers).toContain(header);
+    }
     const inserted = await items.getEntity("q", "new", { disableTypeConversion: true });
     expect(inserted.big).toEqual({ value: "12345678901234567", type: "Int64" });
     expect(inserted.id).toEqual({ value: "6f1c0b8e-3a4d-4e5f-8a9b-0c1d2e3f4a5b", type: "Guid" });
+    // Saved unchanged from the editor, every value keeps its type and value exactly.
+    await rows().first().getByRole("button", { name: "Edit" }).click();
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => page.locator("#editor").isHidden()).toBe(true);
+    const resaved = await items.getEntity("q", "new", { disableTypeConversion: true });
+    const { etag: _before, timestamp: _t1, ...insertedValues } = inserted;
+    const { etag: after, timestamp: _t2, ...resavedValues } = resaved;
+    expect(after).not.toBe(inserted.etag);
+    expect(resavedValues).toEqual(insertedValues);
+    expect(resaved.ratio).toEqual({ value: 2, type: "Double" });
     const reloaded = new MemoryStore({ file });
     expect((await reloaded.getEntity("items", "q", "new"))?.big).toBe(12345678901234567n);
 
