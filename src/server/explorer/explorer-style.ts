@@ -33,6 +33,10 @@ th, td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align
 th { position: sticky; top: 0; background: Canvas; }
 th .type { display: block; font-weight: normal; font-size: .8em; color: var(--muted); }
 td { font-family: ui-monospace, monospace; font-size: .92em; }
+td.value { cursor: text; }
+td.value:focus-visible { outline: 2px solid var(--accent); outline-offset: -2px; }
+.cell-editor { flex-wrap: nowrap; margin: 0; gap: .25rem; }
+.cell-editor input { width: 14rem; font-family: ui-monospace, monospace; }
 td.actions { white-space: nowrap; font-family: inherit; }
 td.actions button + button { margin-left: .3rem; }
 .pager { display: flex; gap: .6rem; align-items: center; margin: .6rem 0; }

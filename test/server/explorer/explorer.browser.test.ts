@@ -174,6 +174,41 @@ describe.skipIf(missing)("explorer page in Chromium", () => {
     expect(saved.when).toEqual({ value: "2026-01-04T00:00:00.0000000Z", type: "DateTime" });
   });
 
+  test("edits one typed value in place (merge on the ETag); a stale one shows 412", async () => {
+    provoked = [412];
+    await openItems();
+    await page.getByRole("textbox", { name: "Filter" }).fill("RowKey eq 'r05'");
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect.poll(() => rows().count()).toBe(1);
+    const nCell = () => rows().first().locator("td").nth(3);
+    await nCell().dblclick();
+    expect(await page.getByRole("combobox", { name: "Type of n" }).inputValue()).toBe("Int64");
+    await page.getByRole("textbox", { name: "Value of n" }).fill("-42");
+    await page.getByRole("button", { name: "Save value" }).click();
+    await expect.poll(() => nCell().textContent()).toBe("-42");
+    const saved = await items.getEntity("p", "r05", { disableTypeConversion: true });
+    expect(saved.n).toEqual({ value: "-42", type: "Int64" });
+    expect(saved.label).toEqual({ value: "item-5", type: "String" });
+    // Changed elsewhere after the page showed it: the in-place edit is refused, nothing is written.
+    await items.updateEntity({ partitionKey: "p", rowKey: "r05", label: "changed-elsewhere" }, "Merge");
+    await nCell().dblclick();
+    await page.getByRole("textbox", { name: "Value of n" }).fill("7");
+    await page.getByRole("button", { name: "Save value" }).click();
+    await expect
+      .poll(() => page.locator("#query-error").textContent())
+      .toMatch(/^412 UpdateConditionNotSatisfied/);
+    expect((await items.getEntity("p", "r05", { disableTypeConversion: true })).n).toEqual({
+      value: "-42",
+      type: "Int64",
+    });
+    // A value that is not of its type is refused on the page, before any request.
+    await page.getByRole("button", { name: "Cancel edit" }).click();
+    await nCell().dblclick();
+    await page.getByRole("textbox", { name: "Value of n" }).fill("4.5");
+    await page.getByRole("button", { name: "Save value" }).click();
+    await expect.poll(() => page.locator("#query-error").textContent()).toBe("An Int64 is a whole number");
+  });
+
   test("inserts from typed JSON and deletes with a confirmation; the --file store keeps both", async () => {
     await openItems();
     await page.getByRole("button", { name: "Insert entity" }).click();
