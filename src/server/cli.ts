@@ -21,6 +21,8 @@ Options:
   --table-delete-delay-ms N
                    for N ms after a table is deleted, creating the same name answers
                    409 TableBeingDeleted, as Azure does (about 40 s there); default 0
+  --explorer       serve the explorer web page at / (default when HOST is a loopback address)
+  --no-explorer    do not serve the explorer page
   --help           print this help
 
 The connection string is printed on a line of its own. SIGINT or SIGTERM stops the server (exit code 0).`;
@@ -48,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
       "tls-key": { type: "string" },
       oauth: { type: "string" },
       "table-delete-delay-ms": { type: "string" },
+      explorer: { type: "boolean" },
+      "no-explorer": { type: "boolean" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -74,6 +78,11 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  if (values.explorer === true && values["no-explorer"] === true) {
+    process.stderr.write("tablekit: --explorer and --no-explorer contradict each other\n");
+    return 2;
+  }
+  const explorer = values.explorer === true ? true : values["no-explorer"] === true ? false : undefined;
   const tls =
     certPath === undefined || keyPath === undefined
       ? undefined
@@ -95,8 +104,8 @@ async function main(argv: string[]): Promise<number> {
     key: values.key,
     tls,
     oauth,
+    explorer,
   });
-  process.stdout.write(`tablekit serve: listening on ${server.url}\n${server.connectionString}\n`);
   const stop = () => {
     // Every write is journaled before it is answered, so stopping needs no flush.
     server.close().then(
@@ -104,8 +113,15 @@ async function main(argv: string[]): Promise<number> {
       () => process.exit(0),
     );
   };
+  // Before the ready line: a reader may signal as soon as it sees it.
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // One write, the connection string last: a reader that waits for it has seen every line.
+  const explorerLine =
+    server.explorerUrl === undefined ? "" : `tablekit serve: explorer at ${server.explorerUrl}\n`;
+  process.stdout.write(
+    `tablekit serve: listening on ${server.url}\n${explorerLine}${server.connectionString}\n`,
+  );
   return -1;
 }
 

@@ -7,6 +7,7 @@ import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
 import type { ServableStore } from "../store/served-store.js";
 import type { TableServerOAuth } from "./bearer-token.js";
+import { ExplorerGate, isLoopbackHost } from "./explorer/explorer-gate.js";
 import { TableService } from "./table-service.js";
 
 /** The emulator account every Azure Storage emulator accepts (`UseDevelopmentStorage=true`). */
@@ -41,6 +42,11 @@ export interface TableServerOptions {
    * creates; a `store` you pass takes it from its own options (`new MemoryStore({ tableDeleteDelayMs })`).
    */
   tableDeleteDelayMs?: number | undefined;
+  /**
+   * Serve the explorer web page at `/` (tables and entities in the browser; its API calls carry a
+   * per-process token). Default: on when `host` is a loopback address, off otherwise.
+   */
+  explorer?: boolean | undefined;
 }
 
 /** The certificate and private key `tablekit serve` answers HTTPS with (PEM, as read from the files). */
@@ -59,6 +65,8 @@ export interface TableServer {
   readonly port: number;
   /** A connection string for any Azure Tables client. */
   readonly connectionString: string;
+  /** The explorer page's address (e.g. `http://127.0.0.1:10002/`) when the explorer is on. */
+  readonly explorerUrl?: string | undefined;
   /** Stops accepting connections and resolves when open ones are closed. */
   close(): Promise<void>;
 }
@@ -123,7 +131,18 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
     );
   }
   const service = new TableService(served, { name: account, key: Buffer.from(key, "base64") }, { oauth });
+  if (options.explorer !== undefined && typeof options.explorer !== "boolean") {
+    throw new ValidationError("server-explorer", "startTableServer: explorer must be a boolean", {
+      field: "explorer",
+    });
+  }
+  const explorer =
+    (options.explorer ?? isLoopbackHost(host))
+      ? new ExplorerGate({ account, key: Buffer.from(key, "base64"), host })
+      : undefined;
   const handler = (req: IncomingMessage, res: ServerResponse) => {
+    // The explorer answers its page and refused calls; admitted calls go on to the Table service.
+    if (explorer?.intercept(req, res) === true) return;
     void service.handle(req, res);
   };
   const server =
@@ -145,6 +164,7 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
     url,
     port: chosen,
     connectionString: `DefaultEndpointsProtocol=${protocol};AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
+    explorerUrl: explorer === undefined ? undefined : `${protocol}://${hostInUrl}:${chosen}/`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
