@@ -3,6 +3,7 @@ import type { TableTemplate } from "../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
+import { contextTelemetry } from "../telemetry/context-telemetry.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { assertEncryptionOptions, type EncryptionOptions } from "./encryption/key-resolver.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./encryption/reencrypt.js";
@@ -75,6 +76,11 @@ export interface TableContextOptions {
    * encrypted columns.
    */
   encryption?: EncryptionOptions | undefined;
+  /**
+   * OpenTelemetry spans and metrics when `@opentelemetry/api` is installed (default on; `false` turns
+   * them off): a span per call, a CLIENT span per request (see docs/opentelemetry.md).
+   */
+  tracing?: boolean | undefined;
   /** @internal The clock retries and pacing sleep on (tests inject one). */
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
@@ -155,6 +161,8 @@ export class TableContext {
           );
     if (options.encryption !== undefined) assertEncryptionOptions(options.encryption);
     this.#encrypts = options.encryption !== undefined;
+    const telemetry = contextTelemetry(options.tracing);
+    retry.observer = telemetry?.retries;
     this.#runner = new StoreRunner(
       options.store,
       retry,
@@ -163,6 +171,7 @@ export class TableContext {
       options.maxConcurrentRequests,
       pacer,
       options.encryption?.keys,
+      telemetry?.instrument,
     );
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
@@ -198,6 +207,9 @@ export class TableContext {
         }),
       },
     );
+    // Each call a span: the context's methods run on this object, the proxy only opens their spans.
+    // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
+    if (telemetry !== undefined) return telemetry.trace(this);
   }
 
   /** The repository of an entity class (one per class per context). */

@@ -16,9 +16,24 @@ const ALLOWED: Record<string, readonly string[]> = {
   schema: ["serialization", "keys", "util", "wire", "errors"],
   query: ["schema", "serialization", "keys", "util", "wire", "errors"],
   store: ["util", "wire", "errors"],
-  repository: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
+  // Spans around store requests and around calls; loads @opentelemetry/api only if installed.
+  telemetry: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
+  repository: ["telemetry", "query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
   // The table server speaks the wire protocol over the memory store's internals.
   server: ["store", "util", "wire", "errors"],
+  // tablekit/nestjs: its own subpath (Nest is an optional peer dependency) over the package entry only; nothing imports it.
+  nestjs: [
+    "repository",
+    "telemetry",
+    "query",
+    "schema",
+    "serialization",
+    "keys",
+    "store",
+    "util",
+    "wire",
+    "errors",
+  ],
 };
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
