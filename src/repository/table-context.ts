@@ -131,6 +131,8 @@ export class TableContext {
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
+  /** The repair workers started here, stopped by `close`. */
+  readonly #workers = new Set<RepairWorker>();
   /** Whether the context was given `encryption` keys. */
   readonly #encrypts: boolean;
 
@@ -311,11 +313,25 @@ export class TableContext {
    */
   startRepairWorker(options: RepairWorkerOptions): RepairWorker {
     const minAge = checkMinAge(options?.minIntentAgeMs);
-    return startWorker(
+    const worker = startWorker(
       options,
       () => this.#repairPass(minAge),
       ({ counts, errors }) => this.#runner.emit({ type: "repair-pass", counts, errors }),
     );
+    this.#workers.add(worker);
+    return worker;
+  }
+
+  /**
+   * Stops every repair worker this context started, waiting for their running passes (e.g. on
+   * shutdown; the NestJS module calls it when its module is destroyed). The context stays usable.
+   * @example
+   * await db.close();
+   */
+  async close(): Promise<void> {
+    const workers = [...this.#workers];
+    this.#workers.clear();
+    await Promise.all(workers.map((worker) => worker.stop()));
   }
 
   /** @internal Adds a kind of unfinished work to `repair` (e.g. large-value blobs). */
