@@ -146,7 +146,14 @@ export class Telemetry {
   call<T>(operation: string, table: string | undefined, run: () => Promise<T>): Promise<T> {
     if (!this.#tracing()) return run();
     const open = this.#open(operation, table);
-    return runIn(this.#api.context, open.context, run).then(
+    let running: Promise<T>;
+    try {
+      running = runIn(this.#api.context, open.context, run);
+    } catch (error) {
+      fail(open.span, error, errorType(error));
+      throw error;
+    }
+    return running.then(
       (result) => {
         open.span.end();
         return result;

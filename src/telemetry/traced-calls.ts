@@ -47,13 +47,22 @@ type Method = (...args: unknown[]) => unknown;
  * call and around each run of the queries it builds. A proxy, so the object keeps its class and its
  * private state: every method runs on the original object.
  */
-export function traceRepository<R extends object>(repository: R, telemetry: Telemetry): R {
+export function traceRepository<R extends object>(
+  repository: R,
+  telemetry: Telemetry,
+  parentTable?: string,
+): R {
   return traced(repository, (name, method, target) => {
     if (CALLS.has(name))
       return (...args) =>
-        telemetry.call(String(name), tableOf(target), () => method.apply(target, args) as Promise<unknown>);
+        telemetry.call(
+          String(name),
+          tableOf(target) ?? parentTable,
+          () => method.apply(target, args) as Promise<unknown>,
+        );
     if (name === "find" || name === "latest" || name === "scan" || SURFACES.has(name))
-      return (...args) => traceResult(method.apply(target, args), String(name), tableOf(target), telemetry);
+      return (...args) =>
+        traceResult(method.apply(target, args), String(name), tableOf(target) ?? parentTable, telemetry);
     return undefined;
   });
 }
@@ -146,7 +155,8 @@ function traceResult(
     return traceQuery(result, operation, table, telemetry);
   let proxy = proxies.get(result);
   if (proxy === undefined) {
-    proxy = traceRepository(result, telemetry);
+    // An index lookup has no table of its own to name: its entity's.
+    proxy = traceRepository(result, telemetry, table);
     proxies.set(result, proxy);
   }
   return proxy;

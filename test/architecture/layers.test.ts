@@ -22,18 +22,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The table server speaks the wire protocol over the memory store's internals.
   server: ["store", "util", "wire", "errors"],
   // tablekit/nestjs: its own subpath (Nest is an optional peer dependency) over the package entry only; nothing imports it.
-  nestjs: [
-    "repository",
-    "telemetry",
-    "query",
-    "schema",
-    "serialization",
-    "keys",
-    "store",
-    "util",
-    "wire",
-    "errors",
-  ],
+  nestjs: ["index"],
 };
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
@@ -83,6 +72,17 @@ describe("source layers", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("keeps the optional peers out of the package entry: Nest only in nestjs/, OpenTelemetry only as types", () => {
+    const offenders = sourceFiles(SRC).filter((file) => {
+      const text = readFileSync(file, "utf8");
+      const nest = layerOf(file) !== "nestjs" && /from\s+"@nestjs\//.test(text);
+      const otel = /^\s*import\s+(?!type\b)[^;]*from\s+"@opentelemetry\//m.test(text);
+      const entry = layerOf(file) === "index" && /from\s+"\.\/nestjs\//.test(text);
+      return nest || otel || entry;
+    });
+    expect(offenders.map((file) => relative(SRC, file))).toEqual([]);
   });
 
   it("has no import cycle", () => {

@@ -189,6 +189,24 @@ describe("OpenTelemetry details (memory)", () => {
     expect(points.some((point) => point.attributes["db.operation.name"] === "listEntities")).toBe(true);
   });
 
+  it("runs each store request inside its CLIENT span's context (where the Azure SDK's own spans attach)", async () => {
+    const seen: Array<string | undefined> = [];
+    class ObservedStore extends MemoryStore {
+      override getEntity(...args: Parameters<MemoryStore["getEntity"]>) {
+        seen.push(trace.getActiveSpan()?.spanContext().spanId);
+        return super.getEntity(...args);
+      }
+    }
+    const db = contextOn(new ObservedStore());
+    await db.ensureTables(Traced);
+    const employees = db.repository(Traced);
+    exporter.reset();
+    await employees.get({ department: "Sales", employeeId: 3 });
+    const [request] = childrenOf(spanNamed("tablekit.get Traced"));
+    expect(request?.kind).toBe(SpanKind.CLIENT);
+    expect(seen).toEqual([request?.spanContext().spanId]);
+  });
+
   it("names context calls after the call and the entity's table", async () => {
     const db = contextOn(new MemoryStore());
     await db.ensureTables(Traced);
