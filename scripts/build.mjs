@@ -37,7 +37,10 @@ const result = esbuild.buildSync({
   target: "node20",
   tsconfig: "tsconfig.build.json",
   // Optional peer dependencies (@opentelemetry/api, Nest) stay outside too: loaded only if installed.
-  external: [...dependencies.filter((name) => !bundled.includes(name)), ...Object.keys(pkg.peerDependencies ?? {})],
+  external: [
+    ...dependencies.filter((name) => !bundled.includes(name)),
+    ...Object.keys(pkg.peerDependencies ?? {}),
+  ],
   legalComments: "inline",
   logLevel: "warning",
   metafile: true,
