@@ -68,8 +68,9 @@ const contextProvider: FactoryProvider<TableContext> = {
 };
 
 /**
- * The root module (global): one `TableContext` for the application, closed (its repair workers
- * stopped) when the module is destroyed (`app.close()`).
+ * The root module behind `forRoot`/`forRootAsync` (global): one `TableContext` for the application,
+ * closed (its repair workers stopped) when the module is destroyed (`app.close()`). Not exported
+ * from `tablekit/nestjs`.
  */
 @Global()
 @Module({})

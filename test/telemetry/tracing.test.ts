@@ -34,6 +34,12 @@ class Traced {
   @Column({ type: "String" }) email!: string;
 }
 
+@Entity({ table: "TracedPlain", partitionKey: "{department}", rowKey: "{employeeId:6}" })
+class Plain {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "Int32" }) employeeId!: number;
+}
+
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
@@ -132,6 +138,22 @@ describe.each(kinds)("OpenTelemetry on $name", (kind) => {
     expect(call.status.code).toBe(SpanStatusCode.ERROR);
     expect(call.attributes["error.type"]).toBe("ENTITY_ALREADY_EXISTS");
     expect(childrenOf(call).some((request) => request.status.code === SpanStatusCode.ERROR)).toBe(true);
+  });
+
+  it("makes a transaction one call span over its batch request", async () => {
+    const db = contextOn(kind.create());
+    await db.ensureTables(Plain);
+    const plain = db.repository(Plain);
+    exporter.reset();
+    await db.transaction((tx) => {
+      tx.insert(plain.create({ department: "Ops", employeeId: 1 }));
+      tx.insert(plain.create({ department: "Ops", employeeId: 2 }));
+    });
+    const requests = childrenOf(spanNamed("tablekit.transaction"));
+    expect(requests.map((r) => [r.kind, r.attributes["db.operation.name"]])).toContainEqual([
+      SpanKind.CLIENT,
+      "submitTransaction",
+    ]);
   });
 
   it("produces no span with tracing: false", async () => {
