@@ -43,6 +43,7 @@ import { measureLoad } from "./memory-load.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 import { serveVsAzurite } from "./serve-vs-azurite.js";
+import { tracingOverhead } from "./tracing.js";
 
 const quick = process.argv.includes("--quick");
 const rows: BenchRow[] = [];
@@ -629,6 +630,7 @@ const azureSections: Record<string, (connectionString: string) => Promise<void>>
   summaries: summaryCosts,
   large: largeValues,
   serve: (c) => serveVsAzurite(c, record, quick),
+  tracing: (c) => tracingOverhead(c, record, quick),
 };
 const memorySections: Record<string, () => Promise<void>> = {
   mapping: async () => mapping(),

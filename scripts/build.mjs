@@ -36,7 +36,11 @@ const result = esbuild.buildSync({
   platform: "node",
   target: "node20",
   tsconfig: "tsconfig.build.json",
-  external: dependencies.filter((name) => !bundled.includes(name)),
+  // Optional peer dependencies (@opentelemetry/api, Nest) stay outside too: loaded only if installed.
+  external: [
+    ...dependencies.filter((name) => !bundled.includes(name)),
+    ...Object.keys(pkg.peerDependencies ?? {}),
+  ],
   legalComments: "inline",
   logLevel: "warning",
   metafile: true,

@@ -18,6 +18,12 @@ export interface RetryDecision {
   error: unknown;
 }
 
+/** Hears every retry of a policy and runs each attempt after the first (telemetry: retry events, attempt numbers). */
+export interface RetryObserver {
+  onRetry(decision: RetryDecision): void;
+  runAttempt<T>(attempt: number, run: () => Promise<T>): Promise<T>;
+}
+
 /** Sleeps; injectable so tests can drive retries without real time passing. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -75,6 +81,8 @@ export class RetryPolicy {
   readonly maxDelayMs: number;
   readonly #sleep: Sleep;
   readonly #random: () => number;
+  /** Hears every retry of every run (set once by the context, e.g. for tracing). */
+  observer: RetryObserver | undefined;
 
   constructor(options: RetryOptions = {}, sleep: Sleep = defaultSleep, random: () => number = Math.random) {
     this.retries = count(options.retries, 4, "retry.retries");
@@ -137,13 +145,17 @@ export class RetryPolicy {
     const pause = async (attempt: number, error: unknown) => {
       const delayMs = this.delayFor(attempt, error);
       onRetry?.({ attempt, delayMs, error });
+      this.observer?.onRetry({ attempt, delayMs, error });
       await this.#sleep(delayMs, signal);
     };
     await pause(1, firstError);
     return pRetry(
       async (retry) => {
         try {
-          return await operation({ attempt: retry + 1, possiblyApplied });
+          const next = { attempt: retry + 1, possiblyApplied };
+          return await (this.observer
+            ? this.observer.runAttempt(next.attempt, () => operation(next))
+            : operation(next));
         } catch (error) {
           // Final errors stop at once, unwrapped, with no delay.
           if (classifyFault(error) === "final") throw new AbortError(error as Error);

@@ -55,11 +55,14 @@ export class StoreRunner {
     maxConcurrentRequests?: number,
     pacer?: Pacer,
     keys?: KeyResolver,
+    instrument?: (store: TableStore) => TableStore,
   ) {
     this.store = store;
     this.retry = retry;
     this.limits = limitsOf(store);
-    const checked = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
+    // Innermost: a request's span (telemetry) times the service call, not its wait for a slot or pace.
+    const sent = instrument === undefined ? store : instrument(store);
+    const checked = this.limits === AZURE_TABLE_LIMITS ? sent : new LimitCheckedStore(sent, this.limits);
     // Every request reaches the store through #target, so a cap there covers them all.
     const slotted =
       maxConcurrentRequests === undefined

@@ -3,6 +3,7 @@ import type { TableTemplate } from "../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
+import { contextTelemetry } from "../telemetry/context-telemetry.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { assertEncryptionOptions, type EncryptionOptions } from "./encryption/key-resolver.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./encryption/reencrypt.js";
@@ -75,6 +76,11 @@ export interface TableContextOptions {
    * encrypted columns.
    */
   encryption?: EncryptionOptions | undefined;
+  /**
+   * OpenTelemetry spans and metrics when `@opentelemetry/api` is installed (default on; `false` turns
+   * them off): a span per call, a CLIENT span per request (see docs/opentelemetry.md).
+   */
+  tracing?: boolean | undefined;
   /** @internal The clock retries and pacing sleep on (tests inject one). */
   sleep?: Sleep | undefined;
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
@@ -125,6 +131,8 @@ export class TableContext {
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
+  /** The repair workers started here, stopped by `close`. */
+  readonly #workers = new Set<RepairWorker>();
   /** Whether the context was given `encryption` keys. */
   readonly #encrypts: boolean;
 
@@ -155,6 +163,8 @@ export class TableContext {
           );
     if (options.encryption !== undefined) assertEncryptionOptions(options.encryption);
     this.#encrypts = options.encryption !== undefined;
+    const telemetry = contextTelemetry(options.tracing);
+    retry.observer = telemetry?.retries;
     this.#runner = new StoreRunner(
       options.store,
       retry,
@@ -163,6 +173,7 @@ export class TableContext {
       options.maxConcurrentRequests,
       pacer,
       options.encryption?.keys,
+      telemetry?.instrument,
     );
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
@@ -198,6 +209,9 @@ export class TableContext {
         }),
       },
     );
+    // Each call a span: the context's methods run on this object, the proxy only opens their spans.
+    // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
+    if (telemetry !== undefined) return telemetry.trace(this);
   }
 
   /** The repository of an entity class (one per class per context). */
@@ -299,11 +313,25 @@ export class TableContext {
    */
   startRepairWorker(options: RepairWorkerOptions): RepairWorker {
     const minAge = checkMinAge(options?.minIntentAgeMs);
-    return startWorker(
+    const worker = startWorker(
       options,
       () => this.#repairPass(minAge),
       ({ counts, errors }) => this.#runner.emit({ type: "repair-pass", counts, errors }),
     );
+    this.#workers.add(worker);
+    return worker;
+  }
+
+  /**
+   * Stops every repair worker this context started, waiting for their running passes (e.g. on
+   * shutdown; the NestJS module calls it when its module is destroyed). The context stays usable.
+   * @example
+   * await db.close();
+   */
+  async close(): Promise<void> {
+    const workers = [...this.#workers];
+    this.#workers.clear();
+    await Promise.all(workers.map((worker) => worker.stop()));
   }
 
   /** @internal Adds a kind of unfinished work to `repair` (e.g. large-value blobs). */

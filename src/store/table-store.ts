@@ -79,6 +79,8 @@ export interface StoreCapabilities {
 export interface TableStore {
   readonly name: string;
   readonly capabilities: StoreCapabilities;
+  /** The service's origin (`https://account.table.core.windows.net`, no credentials), for telemetry; absent in process. */
+  readonly endpoint?: string | undefined;
   /**
    * Where large entity values (`@Column({ large: true })`) are kept; `undefined` when the store has
    * no blob endpoint, and then an entity with a large column is refused before any request.

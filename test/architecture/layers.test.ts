@@ -16,10 +16,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   schema: ["serialization", "keys", "util", "wire", "errors"],
   query: ["schema", "serialization", "keys", "util", "wire", "errors"],
   store: ["util", "wire", "errors"],
-  repository: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
+  // Spans around store requests and around calls; loads @opentelemetry/api only if installed.
+  telemetry: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
+  repository: ["telemetry", "query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
   // The table server speaks the wire protocol over the served-store port (store/served-store.ts, which
   // MemoryStore implements through `served()`), never a store's internals: see "the server on a port" below.
   server: ["store", "util", "wire", "errors"],
+  // tablekit/nestjs: its own subpath (Nest is an optional peer dependency) over the package entry only; nothing imports it.
+  nestjs: ["index"],
 };
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
@@ -69,6 +73,17 @@ describe("source layers", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("keeps the optional peers out of the package entry: Nest only in nestjs/, OpenTelemetry only as types", () => {
+    const offenders = sourceFiles(SRC).filter((file) => {
+      const text = readFileSync(file, "utf8");
+      const nest = layerOf(file) !== "nestjs" && /from\s+"@nestjs\//.test(text);
+      const otel = /^\s*import\s+(?!type\b)[^;]*from\s+"@opentelemetry\//m.test(text);
+      const entry = layerOf(file) === "index" && /from\s+"\.\/nestjs\//.test(text);
+      return nest || otel || entry;
+    });
+    expect(offenders.map((file) => relative(SRC, file))).toEqual([]);
   });
 
   it("has no import cycle", () => {

@@ -68,6 +68,8 @@ export class AzureStore implements TableStore, TableSasIssuer {
   readonly capabilities: StoreCapabilities;
   /** The account's blobs (large entity values), when a blob endpoint is known. */
   readonly blobs: BlobStore | undefined;
+  /** The service's origin (scheme, host and port; no path, SAS or key), for telemetry. */
+  readonly endpoint: string;
 
   readonly #url: string;
   readonly #credential: AzureCredential;
@@ -116,6 +118,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
       );
     }
     this.#url = url;
+    this.endpoint = endpoint.origin;
     this.#credential = credential;
     this.#timeoutMs = timeout > 0 && Number.isFinite(timeout) ? timeout : 0;
     this.#pointOptions = this.#timeoutMs > 0 ? { requestOptions: { timeout: this.#timeoutMs } } : {};
