@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { TableKitError } from "../errors.js";
+import { addMovementCommands } from "./movement-commands.js";
 import { UsageError } from "./options.js";
 import { addServeCommand } from "./serve.js";
 
@@ -24,6 +25,7 @@ export function createProgram(): Command {
     .exitOverride()
     .configureHelp({ sortSubcommands: false });
   addServeCommand(program);
+  addMovementCommands(program);
   return program;
 }
 
