@@ -45,6 +45,8 @@ export interface ImportOptions {
   resume?: ResumeState | undefined;
   /** Called once per failed line, in the order they fail. */
   onFailure?: ((failure: ImportFailure) => void) | undefined;
+  /** @internal Lines per window (tests use small windows to reach many checkpoint states). */
+  windowLines?: number | undefined;
   /** Stops reading and sending; batches in flight finish (their outcome is recorded). */
   signal?: AbortSignal | undefined;
 }
@@ -88,8 +90,9 @@ const MAX_BATCH_BYTES = ServiceLimits.maxTransactionBytes;
  * Resume: see checkpoint.ts and docs/data-movement.md. A batch whose answer may have been lost (an
  * earlier run sent it; or a connection failed mid-request) is "in doubt": resent as is, which is
  * harmless for upsert and replace; in insert mode it fails with EntityAlreadyExists if it was
- * applied, and then its rows are read back: all present with these values means it was committed
- * (counted once); otherwise the conflict is reported as usual.
+ * applied, and then its rows are read back: a row present with exactly the line's values was written
+ * by the earlier attempt (counted once, as recovered); the others are sent again, and a row present
+ * with other values is a conflict, reported as usual.
  */
 export async function importItems(
   endpoint: TableEndpoint,
@@ -158,14 +161,15 @@ export async function importItems(
         commit(batch, false);
         return;
       }
-      if (
-        options.mode === "insert" &&
-        batch.inDoubt &&
-        outcome.code === "EntityAlreadyExists" &&
-        (await allPresent(batch))
-      ) {
-        commit(batch, true);
-        return;
+      if (options.mode === "insert" && batch.inDoubt && outcome.code === "EntityAlreadyExists") {
+        // An earlier attempt may have written some of these rows (in a batch cut differently before a
+        // resume): those present with exactly these values were written by it; the rest go again.
+        const written = await alreadyWritten(batch);
+        if (written.length > 0) {
+          commit({ ...batch, entries: written }, true);
+          batch.entries = batch.entries.filter((e) => !written.includes(e));
+          continue;
+        }
       }
       const reason = `${outcome.status} ${outcome.code}: ${outcome.message}`.trim();
       if (outcome.index !== undefined && outcome.index < batch.entries.length) {
@@ -184,7 +188,8 @@ export async function importItems(
     }
   };
 
-  const allPresent = async (batch: Batch): Promise<boolean> => {
+  /** The entries of a batch whose rows are in the table with exactly their values. */
+  const alreadyWritten = async (batch: Batch): Promise<Entry[]> => {
     const keys = batch.entries.map((e) => e.row.rowKey).sort();
     const found = await endpoint.rowsBetween(
       options.table,
@@ -193,7 +198,7 @@ export async function importItems(
       keys[keys.length - 1]!,
     );
     const byKey = new Map(found.map((r) => [r.rowKey, r]));
-    return batch.entries.every((e) => {
+    return batch.entries.filter((e) => {
       const there = byKey.get(e.row.rowKey);
       return there !== undefined && rowDifference(e.row, there) === undefined;
     });
@@ -270,7 +275,7 @@ export async function importItems(
     }
     group.push(entry);
     windowBytes += entry.bytes;
-    if (windowLines >= WINDOW_LINES || windowBytes >= WINDOW_BYTES) {
+    if (windowLines >= (options.windowLines ?? WINDOW_LINES) || windowBytes >= WINDOW_BYTES) {
       closeWindow();
       while (windows.length >= MAX_WINDOWS && fatal === undefined && !options.signal?.aborted) {
         await new Promise<void>((resolve) => {
