@@ -26,7 +26,8 @@ describe("tablekit (CLI program)", () => {
   test("alone, it prints the commands and exits 0", () => {
     const result = run([]);
     expect(result.code).toBe(0);
-    for (const command of ["serve", "export", "import", "copy", "verify"]) expect(result.stdout).toContain(command);
+    for (const command of ["serve", "export", "import", "copy", "verify"])
+      expect(result.stdout).toContain(command);
   });
 
   test("an unknown option or command prints the usage and exits 2", () => {
