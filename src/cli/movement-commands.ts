@@ -278,8 +278,9 @@ async function importFile(
     if (errors !== undefined) closeSync(errors);
   }
   const parts = [`${stats.imported.toLocaleString("en-US")} rows imported into ${table}`];
-  if (stats.resumed > 0)
-    parts.push(`${stats.resumed.toLocaleString("en-US")} lines settled by an earlier run`);
+  if (resume !== undefined) {
+    parts.push(`${(resume.imported + resume.failed).toLocaleString("en-US")} lines settled by earlier runs`);
+  }
   if (stats.recovered > 0) parts.push(`${stats.recovered} found already written`);
   if (stats.failed > 0)
     parts.push(
