@@ -1,17 +1,33 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { TableKitError } from "../errors.js";
 import { addMovementCommands } from "./movement-commands.js";
 import { UsageError } from "./options.js";
 import { addServeCommand } from "./serve.js";
 
-/** The version of the installed package (src/cli and dist/esm/cli both sit two folders below it). */
+/**
+ * The version of the installed package: the nearest package.json named "tablekit" above this file
+ * (src/cli and dist/esm/cli sit two folders below it; a bundle may sit elsewhere in the tree).
+ */
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version?: string;
-  };
-  return manifest.version ?? "0.0.0";
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === "tablekit" && manifest.version !== undefined) return manifest.version;
+    } catch {
+      // No manifest here: look further up.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return "unknown";
+    dir = parent;
+  }
 }
 
 /** The `tablekit` program: every command, with help, version and option errors. */
