@@ -8,18 +8,11 @@
 export function markDoubles(text: string): string {
   let out = "";
   let copied = 0;
-  let inString = false;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-      continue;
-    }
     if (c === 0x22) {
-      inString = true;
+      i = stringEnd(text, i);
       continue;
     }
     if (c !== 0x2d && (c < 0x30 || c > 0x39)) continue;
@@ -39,4 +32,16 @@ export function markDoubles(text: string): string {
     i = end - 1;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** The index of the quote that closes the JSON string opened at `start` (one not escaped by a backslash). */
+function stringEnd(text: string, start: number): number {
+  let at = text.indexOf('"', start + 1);
+  while (at > 0) {
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return text.length;
 }

@@ -36,6 +36,30 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2})?(?:\.(\d{1,7}))?(Z|[+-]\d{2}:\d{2})$/;
 const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SYSTEM = new Set(["PartitionKey", "RowKey", "Timestamp"]);
+const CANONICAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$/;
+
+/** The JSON pieces of a property name, built once per name: `,"name":` and `,"name@odata.type":"Edm.`. */
+interface NamePieces {
+  readonly annotationKey: string;
+  readonly value: string;
+  readonly annotation: string;
+}
+const namePieces = new Map<string, NamePieces>();
+
+function piecesOf(name: string): NamePieces {
+  let pieces = namePieces.get(name);
+  if (pieces === undefined) {
+    const quoted = JSON.stringify(name);
+    pieces = {
+      annotationKey: `${name}${ANNOTATION}`,
+      value: `,${quoted}:`,
+      annotation: `,${quoted.slice(0, -1)}${ANNOTATION}":"Edm.`,
+    };
+    // Bounded: a file with ever new names must not grow it without end.
+    if (namePieces.size < 10_000) namePieces.set(name, pieces);
+  }
+  return pieces;
+}
 
 /**
  * A row from a JSON object: a line of the format, or an entity of a service response. In a response
@@ -64,8 +88,10 @@ export function rowFromJson(json: unknown, marked = false): Row {
       if (!(base in object)) throw new RowError(`'${name}' annotates a property that is not there`);
       continue;
     }
-    const annotation = object[`${name}${ANNOTATION}`];
-    properties.push(propertyOf(name, object[name], annotation, marked));
+    const value = object[name];
+    if (marked && value === null) continue; // a $select-ed property the entity lacks
+    const annotation = object[piecesOf(name).annotationKey];
+    properties.push(propertyOf(name, value, annotation, marked));
   }
   return { partitionKey, rowKey, timestamp, properties };
 }
@@ -151,6 +177,7 @@ function typedValue(name: string, type: EdmType, raw: unknown): string | number 
  * precision (100 ns ticks), so equal instants compare equal as text.
  */
 export function canonicalDateTime(text: string, name: string): string {
+  if (CANONICAL_DATE_TIME.test(text)) return text;
   const match = DATE_TIME.exec(text);
   if (match === null)
     throw new RowError(`property '${name}' is not a valid Edm.DateTime: ${JSON.stringify(text)}`);
@@ -224,6 +251,12 @@ function valueJson(p: RowProperty): string {
   switch (p.type) {
     case "Int32":
       return String(p.value);
+    case "Int64":
+    case "DateTime":
+    case "Guid":
+    case "Binary":
+      // Digits, ISO dates, hex and base64 (checked on the way in) need no escaping.
+      return `"${p.value}"`;
     case "Double":
       return doubleJson(p.value as number);
     case "Boolean":
@@ -243,9 +276,9 @@ export function formatLine(row: Row): string {
     line += `,"Timestamp@odata.type":"Edm.DateTime","Timestamp":"${row.timestamp}"`;
   }
   for (const p of row.properties) {
-    const name = JSON.stringify(p.name);
-    if (p.type !== "String") line += `,${name.slice(0, -1)}${ANNOTATION}":"Edm.${p.type}"`;
-    line += `,${name}:${valueJson(p)}`;
+    const pieces = piecesOf(p.name);
+    if (p.type !== "String") line += `${pieces.annotation}${p.type}"`;
+    line += pieces.value + valueJson(p);
   }
   return `${line}}`;
 }
@@ -257,11 +290,11 @@ export function formatLine(row: Row): string {
 export function entityBody(row: Row): string {
   let body = `{"PartitionKey":${JSON.stringify(row.partitionKey)},"RowKey":${JSON.stringify(row.rowKey)}`;
   for (const p of row.properties) {
-    const name = JSON.stringify(p.name);
+    const pieces = piecesOf(p.name);
     if (p.type !== "String" && p.type !== "Int32" && p.type !== "Boolean") {
-      body += `,${name.slice(0, -1)}${ANNOTATION}":"Edm.${p.type}"`;
+      body += `${pieces.annotation}${p.type}"`;
     }
-    body += `,${name}:${valueJson(p)}`;
+    body += pieces.value + valueJson(p);
   }
   return `${body}}`;
 }

@@ -20,7 +20,8 @@ describe("typed NDJSON lines", () => {
   });
 
   test("the service's unannotated JSON: 1.0 is a Double, 1 an Int32, text stays text", () => {
-    const text = '{"value":[{"PartitionKey":"p","RowKey":"r","d":1.0,"e":2E3,"i":1,"s":"1.0 [x]","n":-0.0}]}';
+    const text =
+      '{"value":[{"PartitionKey":"p","RowKey":"r","d":1.0,"e":2E3,"i":1,"s":"1.0 [x]","n":-0.0,"q":"a\\"2.5","b":"\\\\","f":3.0}]}';
     const [entity] = (JSON.parse(markDoubles(text)) as { value: unknown[] }).value;
     const row = rowFromJson(entity, true);
     expect(row.properties.map((p) => [p.name, p.type, p.value])).toEqual([
@@ -29,6 +30,9 @@ describe("typed NDJSON lines", () => {
       ["i", "Int32", 1],
       ["s", "String", "1.0 [x]"],
       ["n", "Double", -0],
+      ["q", "String", 'a"2.5'],
+      ["b", "String", "\\"],
+      ["f", "Double", 3],
     ]);
   });
 
