@@ -1,3 +1,4 @@
+import { StoreError } from "../errors.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { BATCH_FRAME_BYTES, type ImportMode, operationBytes, operationPart } from "./batch.js";
 import type { Checkpoint, ResumeState } from "./checkpoint.js";
@@ -172,6 +173,15 @@ export async function importItems(
         }
       }
       const reason = `${outcome.status} ${outcome.code}: ${outcome.message}`.trim();
+      if (outcome.status === 401 || outcome.status === 403 || outcome.code === "TableNotFound") {
+        // Not about a line: no line of the file could be written.
+        const hint =
+          outcome.code === "TableNotFound" ? ` (table ${options.table}; --create-table creates it)` : "";
+        throw new StoreError(`the import cannot write: ${reason}${hint}`, {
+          statusCode: outcome.status,
+          serviceCode: outcome.code,
+        });
+      }
       if (outcome.index !== undefined && outcome.index < batch.entries.length) {
         const [failed] = batch.entries.splice(outcome.index, 1);
         fail(failed!, reason);
