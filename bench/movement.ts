@@ -10,11 +10,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TableClient } from "@azure/data-tables";
 import { build } from "esbuild";
+import { rowsAsItems } from "../src/movement/copy.js";
 import { TableEndpoint } from "../src/movement/endpoint.js";
 import { exportTable } from "../src/movement/export.js";
-import { type ImportItem, importItems } from "../src/movement/import.js";
+import { importItems } from "../src/movement/import.js";
 import { openSink, readLines } from "../src/movement/lines.js";
-import type { Row } from "../src/movement/typed-row.js";
 import type { RateRecorder } from "./serve-vs-azurite.js";
 
 const perSecond = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
@@ -136,11 +136,6 @@ async function withHeapPeak<T>(run: () => Promise<T>): Promise<{ result: T; peak
   } finally {
     clearInterval(timer);
   }
-}
-
-async function* rowsAsItems(pages: AsyncIterable<Row[]>): AsyncGenerator<ImportItem> {
-  let n = 0;
-  for await (const page of pages) for (const row of page) yield { line: ++n, end: 0, row };
 }
 
 const nullSink = { write: () => undefined, close: async () => undefined };

@@ -3,15 +3,10 @@ import { join } from "node:path";
 import { type Command, Option } from "commander";
 import type { ImportMode } from "../movement/batch.js";
 import { Checkpoint, type ResumeState } from "../movement/checkpoint.js";
+import { rowsAsItems } from "../movement/copy.js";
 import { TableEndpoint } from "../movement/endpoint.js";
 import { exportTable } from "../movement/export.js";
-import {
-  type ImportFailure,
-  type ImportItem,
-  type ImportStats,
-  importItems,
-  newStats,
-} from "../movement/import.js";
+import { type ImportFailure, type ImportStats, importItems, newStats } from "../movement/import.js";
 import { openSink, readLines } from "../movement/lines.js";
 import { Progress } from "../movement/progress.js";
 import { verifyTables } from "../movement/verify.js";
@@ -248,7 +243,9 @@ async function importFile(
   const failedLines: number[] = [];
   const onFailure = (failure: ImportFailure) => {
     if (failedLines.length < 10) failedLines.push(failure.line);
-    process.stderr.write(`tablekit import: ${path} line ${failure.line}: ${failure.reason}\n`);
+    process.stderr.write(
+      `tablekit import: ${path === "-" ? "stdin" : path} line ${failure.line}: ${failure.reason}\n`,
+    );
     if (errors !== undefined) {
       writeSync(
         errors,
@@ -277,14 +274,16 @@ async function importFile(
     checkpoint?.close();
     if (errors !== undefined) closeSync(errors);
   }
-  const parts = [`${stats.imported.toLocaleString("en-US")} rows imported into ${table}`];
+  const parts = [
+    `${stats.imported.toLocaleString("en-US")} row${stats.imported === 1 ? "" : "s"} imported into ${table}`,
+  ];
   if (resume !== undefined) {
     parts.push(`${(resume.imported + resume.failed).toLocaleString("en-US")} lines settled by earlier runs`);
   }
   if (stats.recovered > 0) parts.push(`${stats.recovered} found already written`);
   if (stats.failed > 0)
     parts.push(
-      `${stats.failed} failed${failedLines.length > 0 ? ` (lines ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
+      `${stats.failed} failed${failedLines.length > 0 ? ` (line${failedLines.length === 1 ? "" : "s"} ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
     );
   progress.finish(`tablekit import: ${parts.join(", ")}`, stats.read);
   return stats;
@@ -329,17 +328,6 @@ async function runCopy(flags: CopyFlags): Promise<void> {
     stats.read,
   );
   if (stats.failed > 0) process.exitCode = 1;
-}
-
-async function* rowsAsItems(
-  pages: AsyncIterable<import("../movement/typed-row.js").Row[]>,
-  onRows: (n: number) => void,
-): AsyncGenerator<ImportItem> {
-  let line = 0;
-  for await (const page of pages) {
-    onRows(page.length);
-    for (const row of page) yield { line: ++line, end: 0, row };
-  }
 }
 
 async function runVerify(flags: VerifyFlags): Promise<void> {
