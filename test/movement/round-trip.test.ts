@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { rowsAsItems } from "../../src/movement/copy.js";
 import { TableEndpoint } from "../../src/movement/endpoint.js";
 import { exportTable } from "../../src/movement/export.js";
 import { importItems } from "../../src/movement/import.js";
@@ -77,6 +78,28 @@ describe("export/import round trip", () => {
       NEGATIVE_ZERO_LINE,
     ]);
   });
+
+  test.runIf(azuriteSelected && serveSelected)(
+    "Azurite → serve: copied, and verify finds both equal",
+    async () => {
+      const azurite = TableEndpoint.fromConnectionString(azuriteConnectionString());
+      const serve = TableEndpoint.fromConnectionString(serveConnectionString());
+      const table = uniqueTableName("cross");
+      const input = join(dir, `${table}.ndjson`);
+      writeFileSync(input, `${edgeLines().join("\n")}\n`);
+      await azurite.createTable(table);
+      await importItems(azurite, readLines(input), { table, mode: "insert" });
+      await serve.createTable(table);
+      const copied = await importItems(serve, rowsAsItems(azurite.pages(table)), { table, mode: "insert" });
+      expect(copied).toMatchObject({ imported: edgeLines().length, failed: 0 });
+      const mismatches: string[] = [];
+      const result = await verifyTables({ endpoint: azurite, table }, { endpoint: serve, table }, {}, (m) =>
+        mismatches.push(`${m.rowKey}: ${m.kind} ${m.detail ?? ""}`),
+      );
+      expect(mismatches).toEqual([]);
+      expect(result.equal).toBe(edgeLines().length);
+    },
+  );
 
   test("a MemoryStore file, read back by a new server", async () => {
     const file = join(dir, "store.jsonl");
