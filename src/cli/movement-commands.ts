@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readdirSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import type { ImportMode } from "../movement/batch.js";
@@ -253,7 +253,14 @@ async function importFile(
       );
     }
   };
-  const items = counted(readLines(path, resume?.start), (n) => progress.add(n));
+  // A plain file's size gives the ETA (bytes read so far against it).
+  const size = path === "-" || path.endsWith(".gz") ? undefined : statSync(path).size;
+  const items = counted(readLines(path, resume?.start), (item) => {
+    // The rows to expect: the lines read so far, scaled by the bytes left.
+    if (size !== undefined && item.end > 0) progress.total = Math.round((item.line * size) / item.end);
+    // Rows committed (the reading runs ahead of them by the windows in flight).
+    progress.set(stats.imported);
+  });
   try {
     await importItems(
       endpoint,
@@ -289,9 +296,9 @@ async function importFile(
   return stats;
 }
 
-async function* counted<T>(items: AsyncIterable<T>, onItem: (n: number) => void): AsyncGenerator<T> {
+async function* counted<T>(items: AsyncIterable<T>, onItem: (item: T) => void): AsyncGenerator<T> {
   for await (const item of items) {
-    onItem(1);
+    onItem(item);
     yield item;
   }
 }

@@ -18,7 +18,12 @@ export class Progress {
   }
 
   add(rows: number): void {
-    this.#rows += rows;
+    this.set(this.#rows + rows);
+  }
+
+  /** Sets the rows done so far (and redraws at most five times a second). */
+  set(rows: number): void {
+    this.#rows = rows;
     if (!this.#live) return;
     const now = performance.now();
     if (now - this.#lastDraw < 200) return;
