@@ -55,7 +55,9 @@ export interface ImportOptions {
 interface Entry {
   line: number;
   text: string | undefined;
-  row: Row;
+  rowKey: string;
+  /** Kept only when there is no text to parse again (copy): memory holds windows of entries. */
+  row: Row | undefined;
   part: string;
   bytes: number;
 }
@@ -200,7 +202,7 @@ export async function importItems(
 
   /** The entries of a batch whose rows are in the table with exactly their values. */
   const alreadyWritten = async (batch: Batch): Promise<Entry[]> => {
-    const keys = batch.entries.map((e) => e.row.rowKey).sort();
+    const keys = batch.entries.map((e) => e.rowKey).sort();
     const found = await endpoint.rowsBetween(
       options.table,
       batch.partitionKey,
@@ -209,8 +211,10 @@ export async function importItems(
     );
     const byKey = new Map(found.map((r) => [r.rowKey, r]));
     return batch.entries.filter((e) => {
-      const there = byKey.get(e.row.rowKey);
-      return there !== undefined && rowDifference(e.row, there) === undefined;
+      const there = byKey.get(e.rowKey);
+      return (
+        there !== undefined && rowDifference(e.row ?? rowFromJson(JSON.parse(e.text!)), there) === undefined
+      );
     });
   };
 
@@ -277,7 +281,14 @@ export async function importItems(
       continue;
     }
     const part = operationPart(tableUrl, options.mode, row.partitionKey, row.rowKey, entityBody(row));
-    const entry: Entry = { line: item.line, text: item.text, row, part, bytes: operationBytes(part) };
+    const entry: Entry = {
+      line: item.line,
+      text: item.text,
+      rowKey: row.rowKey,
+      row: item.text === undefined ? row : undefined,
+      part,
+      bytes: operationBytes(part),
+    };
     let group = groups.get(row.partitionKey);
     if (group === undefined) {
       group = [];
@@ -325,7 +336,7 @@ function cut(entries: readonly Entry[]): Entry[][] {
     if (
       current.length >= ServiceLimits.maxTransactionOperations ||
       bytes + entry.bytes > MAX_BATCH_BYTES ||
-      keys.has(entry.row.rowKey)
+      keys.has(entry.rowKey)
     ) {
       batches.push(current);
       current = [];
@@ -334,7 +345,7 @@ function cut(entries: readonly Entry[]): Entry[][] {
     }
     current.push(entry);
     bytes += entry.bytes;
-    keys.add(entry.row.rowKey);
+    keys.add(entry.rowKey);
   }
   if (current.length > 0) batches.push(current);
   return batches;
