@@ -40,6 +40,7 @@ import {
   timeSync,
 } from "./measure.js";
 import { measureLoad } from "./memory-load.js";
+import { movementBench } from "./movement.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 import { serveVsAzurite } from "./serve-vs-azurite.js";
@@ -631,7 +632,14 @@ const azureSections: Record<string, (connectionString: string) => Promise<void>>
   large: largeValues,
   serve: (c) => serveVsAzurite(c, record, quick),
   tracing: (c) => tracingOverhead(c, record, quick),
+  // `--movement-heap-rows N` adds the heap of an N-row export/import (the issue's 1,000,000).
+  movement: (c) => movementBench(c, record, quick, movementHeapRows()),
 };
+
+function movementHeapRows(): number | undefined {
+  const at = process.argv.indexOf("--movement-heap-rows");
+  return at < 0 ? undefined : Number(process.argv[at + 1]);
+}
 const memorySections: Record<string, () => Promise<void>> = {
   mapping: async () => mapping(),
   encryption: encryptionOverhead,

@@ -303,7 +303,7 @@ export async function serveVsAzurite(
   const total = quick ? 10_000 : 100_000;
   const reads = quick ? 300 : 1_000;
   const stub = await spawnServer("stub", "./table-stub.ts", [String(total)]);
-  const server = await spawnServer("serve", "../src/server/cli.ts", ["serve", "--port", "0"]);
+  const server = await spawnServer("serve", "../src/cli/main.ts", ["serve", "--port", "0"]);
   try {
     // Warm the client and both servers up first (JIT), so neither side pays for it in the measurement.
     await rates([stub, server], "benchwarm", 10_000, 1_000, 1);

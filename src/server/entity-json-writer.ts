@@ -71,7 +71,16 @@ export class EntityJsonWriter {
           if (annotate && (!finite || Number.isInteger(v.value))) out += `${pieces.annotation}Double"`;
           out +=
             pieces.value +
-            (finite ? String(v.value) : v.value > 0 ? '"Infinity"' : v.value < 0 ? '"-Infinity"' : '"NaN"');
+            (finite
+              ? // String(-0) is "0": the sign of a negative zero would be lost.
+                Object.is(v.value, -0)
+                ? "-0"
+                : String(v.value)
+              : v.value > 0
+                ? '"Infinity"'
+                : v.value < 0
+                  ? '"-Infinity"'
+                  : '"NaN"');
           break;
         }
         case "Int64":

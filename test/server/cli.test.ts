@@ -7,7 +7,7 @@ import { TableClient, TableServiceClient } from "@azure/data-tables";
 import { afterAll, describe, expect, test } from "vitest";
 
 // `tablekit serve` as a process: help, the printed connection string, signals, --file persistence.
-const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/server/cli.ts");
+const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/cli/main.ts");
 const dir = mkdtempSync(join(tmpdir(), "tablekit-serve-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

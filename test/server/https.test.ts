@@ -87,7 +87,7 @@ describe("tablekit serve over HTTPS", () => {
 });
 
 describe("tablekit serve --tls-cert --tls-key (CLI)", () => {
-  const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/server/cli.ts");
+  const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/cli/main.ts");
   const children: ChildProcess[] = [];
   afterAll(() => {
     for (const child of children) child.kill("SIGKILL");

@@ -337,7 +337,7 @@ describe("oauth off or without TLS", () => {
 });
 
 describe("tablekit serve --oauth basic (CLI)", () => {
-  const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/server/cli.ts");
+  const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../src/cli/main.ts");
   const children: ChildProcess[] = [];
   afterAll(() => {
     for (const child of children) child.kill("SIGKILL");

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 
 // `tablekit serve --explorer / --no-explorer`: the page's address is printed when it is on.
-const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../../src/server/cli.ts");
+const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../../src/cli/main.ts");
 
 /** Starts the CLI and resolves with its stdout once the connection string (and what follows) is out. */
 async function startedOutput(args: string[]): Promise<{ child: ChildProcess; out: string }> {

@@ -1,0 +1,253 @@
+import type { NamedKeyCredential } from "@azure/core-auth";
+import {
+  createDefaultHttpClient,
+  createPipelineRequest,
+  type HttpClient,
+  type Pipeline,
+  type PipelineResponse,
+} from "@azure/core-rest-pipeline";
+import { TableServiceClient } from "@azure/data-tables";
+import { StoreError } from "../errors.js";
+import { parseConnectionString } from "../store/azure/connection-string.js";
+import { isLoopbackHost, parseEndpoint } from "../store/azure/endpoint.js";
+import { redactSecrets } from "../store/azure/redact-secrets.js";
+import { type BatchAnswer, batchBody, readBatchAnswer } from "./batch.js";
+import { markDoubles } from "./double-marks.js";
+import { type Row, rowFromJson } from "./typed-row.js";
+
+/** What a query reads: an OData filter and the properties to return (keys and Timestamp always). */
+export interface ReadOptions {
+  filter?: string | undefined;
+  select?: readonly string[] | undefined;
+}
+
+/** The answer to a `$batch`, and whether an earlier attempt of it may have been applied (its answer lost). */
+export type BatchOutcome = BatchAnswer & { maybeApplied: boolean };
+
+const SERVICE_VERSION = "2019-02-02";
+const MINIMAL = "application/json;odata=minimalmetadata";
+/** Statuses worth another attempt: throttling, timeouts, server errors. */
+const TRANSIENT = new Set([408, 429, 500, 502, 503, 504]);
+const MAX_ATTEMPTS = 8;
+
+/**
+ * One account's Table endpoint, spoken to directly (raw JSON rows, hand-built `$batch` bodies) through
+ * the pipeline of `@azure/data-tables` (authentication by account key or SAS, user agent, agent): the
+ * SDK's own entity mapping would turn DateTime into `Date` (milliseconds) and lose the other digits.
+ */
+export class TableEndpoint {
+  readonly url: string;
+  readonly #pipeline: Pipeline;
+  readonly #http: HttpClient;
+  readonly #allowInsecure: boolean;
+  readonly #timeoutMs: number;
+
+  static fromConnectionString(connectionString: string, timeoutMs = 60_000): TableEndpoint {
+    const { url, credential } = parseConnectionString(connectionString);
+    return new TableEndpoint(url, credential as NamedKeyCredential, timeoutMs);
+  }
+
+  private constructor(url: string, credential: NamedKeyCredential, timeoutMs: number) {
+    const endpoint = parseEndpoint(url);
+    // http:// only to this machine (Azurite, `tablekit serve`): credentials would travel in clear.
+    this.#allowInsecure = isLoopbackHost(endpoint.hostname);
+    if (endpoint.protocol === "http:" && !this.#allowInsecure) {
+      throw new StoreError(
+        `the endpoint ${redactSecrets(endpoint.origin)} uses http:// on another host; use https://`,
+      );
+    }
+    this.url = url.replace(/\/$/, "");
+    const client = new TableServiceClient(this.url, credential, {
+      allowInsecureConnection: this.#allowInsecure,
+      retryOptions: { maxRetries: 0 },
+      userAgentOptions: { userAgentPrefix: "tablekit-cli" },
+    });
+    this.#pipeline = client.pipeline;
+    // The rows are read from the text (see double-marks.ts): no parse by the pipeline.
+    this.#pipeline.removePolicy({ name: "deserializationPolicy" });
+    this.#http = createDefaultHttpClient();
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** The names of every table, in the service's order. */
+  async listTables(): Promise<string[]> {
+    const names: string[] = [];
+    let next: string | undefined;
+    do {
+      const query = next === undefined ? "" : `?NextTableName=${encodeURIComponent(next)}`;
+      const response = await this.#send("GET", `${this.url}/Tables${query}`, MINIMAL);
+      const body = JSON.parse(response.bodyAsText ?? "{}") as { value?: Array<{ TableName: string }> };
+      for (const t of body.value ?? []) names.push(t.TableName);
+      next = response.headers.get("x-ms-continuation-nexttablename") ?? undefined;
+    } while (next);
+    return names;
+  }
+
+  /** Creates the table; succeeds if it exists. */
+  async createTable(table: string): Promise<void> {
+    const response = await this.#send("POST", `${this.url}/Tables`, MINIMAL, {
+      body: JSON.stringify({ TableName: table }),
+      contentType: "application/json",
+      accept: [409],
+    });
+    if (response.status === 409 && errorCode(response) !== "TableAlreadyExists") {
+      throw requestError(response, `create table ${table}`);
+    }
+  }
+
+  /** The table's rows, page by page (one request each), in the service's order. */
+  async *pages(table: string, options: ReadOptions = {}): AsyncGenerator<Row[]> {
+    let params = "";
+    if (options.filter !== undefined) params += `&$filter=${encodeURIComponent(options.filter)}`;
+    if (options.select !== undefined && options.select.length > 0) {
+      const names = new Set(["PartitionKey", "RowKey", "Timestamp", ...options.select]);
+      params += `&$select=${encodeURIComponent([...names].join(","))}`;
+    }
+    let continuation = "";
+    do {
+      const query = (params + continuation).slice(1);
+      const url = `${this.url}/${encodeURIComponent(table)}()${query === "" ? "" : `?${query}`}`;
+      const response = await this.#send("GET", url, MINIMAL);
+      const body = JSON.parse(markDoubles(response.bodyAsText ?? "{}")) as { value?: unknown[] };
+      const rows = (body.value ?? []).map((json) => rowFromJson(json, true));
+      yield rows;
+      const nextPartitionKey = response.headers.get("x-ms-continuation-nextpartitionkey");
+      const nextRowKey = response.headers.get("x-ms-continuation-nextrowkey");
+      continuation = nextPartitionKey
+        ? `&NextPartitionKey=${encodeURIComponent(nextPartitionKey)}${nextRowKey ? `&NextRowKey=${encodeURIComponent(nextRowKey)}` : ""}`
+        : "";
+    } while (continuation !== "");
+  }
+
+  /** The rows of one partition between two RowKeys (inclusive). */
+  async rowsBetween(table: string, partitionKey: string, first: string, last: string): Promise<Row[]> {
+    const q = (text: string) => `'${text.replaceAll("'", "''")}'`;
+    const filter = `PartitionKey eq ${q(partitionKey)} and RowKey ge ${q(first)} and RowKey le ${q(last)}`;
+    const rows: Row[] = [];
+    for await (const page of this.pages(table, { filter })) rows.push(...page);
+    return rows;
+  }
+
+  /**
+   * Submits one entity group transaction of `parts` (see batch.ts), retrying throttling, server errors
+   * and lost connections. `maybeApplied`: an attempt's answer was lost, so the service may have applied it.
+   */
+  async submitBatch(parts: readonly string[]): Promise<BatchOutcome> {
+    const { contentType, body } = batchBody(parts);
+    let maybeApplied = false;
+    for (let attempt = 1; ; attempt++) {
+      let response: PipelineResponse;
+      try {
+        response = await this.#sendOnce("POST", `${this.url}/$batch`, "application/json", body, contentType);
+      } catch (error) {
+        maybeApplied = true;
+        if (attempt >= MAX_ATTEMPTS) throw error;
+        await backoff(attempt);
+        continue;
+      }
+      if (TRANSIENT.has(response.status)) {
+        // A 500 or a timeout may come after the changeset was applied.
+        if (response.status !== 429 && response.status !== 503) maybeApplied = true;
+        if (attempt >= MAX_ATTEMPTS) throw requestError(response, "$batch");
+        await backoff(attempt);
+        continue;
+      }
+      if (response.status !== 202) {
+        // The whole request refused (e.g. 400 for a malformed body, 413 for a large one).
+        return {
+          ok: false,
+          status: response.status,
+          code: errorCode(response),
+          message: errorMessage(response),
+          index: undefined,
+          maybeApplied,
+        };
+      }
+      return { ...readBatchAnswer(response.bodyAsText ?? "", parts.length), maybeApplied };
+    }
+  }
+
+  async #send(
+    method: "GET" | "POST",
+    url: string,
+    accept: string,
+    options: { body?: string; contentType?: string; accept?: number[] } = {},
+  ): Promise<PipelineResponse> {
+    for (let attempt = 1; ; attempt++) {
+      let response: PipelineResponse;
+      try {
+        response = await this.#sendOnce(method, url, accept, options.body, options.contentType);
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS) throw error;
+        await backoff(attempt);
+        continue;
+      }
+      if (response.status >= 200 && response.status < 300) return response;
+      if (options.accept?.includes(response.status)) return response;
+      if (TRANSIENT.has(response.status) && attempt < MAX_ATTEMPTS) {
+        await backoff(attempt);
+        continue;
+      }
+      throw requestError(response, `${method} ${new URL(url).pathname}`);
+    }
+  }
+
+  #sendOnce(
+    method: "GET" | "POST",
+    url: string,
+    accept: string,
+    body?: string,
+    contentType?: string,
+  ): Promise<PipelineResponse> {
+    const request = createPipelineRequest({
+      url,
+      method,
+      allowInsecureConnection: this.#allowInsecure,
+      timeout: this.#timeoutMs,
+      ...(body === undefined ? {} : { body }),
+    });
+    request.headers.set("Accept", accept);
+    request.headers.set("x-ms-version", SERVICE_VERSION);
+    request.headers.set("DataServiceVersion", "3.0");
+    request.headers.set("MaxDataServiceVersion", "3.0;NetFx");
+    if (contentType !== undefined) request.headers.set("Content-Type", contentType);
+    return this.#pipeline.sendRequest(this.#http, request);
+  }
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(100 * 2 ** (attempt - 1), 5_000);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function errorCode(response: PipelineResponse): string {
+  const header = response.headers.get("x-ms-error-code");
+  if (header) return header;
+  try {
+    return (
+      (JSON.parse(response.bodyAsText ?? "") as { "odata.error"?: { code?: string } })["odata.error"]?.code ??
+      ""
+    );
+  } catch {
+    return "";
+  }
+}
+
+function errorMessage(response: PipelineResponse): string {
+  try {
+    const error = (
+      JSON.parse(response.bodyAsText ?? "") as { "odata.error"?: { message?: { value?: string } } }
+    )["odata.error"];
+    return (error?.message?.value ?? "").split("\n")[0]!;
+  } catch {
+    return (response.bodyAsText ?? "").slice(0, 200);
+  }
+}
+
+function requestError(response: PipelineResponse, what: string): StoreError {
+  const code = errorCode(response);
+  return new StoreError(`${what} failed: ${response.status} ${code} ${errorMessage(response)}`.trim(), {
+    statusCode: response.status,
+    ...(code ? { serviceCode: code } : {}),
+  });
+}
