@@ -37,7 +37,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../table-store.js";
-import { AzureBlobs } from "./azure-blobs.js";
+import { LazyAzureBlobs } from "./lazy-blobs.js";
 import { type AzureErrorContext, translateAzureError } from "./azure-errors.js";
 import { type AzureStoreOptions, DEFAULT_REQUEST_TIMEOUT_MS } from "./azure-store-options.js";
 import { parseConnectionString } from "./connection-string.js";
@@ -144,7 +144,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.blobs =
       options.blobEndpoint === undefined
         ? undefined
-        : new AzureBlobs(options.blobEndpoint, credential, {
+        : new LazyAzureBlobs(options.blobEndpoint, credential, {
             timeoutMs: this.#timeoutMs,
             secrets: this.#secrets,
           });
