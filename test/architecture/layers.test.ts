@@ -19,6 +19,22 @@ const ALLOWED: Record<string, readonly string[]> = {
   repository: ["query", "schema", "serialization", "keys", "store", "util", "wire", "errors"],
   // The table server speaks the wire protocol over the memory store's internals.
   server: ["store", "util", "wire", "errors"],
+  // Data movement (export, import, copy, verify) speaks the wire protocol through the SDK's pipeline.
+  movement: ["store", "util", "wire", "errors"],
+  // The command line sits on top: it may import everything.
+  cli: [
+    "movement",
+    "server",
+    "repository",
+    "query",
+    "schema",
+    "serialization",
+    "keys",
+    "store",
+    "util",
+    "wire",
+    "errors",
+  ],
   // The test kit (tablekit/testing) uses the public entry only, so its CommonJS bundle shares the
   // root bundle's classes (one decorator registry, one TableContext).
   testing: ["index"],
