@@ -2,7 +2,9 @@
  * The `ts` blocks of README.md and docs/*.md, compiled against the package (CONTRIBUTING.md,
  * "Documentation"): each block is a module of its own; a block fenced ```` ```ts continued ```` is
  * compiled together with the blocks before it in its file (back to the last plain one); a block fenced
- * ```` ```ts fragment ```` is not compiled. `tablekit`, `tablekit/server` and `tablekit/testing` resolve to
+ * ```` ```ts fragment ```` is not compiled; a block fenced ```` ```ts legacy ```` (and the blocks continuing it) is
+ * compiled with legacy decorators (`experimentalDecorators`, `emitDecoratorMetadata`: NestJS's parameter
+ * decorators need them), every other with standard decorators. `tablekit`, `tablekit/server` and `tablekit/testing` resolve to
  * src/, so no build is needed. Run alone: `node --import tsx scripts/doc-blocks.ts` (exit 1 on errors).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +21,8 @@ export interface DocBlock {
   /** The line of its opening fence (1-based). */
   line: number;
   kind: "module" | "continued" | "fragment";
+  /** Compiled with legacy decorators (`ts legacy`). */
+  legacy: boolean;
   code: string;
 }
 
@@ -26,6 +30,7 @@ export interface DocBlock {
 export interface DocModule {
   file: string;
   line: number;
+  legacy: boolean;
   code: string;
   /** Where each block starts in `code` (line offset) and in its Markdown file. */
   parts: Array<{ offset: number; line: number }>;
@@ -51,11 +56,12 @@ export function blocksOf(file: string, text: string): DocBlock[] {
     if (end < 0) throw new Error(`${file}:${i + 1}: a fence that is never closed`);
     if (open[1] === "ts" || open[1] === "typescript") {
       const marker = open[2]?.trim() ?? "";
-      if (marker !== "" && marker !== "continued" && marker !== "fragment") {
-        throw new Error(`${file}:${i + 1}: unknown block marker '${marker}' (continued or fragment)`);
+      if (marker !== "" && marker !== "continued" && marker !== "fragment" && marker !== "legacy") {
+        throw new Error(`${file}:${i + 1}: unknown block marker '${marker}' (continued, fragment or legacy)`);
       }
-      const kind = marker === "" ? "module" : (marker as DocBlock["kind"]);
-      blocks.push({ file, line: i + 1, kind, code: lines.slice(i + 1, end).join("\n") });
+      const kind = marker === "continued" || marker === "fragment" ? marker : "module";
+      const legacy = marker === "legacy";
+      blocks.push({ file, line: i + 1, kind, legacy, code: lines.slice(i + 1, end).join("\n") });
     }
     i = end;
   }
@@ -80,6 +86,7 @@ export function docModules(blocks: readonly DocBlock[]): DocModule[] {
     modules.push({
       file: block.file,
       line: block.line,
+      legacy: block.legacy,
       code: block.code,
       parts: [{ offset: 0, line: block.line }],
     });
@@ -102,7 +109,7 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     writeFileSync(path, `${module.code}\n`);
     byPath.set(path, module);
   }
-  const program = ts.createProgram([...byPath.keys()], {
+  const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -111,14 +118,27 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     noEmit: true,
     skipLibCheck: true,
     types: ["node"],
-    // What a newcomer's project has: standard decorators (no experimentalDecorators).
     paths: {
       tablekit: [join(root, "src", "index.ts")],
       "tablekit/*": [join(root, "src", "*", "index.ts")],
     },
-  });
+  };
+  const paths = [...byPath.keys()];
+  // What a newcomer's project has: standard decorators; `ts legacy` blocks get tsc's legacy ones.
+  const programs = [
+    ts.createProgram(
+      paths.filter((path) => !byPath.get(path)?.legacy),
+      options,
+    ),
+  ];
+  const legacy = paths.filter((path) => byPath.get(path)?.legacy);
+  if (legacy.length > 0) {
+    programs.push(
+      ts.createProgram(legacy, { ...options, experimentalDecorators: true, emitDecoratorMetadata: true }),
+    );
+  }
   const diagnostics: string[] = [];
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+  for (const diagnostic of programs.flatMap((program) => ts.getPreEmitDiagnostics(program))) {
     const file = diagnostic.file?.fileName;
     const module = file === undefined ? undefined : byPath.get(file);
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");

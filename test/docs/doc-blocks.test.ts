@@ -24,6 +24,9 @@ describe("documentation code blocks", () => {
       "```ts",
       "const c = 3;",
       "```",
+      "```ts legacy",
+      "const d = 4;",
+      "```",
     ].join("\n");
     const blocks = blocksOf("guide.md", text);
     expect(blocks.map((b) => [b.line, b.kind])).toEqual([
@@ -31,11 +34,14 @@ describe("documentation code blocks", () => {
       [8, "continued"],
       [11, "fragment"],
       [14, "module"],
+      [17, "module"],
     ]);
+    expect(blocks.map((b) => b.legacy)).toEqual([false, false, false, false, true]);
     const modules = docModules(blocks);
     expect(modules.map((m) => [m.line, m.code])).toEqual([
       [2, "const a = 1;\nconst b = a + 1;"],
       [14, "const c = 3;"],
+      [17, "const d = 4;"],
     ]);
     expect(() => blocksOf("guide.md", "```ts partial\nx\n```")).toThrow(/unknown block marker 'partial'/);
     expect(() => docModules(blocksOf("guide.md", "```ts continued\nx\n```"))).toThrow(/no block before it/);
