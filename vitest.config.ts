@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { selectedStoreNames } from "./test/support/store-selection.js";
 
@@ -11,6 +12,17 @@ if (!withAzurite) {
 }
 
 export default defineConfig({
+  // The examples import the package by its name (as tsconfig.json's paths say: src/ in the repository),
+  // so tests that import them share one tablekit with the tests' own imports of src/.
+  resolve: {
+    alias: [
+      { find: /^tablekit$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
+      {
+        find: /^tablekit\/(server|testing|nestjs)$/,
+        replacement: fileURLToPath(new URL("./src/$1/index.ts", import.meta.url)),
+      },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["**/node_modules/**", ...(withAzurite ? [] : ["test/store-azure/**"])],

@@ -28,6 +28,7 @@ import {
   SummarizedItem,
   summarizedItem,
 } from "./bench-entity.js";
+import { coldStart } from "./cold-start.js";
 import {
   type BenchRow,
   compare,
@@ -646,6 +647,7 @@ const memorySections: Record<string, () => Promise<void>> = {
   "memory-scaling": memoryScaling,
   heap: heapWhileIterating,
   "memory-load": memoryAndLoad,
+  "cold-start": () => coldStart(record, quick),
 };
 
 function selectedSections(): Set<string> | undefined {

@@ -23,7 +23,9 @@
  * (one call per row not in the context's cache of recent data keys): budget Key Vault's request
  * limits accordingly.
  */
-import type { KeyResolver } from "../src/index.js";
+import { constants, generateKeyPairSync, privateDecrypt, publicEncrypt } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import type { KeyResolver } from "tablekit";
 
 /** The Key Vault algorithm the data keys are wrapped with (RSA keys; use "A256KW" for Managed HSM AES keys). */
 export const WRAP_ALGORITHM = "RSA-OAEP-256";
@@ -57,4 +59,47 @@ export function keyVaultKeys(currentKeyId: string, clientFor: (keyId: string) =>
       return (await client(keyId).unwrapKey(WRAP_ALGORITHM, wrapped)).result;
     },
   };
+}
+
+// Run alone (`npx tsx examples/key-vault-keys.ts`), it encrypts a column with the resolver over a local
+// stand-in for one Key Vault RSA key (node:crypto's RSA-OAEP with SHA-256, what RSA-OAEP-256 is), writes
+// a row, and shows what is stored and what reads back.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { Column, Entity, MemoryStore, TableContext } = await import("tablekit");
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const oaep = { padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: "sha256" };
+  let calls = 0;
+  const standIn: KeyWrapClient = {
+    async wrapKey(_algorithm, key) {
+      calls++;
+      return { result: publicEncrypt({ key: publicKey, ...oaep }, key) };
+    },
+    async unwrapKey(_algorithm, encryptedKey) {
+      calls++;
+      return { result: privateDecrypt({ key: privateKey, ...oaep }, encryptedKey) };
+    },
+  };
+
+  @Entity({ table: "VaultDemo", partitionKey: "{owner}", rowKey: "{name}" })
+  class Secret {
+    @Column({ type: "String" }) owner!: string;
+    @Column({ type: "String" }) name!: string;
+    @Column({ type: "String", encrypt: true }) value!: string;
+  }
+
+  const store = new MemoryStore();
+  const keyId = "https://my-vault.vault.azure.net/keys/tablekit/v1";
+  const db = new TableContext({ store, encryption: { keys: keyVaultKeys(keyId, () => standIn) } });
+  await db.ensureTables(Secret);
+  const secrets = db.repository(Secret);
+  await secrets.insert(secrets.create({ owner: "ann", name: "pin", value: "1234" }));
+  const stored = (await store.getEntity("VaultDemo", "ann", "pin"))?.value;
+  const sealed = stored instanceof Uint8Array ? Buffer.from(stored).toString("base64") : String(stored);
+  console.log(`stored value: ${sealed.slice(0, 40)}… (sealed; its data key wrapped by ${keyId})`);
+  // Another context (another process, say) has no cached data key: its read unwraps through the vault.
+  const reader = new TableContext({ store, encryption: { keys: keyVaultKeys(keyId, () => standIn) } });
+  const read = await reader.repository(Secret).get({ owner: "ann", name: "pin" });
+  console.log(
+    `read back   : ${read?.value} (Key Vault calls: ${calls}, one wrap to write, one unwrap to read)`,
+  );
 }

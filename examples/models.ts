@@ -1,5 +1,5 @@
-import "reflect-metadata";
-import { Column, Entity } from "../src/index.js";
+import { pathToFileURL } from "node:url";
+import { Column, Entity } from "tablekit";
 
 /**
  * The design guide's employee: one partition per department, RowKey `empid_000223`, a copy per
@@ -37,4 +37,16 @@ export class Expense {
   @Column({ type: "String" }) expenseId!: string;
   @Column({ type: "Double" }) amount!: number;
   @Column({ type: "String" }) note!: string;
+}
+
+// Run alone (`npx tsx examples/models.ts`), it prints the keys each model gives an entity.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { MemoryStore, TableContext } = await import("tablekit");
+  const db = new TableContext({ store: new MemoryStore() });
+  const employees = db.repository(Employee);
+  const expenses = db.repository(Expense);
+  const employee = { department: "Sales", employeeId: 223 };
+  const expense = { employeeId: 223, at: new Date("2026-11-26T12:00:00Z"), expenseId: "e1" };
+  console.log(`Employee ${JSON.stringify(employee)} -> ${JSON.stringify(employees.keyOf(employee))}`);
+  console.log(`Expense  ${JSON.stringify(expense)} -> ${JSON.stringify(expenses.keyOf(expense))}`);
 }

@@ -2,7 +2,6 @@
  * A narrated tour of tablekit. `npm start` runs it on the embedded MemoryStore (no server needed);
  * with TABLEKIT_CONNECTION_STRING set it runs against Azurite or Azure instead.
  */
-import "reflect-metadata";
 import { pathToFileURL } from "node:url";
 import {
   AzureStore,
@@ -11,7 +10,7 @@ import {
   type Repository,
   TableContext,
   type TableStore,
-} from "../src/index.js";
+} from "tablekit";
 import { Employee, Expense } from "./models.js";
 
 const DEPARTMENTS = ["Engineering", "Marketing", "Sales"];

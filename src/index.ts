@@ -1,4 +1,11 @@
-import "reflect-metadata";
+import { createRequire } from "node:module";
+
+// The Reflect metadata polyfill, which legacy decorators' emitted metadata needs before any entity class
+// is defined. Through require(): an ES import of its CommonJS file makes Node lex it for named exports,
+// a cost on every cold start.
+createRequire(typeof __filename === "string" ? __filename : import.meta.url)("reflect-metadata");
+
+import type { TableServer, TableServerOptions } from "./server/table-server.js";
 
 export {
   ConcurrencyError,
@@ -100,12 +107,7 @@ export type {
 export { etagOf } from "./serialization/entity-etag.js";
 export { timestampOf } from "./serialization/entity-timestamp.js";
 export type { TableServerOAuth } from "./server/bearer-token.js";
-export {
-  startTableServer,
-  type TableServer,
-  type TableServerOptions,
-  type TableServerTls,
-} from "./server/table-server.js";
+export type { TableServer, TableServerOptions, TableServerTls } from "./server/table-server.js";
 export { type AzureCredential, AzureStore, type AzureStoreOptions } from "./store/azure/azure-store.js";
 export {
   MemoryStore,
@@ -146,3 +148,21 @@ export type {
 } from "./util/entity-fields.js";
 export { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "./util/store-limits.js";
 export type { ColumnType } from "./wire/column-type.js";
+
+/**
+ * Serves a `MemoryStore` over the Azure Table service REST protocol (path-style URLs, SharedKey and
+ * SharedKeyLite), so the official SDKs and `AzureStore` can use it as an emulator. The server's code
+ * is loaded on the first call, so importing `tablekit` stays light; `tablekit/server` exports the same
+ * function.
+ *
+ * @example
+ * ```ts
+ * const server = await startTableServer({ port: 0 });
+ * const db = new TableContext({ store: AzureStore.fromConnectionString(server.connectionString) });
+ * await server.close();
+ * ```
+ */
+export async function startTableServer(options?: TableServerOptions): Promise<TableServer> {
+  const server = await import("./server/table-server.js");
+  return server.startTableServer(options);
+}

@@ -1,46 +1,35 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { TableKitError } from "../errors.js";
+import { runInit } from "./init.js";
 import { addMovementCommands } from "./movement-commands.js";
 import { UsageError } from "./options.js";
+import { packageVersion } from "./package-version.js";
 import { addServeCommand } from "./serve.js";
-
-/**
- * The version of the installed package: the nearest package.json named "tablekit" above this file
- * (src/cli and dist/esm/cli sit two folders below it; a bundle may sit elsewhere in the tree).
- */
-function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (manifest.name === "tablekit" && manifest.version !== undefined) return manifest.version;
-    } catch {
-      // No manifest here: look further up.
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return "unknown";
-    dir = parent;
-  }
-}
 
 /** The `tablekit` program: every command, with help, version and option errors. */
 export function createProgram(): Command {
   const program = new Command("tablekit")
     .description("tablekit: Azure Table Storage tools (an emulator and data movement)")
-    .version(packageVersion(), "-v, --version", "print the version")
+    .version(packageVersion() ?? "unknown", "-v, --version", "print the version")
     .helpOption("-h, --help", "print this help")
     .showHelpAfterError()
     // Set before the commands are added, so each inherits it: errors come back as CommanderError.
     .exitOverride()
     .configureHelp({ sortSubcommands: false });
   addServeCommand(program);
+  program
+    .command("init")
+    .description("Writes a runnable tablekit project (npm install && npm start && npm test need no server).")
+    .argument("[dir]", "the project folder (created if missing; must be empty)", ".")
+    .option("--force", "write into a folder that is not empty")
+    .action((dir: string, flags: { force?: boolean }) => {
+      const result = runInit(dir, { force: flags.force });
+      process.stdout.write(
+        `tablekit init: wrote ${result.files.length} files to ${result.dir}\n` +
+          `Next: cd ${dir} && npm install && npm start && npm test\n`,
+      );
+    });
   addMovementCommands(program);
   return program;
 }

@@ -46,6 +46,12 @@ export function buildEntityModel<T extends object>(
   if (!periodTable) assertTableName(options.table, `${name}: table`);
 
   const columns = records.map((record) => resolveColumn(name, record));
+  // Fields whose type was inferred from `design:type` Number (a Double): named in key errors.
+  const inferredFromNumber = new Set(
+    records
+      .filter((record) => record.options.type === undefined && record.designType === Number)
+      .map((r) => r.field),
+  );
   const columnsByField = new Map<string, ColumnModel>();
   const byProperty = new Map<string, ColumnModel>();
   let properties = 0;
@@ -86,7 +92,16 @@ export function buildEntityModel<T extends object>(
         );
       }
       // A large value lives outside the row: it can be no part of a key.
-      return KEY_TYPES.has(column.type) && !column.large ? (column.type as KeyFieldType) : "unsupported";
+      if (KEY_TYPES.has(column.type) && !column.large) return column.type as KeyFieldType;
+      if (inferredFromNumber.has(field)) {
+        // Legacy decorator metadata says only `Number`, and a number is a Double: not a key type.
+        throw new SchemaError(
+          `${what}: field '${field}' is a \`number\`, which @Column() without a type infers as Double, and a Double ` +
+            `cannot be part of a key (keys hold String, Guid, Int32, Int64 and DateTime fields). Key it as an integer: ` +
+            `@Column({ type: "Int32" }) ${field}!: number (or "Int64" with a bigint field)`,
+        );
+      }
+      return "unsupported";
     };
   const partitionKey = parseTemplate(
     options.partitionKey,

@@ -1,9 +1,23 @@
-import { instanceToPlain, plainToInstance } from "class-transformer";
+import { createRequire } from "node:module";
 import { ValidationError } from "../errors.js";
 import { propertyValueBytes } from "../util/entity-size.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import type { ColumnType } from "../wire/column-type.js";
 import type { WireValue } from "../wire/wire-entity.js";
+
+let transformer: typeof import("class-transformer") | undefined;
+
+/**
+ * class-transformer, loaded on the first Json column with a `jsonClass`: importing its CommonJS
+ * build from an ES module costs tens of milliseconds of cold start that most programs never use.
+ * `__filename` exists in the CommonJS build, `import.meta.url` in the ES one.
+ */
+function classTransformer(): typeof import("class-transformer") {
+  transformer ??= createRequire(typeof __filename === "string" ? __filename : import.meta.url)(
+    "class-transformer",
+  ) as typeof import("class-transformer");
+  return transformer;
+}
 
 /** Converts a field value to its wire form, validating it; named by `field` in errors. */
 export type ValueWriter = (value: unknown) => WireValue;
@@ -183,7 +197,7 @@ function createPlainWriter(
 export function jsonText(field: string, jsonClass: (new () => object) | undefined, value: unknown): string {
   let text: string | undefined;
   try {
-    const plain = jsonClass && typeof value === "object" ? instanceToPlain(value) : value;
+    const plain = jsonClass && typeof value === "object" ? classTransformer().instanceToPlain(value) : value;
     text = JSON.stringify(plain, (_key, v) => {
       if (typeof v === "bigint")
         throw new ValidationError(
@@ -253,7 +267,7 @@ export function createValueReader(
         try {
           const parsed: unknown = JSON.parse(text);
           return jsonClass && parsed !== null && typeof parsed === "object"
-            ? plainToInstance(jsonClass, parsed)
+            ? classTransformer().plainToInstance(jsonClass, parsed)
             : parsed;
         } catch (error) {
           throw new ValidationError("json", `${field}: stored value is not valid JSON`, {

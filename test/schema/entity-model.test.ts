@@ -74,6 +74,29 @@ describe("entity model", () => {
     ]);
   });
 
+  it("says a key's number was inferred as Double and how to key it (legacy decorators, issue 20)", () => {
+    class Staff {
+      department!: string;
+      employeeId!: number;
+    }
+    // What tsc's emitDecoratorMetadata records for `@Column() employeeId!: number`.
+    Reflect.defineMetadata("design:type", String, Staff.prototype, "department");
+    Reflect.defineMetadata("design:type", Number, Staff.prototype, "employeeId");
+    for (const field of ["department", "employeeId"]) Column()(Staff.prototype, field);
+    const error = (() => {
+      try {
+        Entity({ table: "Staff", partitionKey: "{department}", rowKey: "empid_{employeeId:6}" })(Staff);
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error("expected a SchemaError");
+    })();
+    expect(error).toBeInstanceOf(SchemaError);
+    expect(error.message).toContain("'employeeId' is a `number`");
+    expect(error.message).toContain("infers as Double");
+    expect(error.message).toContain('@Column({ type: "Int32" }) employeeId!: number');
+  });
+
   it.each([
     ["an invalid table name", { table: "1bad", partitionKey: "{id}", rowKey: "r" }, "table name"],
     ["the reserved table name", { table: "tables", partitionKey: "{id}", rowKey: "r" }, "reserved"],

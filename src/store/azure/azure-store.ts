@@ -37,12 +37,12 @@ import type {
   WriteMode,
   WriteResult,
 } from "../table-store.js";
-import { AzureBlobs } from "./azure-blobs.js";
 import { type AzureErrorContext, translateAzureError } from "./azure-errors.js";
 import { type AzureStoreOptions, DEFAULT_REQUEST_TIMEOUT_MS } from "./azure-store-options.js";
 import { parseConnectionString } from "./connection-string.js";
 import { fromSdkContinuationToken, toSdkContinuationToken } from "./continuation-token.js";
 import { isCosmosEndpoint, isLoopbackHost, parseEndpoint } from "./endpoint.js";
+import { LazyAzureBlobs } from "./lazy-blobs.js";
 import { nometadataRowReader } from "./nometadata-rows.js";
 import { redactSecrets } from "./redact-secrets.js";
 import { fromSdkPointEntity, fromSdkQueryEntity, toSdkEntity } from "./sdk-entity.js";
@@ -147,7 +147,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.blobs =
       options.blobEndpoint === undefined
         ? undefined
-        : new AzureBlobs(options.blobEndpoint, credential, {
+        : new LazyAzureBlobs(options.blobEndpoint, credential, {
             timeoutMs: this.#timeoutMs,
             secrets: this.#secrets,
           });
