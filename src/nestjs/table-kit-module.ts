@@ -82,6 +82,7 @@ export class TableKitCoreModule implements OnModuleDestroy {
     this.#context = context;
   }
 
+  /** Nest's shutdown hook: closes the context (its repair workers stop). */
   async onModuleDestroy(): Promise<void> {
     await this.#context.close();
   }

@@ -215,6 +215,7 @@ export class MemoryStore implements ServableStore {
   /**
    * The store as `tablekit serve` sees it (the served-store port: typed records, table existence,
    * server settings); `undefined` for the `"cosmos"` flavour, which the server does not speak.
+   * @internal The server's port, not part of the client API.
    */
   served(): ServedStore | undefined {
     return this.#served;
