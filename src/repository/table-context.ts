@@ -590,13 +590,13 @@ export class TableContext {
     await build(tx);
     for (const operation of tx.operations) this.#claimEncryption(operation.model);
     // The caller's operations first (no request), then again with index copies added.
-    assertValidTransaction(tx.operations, this.#runner.limits);
+    assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const first = tx.operations[0] as PlannedOperation;
     // A period's table that does not exist yet is created by the transaction's first write of it.
     registerPeriodTables(this.#runner, first.model);
     const table = this.#runner.tableName(first.table);
     const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
-    assertValidTransaction(expanded.operations, this.#runner.limits);
+    assertValidTransaction(expanded.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const actions = expanded.operations.map((operation) => operation.action);
     const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
     try {

@@ -29,6 +29,11 @@ export interface RecordAccess {
    * table drops its settings in the same journal line; 404 TableNotFound when the table is missing.
    */
   setTableSetting(table: string, name: string, value: string | undefined): void;
+  /**
+   * Sizes the `$batch` body of later transactions on `accountUrl` (the server's own endpoint, which
+   * its clients' request lines name) instead of the nominal Azure endpoint (batch-body-size.ts).
+   */
+  sizeBatchesFor(accountUrl: string): void;
 }
 
 const registry = new WeakMap<object, RecordAccess>();
