@@ -59,7 +59,8 @@ export class StoreRunner {
     this.store = store;
     this.retry = retry;
     this.limits = limitsOf(store);
-    const checked = this.limits === AZURE_TABLE_LIMITS ? store : new LimitCheckedStore(store, this.limits);
+    // Every row is checked as sent (copies, summaries and intents too), on every backend.
+    const checked = new LimitCheckedStore(store, this.limits);
     // Every request reaches the store through #target, so a cap there covers them all.
     const slotted =
       maxConcurrentRequests === undefined
