@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { TableStore } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
-import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
+import type { StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
 import { EncryptedRowTypes } from "./encryption/encrypted-row-types.js";
 import { EncryptingStore } from "./encryption/encrypting-store.js";
