@@ -8,6 +8,7 @@ export {
   EntityNotFoundError,
   type EventualStepConflict,
   EventualStepError,
+  PeriodDroppedError,
   QueryBudgetError,
   SchemaError,
   StoreError,

@@ -38,6 +38,8 @@ export function classifyFault(error: unknown): "throttled" | "server" | "timeout
   // with an x-ms-retry-after-ms hint (https://learn.microsoft.com/en-us/training/modules/monitor-responses-events-azure-cosmos-db-sql-api/4-review-rate-limiting-errors).
   if (statusCode === 503 || statusCode === 429) return "throttled";
   if (statusCode === 500) return "server";
+  // Azure holds a deleted table's name for about 40 s: creating it again meanwhile is refused, then works.
+  if (statusCode === 409 && serviceCode === "TableBeingDeleted") return "server";
   if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut")
     return "timeout";
   if (statusCode === undefined && serviceCode !== undefined && CONNECTION_FAULTS.has(serviceCode))
@@ -65,6 +67,7 @@ export interface AttemptContext {
 function mayHaveApplied(error: unknown): boolean {
   if (!(error instanceof StoreError)) return false;
   if (error.statusCode === 503 || error.statusCode === 429 || error.statusCode === 408) return false;
+  if (error.statusCode === 409) return false; // TableBeingDeleted: refused, nothing was written
   return error.serviceCode !== "ECONNREFUSED";
 }
 

@@ -444,7 +444,10 @@ export class TableContext {
     }
     const dropped: string[] = [];
     const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
-    for (const { name, end } of await this.#periodTables(entityClass, "dropTables")) {
+    const periodTables = await this.#periodTables(entityClass, "dropTables");
+    // The cut-off is stored first, so no late write (of any process) re-creates a table dropped below.
+    await this.#recordCutoffs(entityClass, before);
+    for (const { name, end } of periodTables) {
       if (end.getTime() > before.getTime()) break;
       await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
       // The rows first, then their blobs: no row ever points at a removed blob.
@@ -471,6 +474,19 @@ export class TableContext {
       }
     }
     return dropped;
+  }
+
+  /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
+  async #recordCutoffs(entityClass: EntityClass, before: Date): Promise<void> {
+    const model = getEntityModel(entityClass);
+    registerPeriodTables(this.#runner, model);
+    const templates = new Set<TableTemplate>();
+    if (model.tableTemplate) templates.add(model.tableTemplate);
+    for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
+    const cutoffs = this.#runner.periodTables.cutoffs;
+    for (const template of templates) {
+      await this.#runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
+    }
   }
 
   /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
