@@ -48,7 +48,11 @@ import { expandIndexCopies } from "./transaction-indexes.js";
 export interface TableContextOptions {
   /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
   store: TableStore;
-  /** Retries of transient faults (408, 429, 500, 503, timeouts, resets); `false` disables them. */
+  /**
+   * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
+   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
+   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
+   */
   retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
   onEvent?: TableKitEventListener | undefined;
@@ -136,6 +140,7 @@ export class TableContext {
       options.retry === false ? { retries: 0 } : options.retry,
       options.sleep,
       options.random,
+      options.now,
     );
     const prefix = options.tablePrefix ?? "";
     if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {

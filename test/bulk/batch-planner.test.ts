@@ -95,9 +95,16 @@ describe("BatchPlanner", () => {
   });
 
   it("sends a unit that fills a batch alone", () => {
-    const big: Item = { pk: "p", rk: "big", seq: 1, payload: "y".repeat(838_350), copies: 4 };
+    // Ten rows (each under 1 MiB) whose payload fills the budget to within ten bytes.
+    const unitBytes = (payload: string) =>
+      toUnit({ pk: "p", rk: "big", seq: 1, payload, copies: 9 }).actions.reduce(
+        (sum, action) => sum + estimateActionBytes(action),
+        0,
+      );
+    const fill = Math.floor((BATCH_PAYLOAD_BUDGET - unitBytes("")) / 10);
+    const big: Item = { pk: "p", rk: "big", seq: 1, payload: "y".repeat(fill), copies: 9 };
     const unit = toUnit(big);
-    const bytes = unit.actions.reduce((sum, action) => sum + estimateActionBytes(action), 0);
+    const bytes = unitBytes(big.payload!);
     expect(bytes + estimateActionBytes(toUnit({ pk: "p", rk: "small", seq: 0 }).actions[0]!)).toBeGreaterThan(
       BATCH_PAYLOAD_BUDGET,
     );
@@ -123,7 +130,7 @@ describe("BatchPlanner", () => {
   it("rejects a unit of 4 MiB or more", () => {
     const error = rejection(() =>
       new BatchPlanner<Item>().add(
-        toUnit({ pk: "p", rk: "fat", seq: 0, payload: "z".repeat(1_100_000), copies: 3 }),
+        toUnit({ pk: "p", rk: "fat", seq: 0, payload: "z".repeat(500_000), copies: 8 }),
         0,
       ),
     );
