@@ -10,7 +10,8 @@ export type TableKitErrorCode =
   | "UNIQUE"
   | "ENCRYPTION"
   | "QUERY_BUDGET"
-  | "EVENTUAL_STEP";
+  | "EVENTUAL_STEP"
+  | "PERIOD_DROPPED";
 
 /** Options every error takes: the error that caused it, and whether the failed write may have been applied. */
 export interface TableKitErrorOptions {
@@ -295,5 +296,28 @@ export class EventualStepError extends TableKitError {
     this.partitionKey = first.partitionKey;
     this.rowKey = first.rowKey;
     this.conflicts = conflicts;
+  }
+}
+
+/**
+ * A write into a period whose table `db.dropTables(Entity, { before })` dropped: the period ends at or
+ * before the recorded cut-off (kept in the store, so every process sees it). The table is not
+ * re-created; the write changed nothing.
+ */
+export class PeriodDroppedError extends TableKitError {
+  declare readonly code: "PERIOD_DROPPED";
+  /** The dropped period's table (physical name). */
+  readonly table: string;
+  /** The latest `before` of `dropTables` for this entity's tables. */
+  readonly cutoff: Date;
+
+  constructor(details: { table: string; cutoff: Date }, options?: TableKitErrorOptions) {
+    super(
+      "PERIOD_DROPPED",
+      `table ${details.table} belongs to a period dropped by dropTables (cut-off ${details.cutoff.toISOString()}): a write into it is refused rather than re-creating the table`,
+      options,
+    );
+    this.table = details.table;
+    this.cutoff = details.cutoff;
   }
 }

@@ -15,6 +15,7 @@ export {
   EntityNotFoundError,
   type EventualStepConflict,
   EventualStepError,
+  PeriodDroppedError,
   QueryBudgetError,
   SchemaError,
   StoreError,

@@ -70,6 +70,7 @@ describe("public API", () => {
         ]),
         "EVENTUAL_STEP",
       ],
+      [new tablekit.PeriodDroppedError({ table: "Logs202401", cutoff: new Date(0) }), "PERIOD_DROPPED"],
     ];
     for (const [error, code] of cases) {
       expect(error).toBeInstanceOf(tablekit.TableKitError);

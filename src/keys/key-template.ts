@@ -48,6 +48,8 @@ export class KeyTemplate {
   readonly literalPrefix: string;
   /** The first placeholder's field when it is an ascending time (`{at}`, `{at:ticks}`, a period). */
   readonly leadingAscendingTime: string | undefined;
+  /** The first placeholder's field when it is a descending time (`{at:desc}`, inverted ticks). */
+  readonly leadingDescendingTime: string | undefined;
   /** The hash-bucket placeholder, if the template has one. */
   readonly hashed: HashedPlaceholder | undefined;
   readonly #what: string;
@@ -63,6 +65,7 @@ export class KeyTemplate {
     this.lossyFields = Object.freeze(parts.filter((part) => part.codec.lossy === true).map((p) => p.field));
     this.#fieldSet = new Set(this.fields);
     this.leadingAscendingTime = parts[0]?.ascendingTime ? parts[0].field : undefined;
+    this.leadingDescendingTime = parts[0]?.descendingTime ? parts[0].field : undefined;
     const hashPart = parts.find((part) => part.codec instanceof HashCodec);
     this.hashed =
       hashPart && hashPart.codec instanceof HashCodec

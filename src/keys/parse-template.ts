@@ -15,6 +15,8 @@ export interface TemplatePart {
   readonly after: string;
   /** A DateTime in ascending order (`{at}`, `{at:ticks}`, a period): keys grow with time. */
   readonly ascendingTime: boolean;
+  /** A DateTime in descending order (`{at:desc}`, inverted ticks): keys shrink with time. */
+  readonly descendingTime: boolean;
 }
 
 /** What a template may contain beyond the common placeholders. */
@@ -78,9 +80,10 @@ export function parseTemplate(
     }
     fixedLength += codec.width ?? 0;
     // Any DateTime format but a descending one or a hash bucket keeps the keys in time order.
-    const ascendingTime =
-      type === "DateTime" && !(codec instanceof HashCodec) && !(format ?? "").split(":").includes("desc");
-    parts.push({ field, token, codec, after, ascendingTime });
+    const time = type === "DateTime" && !(codec instanceof HashCodec);
+    const descendingTime = time && (format ?? "").split(":").includes("desc");
+    const ascendingTime = time && !descendingTime;
+    parts.push({ field, token, codec, after, ascendingTime, descendingTime });
   }
 
   const maxLength = ServiceLimits.maxKeyBytes / 2;

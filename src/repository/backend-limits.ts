@@ -9,15 +9,15 @@ export function limitsOf(store: TableStore): StoreLimits {
 }
 
 /**
- * Refuses a write that breaks a limit of this backend (e.g. the Cosmos DB Table API's 255-byte
- * RowKey or its reserved property names) with a `ValidationError`, before any request is sent.
+ * Refuses a row that breaks a limit of this backend (e.g. the Cosmos DB Table API's 255-byte RowKey
+ * or its reserved property names; on every backend the 255 properties and 1 MiB of the row as sent,
+ * bookkeeping included) with a `ValidationError`, before any request is sent.
  */
 export function assertWithinLimits(
   limits: StoreLimits,
   action: TransactionAction,
   where: string | (() => string),
 ): void {
-  if (limits === AZURE_TABLE_LIMITS) return;
   const violation = limitViolation(limits, action);
   if (violation === undefined) return;
   // `where` may be a function so that bulk paths name the write only when it fails.

@@ -509,7 +509,17 @@ export class Repository<T extends object> {
    */
   find(partial: Partial<T>): Query<T> {
     const period = this.#route(partial);
-    if (period) return period.find(partial);
+    if (period) {
+      // The period field picks the table (as for get); unless it is also a key field, it has done its job.
+      const field = this.#model.tableTemplate?.field;
+      const keyField =
+        field === undefined ||
+        this.#model.partitionKey.fields.includes(field) ||
+        this.#model.rowKey.fields.includes(field);
+      if (keyField) return period.find(partial);
+      const { [field as keyof T]: _period, ...keys } = partial;
+      return period.find(keys as Partial<T>);
+    }
     const state = findState(
       this.#model.name,
       this.#model.partitionKey,

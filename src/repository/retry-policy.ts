@@ -1,15 +1,36 @@
 import pRetry, { AbortError } from "p-retry";
 import { StoreError, ValidationError } from "../errors.js";
 
-/** Retry settings of a `TableContext` (transient faults only). */
+/**
+ * Retry settings of a `TableContext` (transient faults only: 503 ServerBusy, 429, 500, 408 and
+ * client timeouts, connection resets, 409 TableBeingDeleted). The defaults ride out at least 30 s of
+ * faults: delay n is drawn between half its exponential ceiling `minDelayMs × 2^(n−1)` (never below
+ * `minDelayMs`) and that ceiling, capped at `maxDelayMs`; a service's Retry-After replaces it. With
+ * the defaults the delays are at least 0.5, 0.5, 1, 2, 4, 8, 10, 10, 10, 10 s (56 s in all, so a
+ * 30 s storm is ridden out whatever the jitter) and at most 0.5, 1, 2, 4, 8, 16, 20, … s, and no
+ * operation retries for longer than `maxElapsedMs` (60 s).
+ */
 export interface RetryOptions {
-  /** Retries after the first attempt (default 4; 0 disables retrying). */
+  /** Retries after the first attempt (default 10; 0 disables retrying). */
   retries?: number | undefined;
-  /** Base delay of the exponential backoff (default 200 ms). */
+  /** Base delay of the exponential backoff (default 500 ms). */
   minDelayMs?: number | undefined;
-  /** Upper bound of any one delay, including a service's Retry-After (default 10,000 ms). */
+  /** Upper bound of any one delay, including a service's Retry-After (default 20,000 ms). */
   maxDelayMs?: number | undefined;
+  /**
+   * The whole retry window of one operation, from its first attempt (default 60,000 ms): a retry
+   * whose delay would end past it is not made, and the last error is thrown.
+   */
+  maxElapsedMs?: number | undefined;
 }
+
+/** The default retry settings (see `RetryOptions`). */
+export const DEFAULT_RETRY = Object.freeze({
+  retries: 10,
+  minDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxElapsedMs: 60_000,
+});
 
 /** Why a retry was scheduled. */
 export interface RetryDecision {
@@ -44,6 +65,8 @@ export function classifyFault(error: unknown): "throttled" | "server" | "timeout
   // with an x-ms-retry-after-ms hint (https://learn.microsoft.com/en-us/training/modules/monitor-responses-events-azure-cosmos-db-sql-api/4-review-rate-limiting-errors).
   if (statusCode === 503 || statusCode === 429) return "throttled";
   if (statusCode === 500) return "server";
+  // Azure holds a deleted table's name for about 40 s: creating it again meanwhile is refused, then works.
+  if (statusCode === 409 && serviceCode === "TableBeingDeleted") return "server";
   if (statusCode === 408 || serviceCode === "Timeout" || serviceCode === "OperationTimedOut")
     return "timeout";
   if (statusCode === undefined && serviceCode !== undefined && CONNECTION_FAULTS.has(serviceCode))
@@ -71,6 +94,7 @@ export interface AttemptContext {
 function mayHaveApplied(error: unknown): boolean {
   if (!(error instanceof StoreError)) return false;
   if (error.statusCode === 503 || error.statusCode === 429 || error.statusCode === 408) return false;
+  if (error.statusCode === 409) return false; // TableBeingDeleted: refused, nothing was written
   return error.serviceCode !== "ECONNREFUSED";
 }
 
@@ -79,15 +103,24 @@ export class RetryPolicy {
   readonly retries: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
+  readonly maxElapsedMs: number;
   readonly #sleep: Sleep;
   readonly #random: () => number;
   /** Hears every retry of every run (set once by the context, e.g. for tracing). */
   observer: RetryObserver | undefined;
+  readonly #now: () => number;
 
-  constructor(options: RetryOptions = {}, sleep: Sleep = defaultSleep, random: () => number = Math.random) {
-    this.retries = count(options.retries, 4, "retry.retries");
-    this.minDelayMs = count(options.minDelayMs, 200, "retry.minDelayMs");
-    this.maxDelayMs = count(options.maxDelayMs, 10_000, "retry.maxDelayMs");
+  constructor(
+    options: RetryOptions = {},
+    sleep: Sleep = defaultSleep,
+    random: () => number = Math.random,
+    now: () => number = () => performance.now(),
+  ) {
+    this.retries = count(options.retries, DEFAULT_RETRY.retries, "retry.retries");
+    this.minDelayMs = count(options.minDelayMs, DEFAULT_RETRY.minDelayMs, "retry.minDelayMs");
+    this.maxDelayMs = count(options.maxDelayMs, DEFAULT_RETRY.maxDelayMs, "retry.maxDelayMs");
+    this.maxElapsedMs = count(options.maxElapsedMs, DEFAULT_RETRY.maxElapsedMs, "retry.maxElapsedMs");
+    this.#now = now;
     if (this.maxDelayMs < this.minDelayMs) {
       throw new ValidationError(
         "retry-options",
@@ -106,9 +139,11 @@ export class RetryPolicy {
     if (fault === "connection" && attempt === 1) return 0;
     const retryAfterMs = error instanceof StoreError ? error.retryAfterMs : undefined;
     if (retryAfterMs !== undefined) return Math.min(this.maxDelayMs, Math.max(retryAfterMs, 0));
-    const ceiling = Math.min(this.maxDelayMs, this.minDelayMs * 2 ** (attempt - 1));
-    // Full jitter between the base delay and the exponential ceiling keeps clients from retrying in lockstep.
-    return Math.round(this.minDelayMs + (ceiling - this.minDelayMs) * this.#random());
+    const ceiling = Math.min(this.maxDelayMs, this.minDelayMs * 2 ** Math.min(attempt - 1, 40));
+    // Jitter keeps clients from retrying in lockstep; its floor (half the ceiling) makes the delays grow
+    // whatever the draw, so the retries cover a known window (see RetryOptions).
+    const floor = Math.max(this.minDelayMs, ceiling / 2);
+    return Math.round(floor + (ceiling - floor) * this.#random());
   }
 
   /**
@@ -142,13 +177,23 @@ export class RetryPolicy {
     signal: AbortSignal | undefined,
   ): Promise<T> {
     let possiblyApplied = mayHaveApplied(firstError);
+    // The window counts from the first attempt; slept delays count even on an injected clock that does not move.
+    const started = this.#now();
+    let slept = 0;
     const pause = async (attempt: number, error: unknown) => {
       const delayMs = this.delayFor(attempt, error);
+      const elapsed = Math.max(this.#now() - started, slept);
+      if (elapsed + delayMs > this.maxElapsedMs) throw new AbortError(error as Error);
       onRetry?.({ attempt, delayMs, error });
       this.observer?.onRetry({ attempt, delayMs, error });
+      slept += delayMs;
       await this.#sleep(delayMs, signal);
     };
-    await pause(1, firstError);
+    try {
+      await pause(1, firstError);
+    } catch (error) {
+      throw unwrapAbort(error);
+    }
     return pRetry(
       async (retry) => {
         try {

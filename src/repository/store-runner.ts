@@ -1,7 +1,7 @@
 import { ValidationError } from "../errors.js";
 import type { TableStore } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
-import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
+import type { StoreLimits } from "../util/store-limits.js";
 import { limitsOf } from "./backend-limits.js";
 import { EncryptedRowTypes } from "./encryption/encrypted-row-types.js";
 import { EncryptingStore } from "./encryption/encrypting-store.js";
@@ -62,7 +62,8 @@ export class StoreRunner {
     this.limits = limitsOf(store);
     // Innermost: a request's span (telemetry) times the service call, not its wait for a slot or pace.
     const sent = instrument === undefined ? store : instrument(store);
-    const checked = this.limits === AZURE_TABLE_LIMITS ? sent : new LimitCheckedStore(sent, this.limits);
+    // Every row is checked as sent (copies, summaries and intents too), on every backend.
+    const checked = new LimitCheckedStore(sent, this.limits);
     // Every request reaches the store through #target, so a cap there covers them all.
     const slotted =
       maxConcurrentRequests === undefined

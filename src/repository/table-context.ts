@@ -49,7 +49,11 @@ import { expandIndexCopies } from "./transaction-indexes.js";
 export interface TableContextOptions {
   /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
   store: TableStore;
-  /** Retries of transient faults (408, 429, 500, 503, timeouts, resets); `false` disables them. */
+  /**
+   * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
+   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
+   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
+   */
   retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
   onEvent?: TableKitEventListener | undefined;
@@ -144,6 +148,7 @@ export class TableContext {
       options.retry === false ? { retries: 0 } : options.retry,
       options.sleep,
       options.random,
+      options.now,
     );
     const prefix = options.tablePrefix ?? "";
     if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
@@ -472,7 +477,10 @@ export class TableContext {
     }
     const dropped: string[] = [];
     const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
-    for (const { name, end } of await this.#periodTables(entityClass, "dropTables")) {
+    const periodTables = await this.#periodTables(entityClass, "dropTables");
+    // The cut-off is stored first, so no late write (of any process) re-creates a table dropped below.
+    await this.#recordCutoffs(entityClass, before);
+    for (const { name, end } of periodTables) {
       if (end.getTime() > before.getTime()) break;
       await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
       // The rows first, then their blobs: no row ever points at a removed blob.
@@ -499,6 +507,19 @@ export class TableContext {
       }
     }
     return dropped;
+  }
+
+  /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
+  async #recordCutoffs(entityClass: EntityClass, before: Date): Promise<void> {
+    const model = getEntityModel(entityClass);
+    registerPeriodTables(this.#runner, model);
+    const templates = new Set<TableTemplate>();
+    if (model.tableTemplate) templates.add(model.tableTemplate);
+    for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
+    const cutoffs = this.#runner.periodTables.cutoffs;
+    for (const template of templates) {
+      await this.#runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
+    }
   }
 
   /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
@@ -618,13 +639,13 @@ export class TableContext {
     await build(tx);
     for (const operation of tx.operations) this.#claimEncryption(operation.model);
     // The caller's operations first (no request), then again with index copies added.
-    assertValidTransaction(tx.operations, this.#runner.limits);
+    assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const first = tx.operations[0] as PlannedOperation;
     // A period's table that does not exist yet is created by the transaction's first write of it.
     registerPeriodTables(this.#runner, first.model);
     const table = this.#runner.tableName(first.table);
     const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
-    assertValidTransaction(expanded.operations, this.#runner.limits);
+    assertValidTransaction(expanded.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const actions = expanded.operations.map((operation) => operation.action);
     const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
     try {

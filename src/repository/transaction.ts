@@ -11,7 +11,7 @@ import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
 import { assertNoLargeColumns } from "./large/large-values.js";
-import { estimateActionBytes } from "./payload-size.js";
+import { BATCH_ENVELOPE_BYTES, estimateActionBytes, exceedsTransactionBytes } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
 import { writeMode } from "./write-mode.js";
 
@@ -134,12 +134,14 @@ export class Transaction {
 
 /**
  * Checks an operation list against the service's EGT rules: not empty, at most 100 operations,
- * one table, one PartitionKey, each entity once, payload under 4 MiB (the backend's `limits`:
- * 2 MiB on the Cosmos DB Table API, whose key and property-name limits are checked too).
+ * one table, one PartitionKey, each entity once, a `$batch` body of at most 4 MiB (the backend's `limits`:
+ * 2 MiB on the Cosmos DB Table API, whose key and property-name limits are checked too), sized exactly
+ * on the table's physical name (`physicalName`; unknown: the longest name is assumed).
  */
 export function assertValidTransaction(
   operations: readonly PlannedOperation[],
   limits: StoreLimits = AZURE_TABLE_LIMITS,
+  physicalName: (table: string) => string | undefined = () => undefined,
 ): void {
   const first = operations[0];
   if (!first) throw new ValidationError("transaction-empty", "A transaction needs at least one operation");
@@ -152,7 +154,7 @@ export function assertValidTransaction(
     );
   }
   const seen = new Map<string, number>();
-  let bytes = 0;
+  let bytes = BATCH_ENVELOPE_BYTES;
   operations.forEach((operation, index) => {
     const where = `operation ${index} (${operation.describe}, PartitionKey '${operation.partitionKey}', RowKey '${operation.rowKey}')`;
     if (operation.table !== first.table) {
@@ -176,12 +178,12 @@ export function assertValidTransaction(
     }
     seen.set(operation.rowKey, index);
     assertWithinLimits(limits, operation.action, `Transaction ${where}`);
-    bytes += estimateActionBytes(operation.action);
+    bytes += estimateActionBytes(operation.action, limits, physicalName(operation.table));
   });
-  if (bytes >= limits.maxTransactionBytes) {
+  if (exceedsTransactionBytes(limits, bytes)) {
     throw new ValidationError(
       "transaction-payload",
-      `A transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}; these ${operations.length} operations come to about ${bytes} bytes`,
+      `A transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)} (${limits.maxTransactionBytes} bytes); these ${operations.length} operations make a $batch body of ${bytes} bytes`,
     );
   }
 }

@@ -6,8 +6,11 @@ import { MAX_WIDE_PARTS, WIDE_SEPARATOR } from "../serialization/wide-rows.js";
 import { PROPERTY_NAME, ServiceLimits, TABLE_NAME } from "../util/service-limits.js";
 import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
 import {
+  COPY_ROW_PROPERTIES,
   ENTITY_TYPE_PROPERTY,
+  INDEXED_ENTITY_ROW_PROPERTIES,
   LIBRARY_PROPERTY_PREFIX,
+  PROPERTY_BUDGET,
   WIDE_PART_PROPERTY,
 } from "../wire/system-properties.js";
 import type { ColumnRecord } from "./column-record.js";
@@ -75,7 +78,7 @@ export function buildEntityModel<T extends object>(
   else if (properties + 1 > ServiceLimits.maxProperties) {
     const slots = properties === columns.length ? "" : ` (series count one per slot)`;
     throw new SchemaError(
-      `${name} has ${properties} column properties${slots}; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}'`,
+      `${name} has ${properties} column properties${slots}; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}' (the service's budget is ${PROPERTY_BUDGET} properties per entity including PartitionKey, RowKey and Timestamp)`,
     );
   }
 
@@ -160,6 +163,11 @@ export function buildEntityModel<T extends object>(
     rowKey,
     tableTemplate,
   );
+  assertPropertyBudget(name, properties, columns, indexes, [
+    ...partitionKey.fields,
+    ...rowKey.fields,
+    ...(tableTemplate ? [tableTemplate.field] : []),
+  ]);
   const summaries = resolveSummaries(name, options, columnsByField, rowKey, indexes, {
     table: options.table,
     periodTable: tableTemplate !== undefined,
@@ -189,7 +197,71 @@ export function buildEntityModel<T extends object>(
     indexes,
     summaries,
   };
-  return { ...partial, mapper: compileEntityMapper<T>(partial) };
+  const bookkeepingBytes = indexBookkeepingBytes(indexes);
+  return { ...partial, mapper: compileEntityMapper<T>({ ...partial, bookkeepingBytes }) };
+}
+
+/**
+ * Refuses a definition whose rows can hold more properties than the service's budget (255 with
+ * PartitionKey, RowKey and Timestamp) once tablekit's own are added: `EntityType` and `_tkIndexKeys`
+ * on the entity row of an indexed entity; `EntityType`, `_tkIndex`, `_tkSourcePK` and `_tkSourceRK`
+ * on each index copy (its projected columns, key and period fields always included).
+ */
+function assertPropertyBudget(
+  name: string,
+  properties: number,
+  columns: readonly ColumnModel[],
+  indexes: ReadonlyMap<string, IndexModel>,
+  alwaysCopied: readonly string[],
+): void {
+  const budget = ServiceLimits.maxProperties;
+  const explain = `the service's budget is ${PROPERTY_BUDGET} properties per entity including PartitionKey, RowKey and Timestamp, so ${budget} others`;
+  if (indexes.size === 0) return;
+  const entityRow = properties + INDEXED_ENTITY_ROW_PROPERTIES.length;
+  if (entityRow > budget) {
+    throw new SchemaError(
+      `${name}: its entity row holds ${entityRow} properties: ${properties} column properties and tablekit's ${INDEXED_ENTITY_ROW_PROPERTIES.join(", ")} (kept on every indexed entity); ${explain}. Remove ${entityRow - budget} column(s) or keep them in a companion entity`,
+    );
+  }
+  for (const index of indexes.values()) {
+    if (index.list) continue; // a list index's rows hold keys only
+    const kept = index.project ? new Set([...index.project, ...alwaysCopied]) : undefined;
+    let copied = 0;
+    for (const column of columns) {
+      if (column.large) continue;
+      if (!kept || kept.has(column.field)) copied += column.properties.length;
+    }
+    const copyRow = copied + COPY_ROW_PROPERTIES.length;
+    if (copyRow > budget) {
+      throw new SchemaError(
+        `${name}.indexes.${index.name}: an index copy holds ${copyRow} properties: ${copied} column properties and tablekit's ${COPY_ROW_PROPERTIES.join(", ")}; ${explain}. Project fewer columns (indexes.${index.name}.project) or remove ${copyRow - budget}`,
+      );
+    }
+  }
+}
+
+/**
+ * The most bytes (by the service's entity size formula) the rows tablekit writes for an entity can
+ * exceed its own row by: an index copy holds at most the entity's columns, but its own keys (up to
+ * 1 KiB each), `EntityType`, `_tkIndex` and the entity's keys again (`_tkSourcePK`, `_tkSourceRK`);
+ * the entity row adds `_tkIndexKeys` (the JSON list of its copies' index, table and keys).
+ */
+function indexBookkeepingBytes(indexes: ReadonlyMap<string, IndexModel>): number {
+  if (indexes.size === 0) return 0;
+  const key = ServiceLimits.maxKeyBytes; // bytes, 2 per UTF-16 unit
+  const property = (name: string, valueBytes: number) => 8 + 2 * name.length + 4 + valueBytes;
+  let copy = 0;
+  let refsChars = 2;
+  for (const index of indexes.values()) {
+    // A JSON tuple ["index","table","pk","rk"], keys at most 512 units each, each doubled by escapes at worst.
+    refsChars += 12 + index.name.length + 63 + 2 * (key / 2) * 2;
+    if (index.list) continue;
+    copy = Math.max(
+      copy,
+      2 * key + property("_tkIndex", 2 * index.name.length) + 2 * property("_tkSourcePK", key),
+    );
+  }
+  return Math.max(copy, property("_tkIndexKeys", 2 * refsChars));
 }
 
 /** A wide entity's columns must fit its largest form: 100 rows (one transaction) of 250 columns each. */
@@ -235,6 +307,20 @@ function assertWideCombinations(
  * hot partition takes all writes (the design guide's prepend/append anti-pattern).
  */
 function schemaWarnings(entity: string, partitionKey: KeyTemplate): SchemaWarning[] {
+  const descending = partitionKey.leadingDescendingTime;
+  if (descending !== undefined) {
+    return [
+      {
+        rule: "prepend-only-partition",
+        message:
+          `${entity}: the partitionKey '${partitionKey.source}' begins with the descending time '${descending}' (inverted ` +
+          "ticks), so every new entity goes to the lowest partition and one server takes all writes (the " +
+          "prepend-only, or prepend/append, anti-pattern; the service's per-partition target is 2,000 entities " +
+          `per second). Spread writes over hash buckets: partitionKey "{someId:hash:16}" with '${descending}' at ` +
+          "the start of the rowKey; find() without the hashed field then reads every bucket, merged in RowKey order",
+      },
+    ];
+  }
   const field = partitionKey.leadingAscendingTime;
   if (field === undefined) return [];
   return [

@@ -33,6 +33,12 @@ interface MapperSource {
   readonly columnsByField: ReadonlyMap<string, MappedColumn>;
   /** A wide entity is checked per row when split (wide-rows.ts), not against one row's 1 MiB. */
   readonly wide?: boolean;
+  /**
+   * Bytes of the 1 MiB that tablekit's bookkeeping may add to the largest row written for an entity
+   * (an index copy's keys and `_tk…` properties, `_tkIndexKeys` on the entity row): the entity's own
+   * row must leave them free, so every row sent fits. 0 without indexes.
+   */
+  readonly bookkeepingBytes?: number;
 }
 
 /**
@@ -81,10 +87,15 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "return o;",
   ].join("\n");
 
+  const reserve = source.bookkeepingBytes ?? 0;
   const tooLarge = (size: number): never => {
+    const kept =
+      reserve === 0
+        ? ""
+        : ` of which ${reserve} are kept for tablekit's index bookkeeping (each copy's keys, EntityType, _tkIndex, _tkSourcePK, _tkSourceRK; _tkIndexKeys on the entity row), so the entity itself may take ${ServiceLimits.maxEntityBytes - reserve}`;
     throw new ValidationError(
       "entity-size",
-      `${source.name}: entity is ${size} bytes; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB)`,
+      `${source.name}: entity is ${size} bytes by the service's size formula; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB) per row${kept}`,
     );
   };
   const notAnEntity = (value: unknown): never => {
@@ -117,7 +128,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     writers,
     seriesOut,
     wireValueSize,
-    source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes,
+    source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes - reserve,
     tooLarge,
     notAnEntity,
   ) as (e: T) => WireEntity;

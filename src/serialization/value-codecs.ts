@@ -136,13 +136,8 @@ function createPlainWriter(
       return (value) => {
         if (typeof value !== "number")
           fail(field, "type", `expected a number (Double), got ${describe(value)}`);
-        if (!Number.isFinite(value))
-          fail(
-            field,
-            "unsupported-value",
-            `${text(value)} cannot be stored (NaN and infinities are not supported)`,
-          );
-        // Always annotated: a whole value like 5 would otherwise be stored as Int32.
+        // Always annotated: a whole value like 5 would otherwise be stored as Int32. NaN and ±Infinity
+        // are stored too (the service keeps them; the stores send them as "NaN", "Infinity", "-Infinity").
         return { type: "Double", value };
       };
     case "Boolean":

@@ -83,6 +83,11 @@ export interface ServedStore extends TableStore {
    * drops its settings with it; 404 TableNotFound when the table is missing.
    */
   setTableSetting(table: string, name: string, value: string | undefined): void;
+  /**
+   * Sizes the `$batch` body of later transactions on `accountUrl` (the server's own endpoint, which
+   * its clients' request lines name) instead of the nominal Azure endpoint (batch-body-size.ts).
+   */
+  sizeBatchesFor(accountUrl: string): void;
 }
 
 /** A store that can be served: `served()` is its served-store view, or `undefined` when it cannot be (e.g. the Cosmos flavour). */

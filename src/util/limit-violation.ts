@@ -1,9 +1,10 @@
 import type { TransactionAction } from "../wire/wire-entity.js";
+import { wireEntityBytes } from "./entity-size.js";
 import { keyBytes, reservedPropertyName, type StoreLimits } from "./store-limits.js";
 
 /** Which backend limit a write breaks, and how to say so. */
 export interface LimitViolation {
-  rule: "key-size" | "reserved-property" | "too-many-properties";
+  rule: "key-size" | "reserved-property" | "too-many-properties" | "entity-size";
   /** PartitionKey, RowKey or the property's name. */
   field: string;
   message: string;
@@ -13,9 +14,10 @@ export interface LimitViolation {
 const METADATA = new Set(["partitionKey", "rowKey", "etag", "timestamp"]);
 
 /**
- * The first backend limit one write breaks beyond the Table service rules every write is checked
- * against anyway: key sizes as the backend counts them, reserved property names, and the property
- * count (e.g. the Cosmos DB Table API's 255-byte RowKey and its reserved ID, rid, etag, ResourceId).
+ * The first backend limit one row as sent breaks: key sizes as the backend counts them, reserved
+ * property names (e.g. the Cosmos DB Table API's 255-byte RowKey and its reserved ID, rid, etag,
+ * ResourceId), and the property count and 1 MiB size of the whole row, tablekit's own properties
+ * (`EntityType`, `_tk…` bookkeeping of entity rows, index copies, summaries) included.
  */
 export function limitViolation(limits: StoreLimits, action: TransactionAction): LimitViolation | undefined {
   const [partitionKey, rowKey] =
@@ -39,10 +41,8 @@ export function limitViolation(limits: StoreLimits, action: TransactionAction): 
     }
   }
   if (action.kind === "delete") return undefined;
-  let properties = 0;
-  for (const name of Object.keys(action.entity)) {
+  for (const name of limits.reservedPropertyNames.length === 0 ? [] : Object.keys(action.entity)) {
     if (METADATA.has(name) || name.startsWith("odata.")) continue;
-    properties++;
     const reserved = reservedPropertyName(limits, name);
     if (reserved !== undefined) {
       return {
@@ -52,11 +52,19 @@ export function limitViolation(limits: StoreLimits, action: TransactionAction): 
       };
     }
   }
+  const { bytes, properties } = wireEntityBytes(action.entity);
   if (properties > limits.maxProperties) {
     return {
       rule: "too-many-properties",
       field: "properties",
-      message: `the entity has ${properties} properties; this backend allows at most ${limits.maxProperties}`,
+      message: `the row has ${properties} properties (tablekit's EntityType and _tk… bookkeeping included); the property budget is ${limits.maxProperties + 3} per entity including PartitionKey, RowKey and Timestamp, so at most ${limits.maxProperties} others`,
+    };
+  }
+  if (bytes > limits.maxEntityBytes) {
+    return {
+      rule: "entity-size",
+      field: "entity",
+      message: `the row is ${bytes} bytes by the service's entity size formula (tablekit's EntityType and _tk… bookkeeping included); the service allows at most ${limits.maxEntityBytes} (1 MiB)`,
     };
   }
   return undefined;

@@ -23,6 +23,12 @@ export interface StoreLimits {
   readonly reservedPropertyNames: readonly string[];
   /** Whether `Employees` and `employees` are two tables (they are one on Table storage). */
   readonly caseSensitiveTableNames: boolean;
+  /**
+   * The account URL the sub-requests of a `$batch` body name (each request line carries it), so a
+   * batch is sized exactly (src/store/batch-body-size.ts). Absent: a nominal Azure endpoint
+   * (`NOMINAL_ACCOUNT_URL`, the longest standard one).
+   */
+  readonly accountUrl?: string | undefined;
 }
 
 /** Azure Table storage (and Azurite): the Table service REST reference's limits (see service-limits.ts). */

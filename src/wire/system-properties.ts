@@ -21,6 +21,26 @@ export const SUMMARY_PROPERTY = "_tkSummary";
 export const WIDE_PART_PROPERTY = "_tkWide";
 
 /**
+ * tablekit's properties on an index copy row: the discriminator, the index's name and the keys of
+ * the entity it copies (repository/index/copy-builder.ts). They count towards the service's 255.
+ */
+export const COPY_ROW_PROPERTIES: readonly string[] = [
+  ENTITY_TYPE_PROPERTY,
+  COPY_INDEX_PROPERTY,
+  "_tkSourcePK",
+  "_tkSourceRK",
+];
+
+/** tablekit's properties on the row of an entity with indexes: the discriminator and its copies' keys (`_tkIndexKeys`). */
+export const INDEXED_ENTITY_ROW_PROPERTIES: readonly string[] = [ENTITY_TYPE_PROPERTY, "_tkIndexKeys"];
+
+/**
+ * The service's property budget: 255 per entity including PartitionKey, RowKey and Timestamp
+ * (Azure Table storage, "Understanding the Table service data model"), so 252 others.
+ */
+export const PROPERTY_BUDGET = 255;
+
+/**
  * What a projected query must always fetch besides the caller's columns: the keys (key fields
  * decode from them), the discriminator (rows of other types are skipped) and the copy and summary markers.
  */

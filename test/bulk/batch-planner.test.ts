@@ -6,7 +6,7 @@ import {
   type PlannedBatch,
 } from "../../src/repository/bulk/batch-planner.js";
 import type { WriteUnit } from "../../src/repository/bulk/bulk-types.js";
-import { estimateActionBytes } from "../../src/repository/payload-size.js";
+import { BATCH_ENVELOPE_BYTES, estimateActionBytes } from "../../src/repository/payload-size.js";
 import { ServiceLimits } from "../../src/util/service-limits.js";
 import { type Item, toUnit } from "./bulk-helpers.js";
 
@@ -78,31 +78,40 @@ describe("BatchPlanner", () => {
     ]);
   });
 
-  it("keeps every batch's estimated payload under 4 MiB less the 64 KiB margin", () => {
+  it("keeps every batch's $batch body (operations and envelope) within 4 MiB", () => {
     const payload = "x".repeat(300_000);
     const batches = planAll(items(40, { payload }));
-    expect(BATCH_PAYLOAD_BUDGET).toBe(ServiceLimits.maxTransactionBytes - 64 * 1024);
+    expect(BATCH_PAYLOAD_BUDGET).toBe(ServiceLimits.maxTransactionBytes - BATCH_ENVELOPE_BYTES);
     expect(batches.length).toBeGreaterThan(1);
     for (const batch of batches) {
       expect(bytesOf(batch)).toBe(batch.bytes);
-      expect(batch.bytes).toBeLessThan(BATCH_PAYLOAD_BUDGET);
+      expect(batch.bytes).toBeLessThanOrEqual(BATCH_PAYLOAD_BUDGET);
     }
     // Minimal: each batch but the last was closed only because the next unit would not fit.
     const unitBytes = batches[0]!.bytes / batches[0]!.units.length;
     for (const batch of batches.slice(0, -1))
-      expect(batch.bytes + unitBytes).toBeGreaterThanOrEqual(BATCH_PAYLOAD_BUDGET);
+      expect(batch.bytes + unitBytes).toBeGreaterThan(BATCH_PAYLOAD_BUDGET);
     expect(batches.reduce((n, b) => n + b.units.length, 0)).toBe(40);
   });
 
-  it("sends a unit between the margin and 4 MiB alone", () => {
-    const big: Item = { pk: "p", rk: "big", seq: 1, payload: "y".repeat(830_000), copies: 4 };
+  it("sends a unit that fills a batch alone", () => {
+    // Ten rows (each under 1 MiB) whose payload fills the budget to within ten bytes.
+    const unitBytes = (payload: string) =>
+      toUnit({ pk: "p", rk: "big", seq: 1, payload, copies: 9 }).actions.reduce(
+        (sum, action) => sum + estimateActionBytes(action),
+        0,
+      );
+    const fill = Math.floor((BATCH_PAYLOAD_BUDGET - unitBytes("")) / 10);
+    const big: Item = { pk: "p", rk: "big", seq: 1, payload: "y".repeat(fill), copies: 9 };
     const unit = toUnit(big);
-    const bytes = unit.actions.reduce((sum, action) => sum + estimateActionBytes(action), 0);
-    expect(bytes).toBeGreaterThanOrEqual(BATCH_PAYLOAD_BUDGET);
-    expect(bytes).toBeLessThan(ServiceLimits.maxTransactionBytes);
+    const bytes = unitBytes(big.payload!);
+    expect(bytes + estimateActionBytes(toUnit({ pk: "p", rk: "small", seq: 0 }).actions[0]!)).toBeGreaterThan(
+      BATCH_PAYLOAD_BUDGET,
+    );
+    expect(bytes).toBeLessThanOrEqual(BATCH_PAYLOAD_BUDGET);
     const planner = new BatchPlanner<Item>();
     expect(planner.add(toUnit({ pk: "p", rk: "small", seq: 0 }))).toEqual([]);
-    const closed = planner.add(unit);
+    const closed = [...planner.add(unit), ...planner.closeAll()];
     expect(closed.map((b) => b.units.map((u) => u.item.rk))).toEqual([["small"], ["big"]]);
     expect(planner.bufferedUnits).toBe(0);
   });
@@ -121,7 +130,7 @@ describe("BatchPlanner", () => {
   it("rejects a unit of 4 MiB or more", () => {
     const error = rejection(() =>
       new BatchPlanner<Item>().add(
-        toUnit({ pk: "p", rk: "fat", seq: 0, payload: "z".repeat(1_100_000), copies: 3 }),
+        toUnit({ pk: "p", rk: "fat", seq: 0, payload: "z".repeat(500_000), copies: 8 }),
         0,
       ),
     );

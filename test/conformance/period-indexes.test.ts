@@ -128,6 +128,7 @@ describe.each(stores)("indexes of a table per period on %s", (_name, kind) => {
     });
     expect(counter.log.map((call) => call.method)).toEqual([
       "submitTransaction",
+      "getEntity",
       "createTable",
       "submitTransaction",
     ]);

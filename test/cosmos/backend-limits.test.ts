@@ -155,13 +155,19 @@ describe("Cosmos endpoints", () => {
   ])("%s: sortedResults %s, with the matching limits", (url, sorted) => {
     const { capabilities } = new AzureStore(url, key, { allowInsecureConnection: true });
     expect(capabilities.sortedResults).toBe(sorted);
-    expect(capabilities.limits).toBe(sorted ? AZURE_TABLE_LIMITS : COSMOS_TABLE_LIMITS);
+    expect(capabilities.limits).toEqual({
+      ...(sorted ? AZURE_TABLE_LIMITS : COSMOS_TABLE_LIMITS),
+      accountUrl: expect.stringMatching(/^https?:\/\//),
+    });
   });
 
   it("detects the emulator from a connection string naming its Table endpoint", () => {
     const store = AzureStore.fromConnectionString(
       "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey=a2V5;TableEndpoint=http://localhost:8902/;",
     );
-    expect(store.capabilities).toEqual({ sortedResults: false, limits: COSMOS_TABLE_LIMITS });
+    expect(store.capabilities).toEqual({
+      sortedResults: false,
+      limits: { ...COSMOS_TABLE_LIMITS, accountUrl: "http://localhost:8902/" },
+    });
   });
 });

@@ -41,8 +41,9 @@ describe("429 in the retry policy", () => {
       return "done";
     });
     expect(result).toBe("done");
-    // The hint as given; a hint above maxDelayMs is capped; no hint falls back to the backoff (jitter 0: minDelayMs).
-    expect(sleeps).toEqual([30, 2_000, 100, 0]);
+    // The hint as given; a hint above maxDelayMs is capped; no hint falls back to the backoff (jitter 0,
+    // third retry: half its ceiling of 400 ms).
+    expect(sleeps).toEqual([30, 2_000, 200, 0]);
     // A 429 is answered before the request is processed: a later conflict is never our own write.
     expect(attempts.map((a) => a.possiblyApplied)).toEqual([false, false, false, false, false]);
   });

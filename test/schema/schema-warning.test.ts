@@ -65,13 +65,37 @@ describe("schema-warning: a PartitionKey beginning with an ascending time", () =
     expect(await warnings((db) => db.repository(IsoLog))).toHaveLength(1);
   });
 
-  it("is not reported for descending times, hash buckets or a time after another field", async () => {
+  it("is not reported for hash buckets or a time after another field", async () => {
     expect(
       await warnings((db) => {
-        db.repository(DescLog);
         db.repository(BucketLog);
         db.repository(LaterTime);
       }),
     ).toEqual([]);
+  });
+});
+
+@Entity({ table: "SwDescTicks", partitionKey: "log_{at:desc}", rowKey: "{id}" })
+class DescTicksLog {
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String" }) id!: string;
+}
+
+describe("schema-warning: a PartitionKey beginning with a descending time", () => {
+  it("is reported as prepend-only-partition ({at:desc}: inverted ticks), with or without a literal prefix, beside append-only", async () => {
+    const found = await warnings((db) => {
+      db.repository(DescLog);
+      db.repository(DescTicksLog);
+      db.repository(IsoLog);
+    });
+    expect(found.map((e) => [e.entity, e.rule])).toEqual([
+      ["DescLog", "prepend-only-partition"],
+      ["DescTicksLog", "prepend-only-partition"],
+      ["IsoLog", "append-only-partition"],
+    ]);
+    for (const event of found.slice(0, 2)) {
+      expect(event.message).toMatch(/prepend-only/);
+      expect(event.message).toMatch(/:hash:16/);
+    }
   });
 });

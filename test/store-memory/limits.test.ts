@@ -3,8 +3,11 @@
  * count and value ranges are not checked; keys and sizes answer with other codes: see
  * test/store-azure/AZURITE-NOTES.md), so MemoryStore is the reference that follows Azure's documented rules.
  */
+
 import { describe, expect, test } from "vitest";
+import { batchBodyBytes } from "../../src/store/batch-body-size.js";
 import type { WireEntity, WireValue } from "../../src/store/table-store.js";
+import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
 import { expectStoreError, storeWithTable } from "./helpers.js";
 
 /**
@@ -246,8 +249,8 @@ describe("keys", () => {
   });
 });
 
-describe("transaction payload (4 MiB, estimated from the JSON bodies)", () => {
-  test("the failing index and the bytes reported are those of the JSON bodies plus 300 per operation", async () => {
+describe("transaction payload (4 MiB $batch body, sized as the SDK sends it)", () => {
+  test("the failing index and the bytes reported are those of the $batch body on the nominal account URL", async () => {
     const store = await storeWithTable();
     // Escapes count: quotes and newlines make the body longer than the text.
     const entity = (i: number): WireEntity => ({
@@ -258,17 +261,21 @@ describe("transaction payload (4 MiB, estimated from the JSON bodies)", () => {
       at: new Date(Date.UTC(2024, 0, 1)),
     });
     const actions = Array.from({ length: 30 }, (_, i) => ({ kind: "insert" as const, entity: entity(i) }));
-    let bytes = 0;
     let index = -1;
-    for (const [i, a] of actions.entries()) {
-      bytes += 300 + JSON.stringify(a.entity).length;
-      if (bytes >= 4 * 1024 * 1024) {
-        index = i;
+    let bytes = 0;
+    for (let i = 1; i <= actions.length; i++) {
+      bytes = batchBodyBytes(AZURE_TABLE_LIMITS, "Things", actions.slice(0, i));
+      if (bytes > 4 * 1024 * 1024) {
+        index = i - 1;
         break;
       }
     }
     const error = await store.submitTransaction("Things", "p", actions).catch((e: unknown) => e);
     expect(error).toMatchObject({ index, statusCode: 413, serviceCode: "RequestBodyTooLarge" });
     expect((error as Error).message).toContain(`reaches ${bytes} bytes`);
+    // One operation fewer fits.
+    await expect(store.submitTransaction("Things", "p", actions.slice(0, index))).resolves.toHaveLength(
+      index,
+    );
   });
 });

@@ -10,7 +10,6 @@ import {
   packValue,
   unpackValue,
 } from "../../src/store/memory/property-shape.js";
-import { jsonLength, jsonLengthBound } from "../../src/store/memory/transaction-rules.js";
 import { parseWireEntity } from "../../src/store/memory/typed-entity.js";
 import { wireToEdm } from "../../src/store/memory/wire-values.js";
 import type { WireValue } from "../../src/store/table-store.js";
@@ -92,33 +91,6 @@ describe("packed properties (the memory store's compact rows)", () => {
       ["c", true],
       ["d", 2.5],
     ]);
-  });
-
-  test("the transaction payload estimate is the JSON body's length", () => {
-    const plain = fc.oneof(
-      fc.string({ unit: "binary" }),
-      fc.double(),
-      fc.integer(),
-      fc.boolean(),
-      fc.constant(null),
-      fc.constant(undefined),
-      fc.date({ noInvalidDate: false }),
-    );
-    const entity = fc.dictionary(
-      fc.string({ unit: "binary", maxLength: 8 }),
-      fc.oneof(plain, fc.record({ type: fc.string(), value: plain }), fc.array(plain, { maxLength: 2 })),
-    );
-    fc.assert(
-      fc.property(entity, (e) => {
-        expect(jsonLength(e)).toBe(JSON.stringify(e).length);
-        expect(jsonLengthBound(e)).toBeGreaterThanOrEqual(JSON.stringify(e).length);
-      }),
-      { numRuns: 200 },
-    );
-    const binary = { b: new Uint8Array([1, 2, 3]), n: 5n, t: { type: "Int64", value: 7n } };
-    expect(jsonLength(binary)).toBe(
-      JSON.stringify({ b: "AQID", n: "5", t: { type: "Int64", value: "7" } }).length,
-    );
   });
 
   test("the bulk fast path stores what the general value conversion stores", () => {

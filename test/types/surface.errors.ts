@@ -5,6 +5,7 @@ import {
   type EntityAlreadyExistsError,
   type EntityNotFoundError,
   type EventualStepError,
+  type PeriodDroppedError,
   type QueryBudgetError,
   type SchemaError,
   type StoreError,
@@ -27,6 +28,7 @@ expectTypeOf<UniqueConstraintError["code"]>().toEqualTypeOf<"UNIQUE">();
 expectTypeOf<EncryptionError["code"]>().toEqualTypeOf<"ENCRYPTION">();
 expectTypeOf<QueryBudgetError["code"]>().toEqualTypeOf<"QUERY_BUDGET">();
 expectTypeOf<EventualStepError["code"]>().toEqualTypeOf<"EVENTUAL_STEP">();
+expectTypeOf<PeriodDroppedError["code"]>().toEqualTypeOf<"PERIOD_DROPPED">();
 
 // TableKitErrorCode is their union, and the base class's code.
 expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
@@ -41,6 +43,7 @@ expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
   | "ENCRYPTION"
   | "QUERY_BUDGET"
   | "EVENTUAL_STEP"
+  | "PERIOD_DROPPED"
 >();
 expectTypeOf<TableKitError["code"]>().toEqualTypeOf<TableKitErrorCode>();
 

@@ -56,10 +56,10 @@ describe("RetryPolicy delays", () => {
     expect(sleeps).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000]);
   });
 
-  it("never go below minDelayMs at the bottom of the jitter range", async () => {
+  it("at the bottom of the jitter range are half the exponential ceiling, never below minDelayMs", async () => {
     const { policy, sleeps } = recordingPolicy(options, () => 0);
-    await policy.run(failing(busy(), busy(), busy(), busy(), busy()).operation);
-    expect(sleeps).toEqual([100, 100, 100, 100, 100]);
+    await policy.run(failing(busy(), busy(), busy(), busy(), busy(), busy()).operation);
+    expect(sleeps).toEqual([100, 100, 200, 400, 500, 500]);
   });
 
   it("stay within [minDelayMs, the exponential ceiling] for any jitter", async () => {
@@ -105,7 +105,7 @@ describe("RetryPolicy delays", () => {
     ["400", () => new StoreError("bad", { statusCode: 400, serviceCode: "InvalidInput" })],
     ["403", () => new StoreError("no", { statusCode: 403, serviceCode: "AuthorizationFailure" })],
     ["404", () => new EntityNotFoundError({ table: "t", partitionKey: "p", rowKey: "r" })],
-    ["409", () => new StoreError("conflict", { statusCode: 409, serviceCode: "TableBeingDeleted" })],
+    ["409", () => new StoreError("conflict", { statusCode: 409, serviceCode: "EntityAlreadyExists" })],
     ["412", () => new StoreError("precondition", { statusCode: 412 })],
     ["413", () => new StoreError("large", { statusCode: 413, serviceCode: "RequestBodyTooLarge" })],
     ["a ValidationError", () => new ValidationError("rule", "bad input")],

@@ -2,18 +2,18 @@ import { ValidationError } from "../../errors.js";
 import type { TransactionAction } from "../../store/table-store.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/store-limits.js";
 import { assertWithinLimits } from "../backend-limits.js";
-import { estimateActionBytes } from "../payload-size.js";
+import { BATCH_ENVELOPE_BYTES, estimateActionBytes } from "../payload-size.js";
 import type { WriteUnit } from "./bulk-types.js";
 
 /**
- * The payload a planned batch stays under: the service's 4 MiB EGT limit less 64 KiB, because
- * `estimateActionBytes` is an estimate of the multipart body, not its exact size.
+ * The bytes a planned batch's operations may take: the service's 4 MiB EGT body limit less the
+ * `$batch` envelope (`estimateActionBytes` counts each operation's part of the body exactly).
  */
 export const BATCH_PAYLOAD_BUDGET = payloadBudget(AZURE_TABLE_LIMITS);
 
-/** The payload budget of a batch on a backend: its transaction limit less the estimate's 64 KiB margin. */
+/** The operations' share of a batch body on a backend: its transaction limit less the envelope. */
 export function payloadBudget(limits: StoreLimits): number {
-  return limits.maxTransactionBytes - 64 * 1024;
+  return limits.maxTransactionBytes - BATCH_ENVELOPE_BYTES;
 }
 
 /** A closed batch of one partition, ready to submit as one entity group transaction. */
@@ -21,7 +21,7 @@ export interface PlannedBatch<T> {
   partitionKey: string;
   units: WriteUnit<T>[];
   actions: TransactionAction[];
-  /** Estimated payload in bytes. */
+  /** The operations' bytes in the `$batch` body (the body is this plus `BATCH_ENVELOPE_BYTES`). */
   bytes: number;
 }
 
@@ -130,7 +130,7 @@ function fits<T>(
   budget: number,
 ): boolean {
   if (open.actions + unit.actions.length > limits.maxTransactionOperations) return false;
-  if (open.bytes + bytes >= budget) return false;
+  if (open.bytes + bytes > budget) return false;
   // An EGT may touch each entity once: a second write of a key waits for the next batch, which keeps write order.
   return !unit.rowKeys.some((rowKey) => open.rowKeys.has(rowKey));
 }
@@ -157,7 +157,7 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits
       );
     }
     assertWithinLimits(limits, action, name);
-    bytes += estimateActionBytes(action);
+    bytes += estimateActionBytes(action, limits);
   }
   if (unit.rowKeys.length > 1 && new Set(unit.rowKeys).size !== unit.rowKeys.length) {
     throw new ValidationError(
@@ -165,10 +165,10 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits
       `${name()} touches a RowKey twice; a transaction may touch each entity once`,
     );
   }
-  if (bytes >= limits.maxTransactionBytes) {
+  if (bytes > payloadBudget(limits)) {
     throw new ValidationError(
       "transaction-payload",
-      `${name()} comes to about ${bytes} bytes; a transaction's payload must stay under ${describeBytes(limits.maxTransactionBytes)}`,
+      `${name()} makes a $batch body of ${bytes + BATCH_ENVELOPE_BYTES} bytes; a transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)}`,
     );
   }
   return bytes;

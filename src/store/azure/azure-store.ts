@@ -165,7 +165,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.#allowInsecure = allowInsecureConnection;
     this.capabilities = {
       sortedResults: !cosmos,
-      limits: cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS,
+      limits: {
+        ...(cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS),
+        // Batches are sized on the request lines this endpoint gives them (no query: never a SAS).
+        accountUrl: `${endpoint.protocol}//${endpoint.host}${endpoint.pathname}`,
+      },
     };
   }
 

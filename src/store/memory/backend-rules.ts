@@ -7,6 +7,7 @@ const SERVICE_CODES = {
   "key-size": "OutOfRangeInput",
   "reserved-property": "PropertyNameInvalid",
   "too-many-properties": "TooManyProperties",
+  "entity-size": "EntityTooLarge",
 } as const;
 
 /**

@@ -119,6 +119,8 @@ export class MemoryStore implements ServableStore {
   /** Account-level settings of the table server (its service properties), journaled like writes. */
   readonly #accountSettings = new Map<string, string>();
   #scanned = 0;
+  /** The account URL transactions are sized on (see RecordAccess.sizeBatchesFor); nominal when unset. */
+  #batchAccountUrl: string | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const flavor = options.flavor ?? "azure";
@@ -207,6 +209,9 @@ export class MemoryStore implements ServableStore {
             tableSetting: (table, name) => this.#tables.get(this.#tableKey(table))?.settings.get(name),
             setTableSetting: (table, name, value) => {
               this.#commit([{ op: "tableSetting", table: this.#require(table).name, name, value }]);
+            },
+            sizeBatchesFor: (accountUrl) => {
+              this.#batchAccountUrl = accountUrl;
             },
           })
         : undefined;
@@ -329,7 +334,11 @@ export class MemoryStore implements ServableStore {
     } catch (error) {
       throw toTransactionError(error, 0, table, partitionKey, undefined);
     }
-    const parsed = parseTransaction(t.name, partitionKey, actions, this.#limits);
+    const limits =
+      this.#batchAccountUrl === undefined
+        ? this.#limits
+        : { ...this.#limits, accountUrl: this.#batchAccountUrl };
+    const parsed = parseTransaction(t.name, partitionKey, actions, limits);
     parsed.forEach((action, index) => {
       try {
         this.#checkBackendRules(actions[index] as TransactionAction);

@@ -95,4 +95,7 @@ export class ServedView implements ServedStore {
   setTableSetting(table: string, name: string, value: string | undefined): void {
     this.#reads.setTableSetting(table, name, value);
   }
+  sizeBatchesFor(accountUrl: string): void {
+    this.#reads.sizeBatchesFor(accountUrl);
+  }
 }

@@ -1,0 +1,169 @@
+/**
+ * `batchBodyBytes` against the real SDK: AzureStore submits random transactions through
+ * `@azure/data-tables` with an HTTP client that records the `$batch` body it is handed (the whole
+ * pipeline ran, delete ETag policy included) and answers 202; the recorded body's UTF-8 length must
+ * equal the computed size exactly.
+ */
+
+import { createHttpHeaders, type HttpClient } from "@azure/core-rest-pipeline";
+import { AzureNamedKeyCredential } from "@azure/data-tables";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { AzureStore } from "../../src/store/azure/azure-store.js";
+import {
+  BATCH_ENVELOPE_BYTES,
+  batchBodyBytes,
+  batchOperationBytes,
+  batchOperationBytesBound,
+  batchTableUrlFor,
+  NOMINAL_ACCOUNT_URL,
+} from "../../src/store/batch-body-size.js";
+import type { TransactionAction, WireEntity, WireValue } from "../../src/store/table-store.js";
+import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
+import { testSeed } from "../support/seeded-random.js";
+
+const SEED = testSeed(19_0001);
+
+/** An HTTP client that keeps each request body and answers an empty 202 (a batch with no sub-responses). */
+function recordingClient(bodies: string[]): HttpClient {
+  return {
+    async sendRequest(request) {
+      bodies.push(typeof request.body === "string" ? request.body : "");
+      return { request, status: 202, headers: createHttpHeaders({}), bodyAsText: "" };
+    },
+  };
+}
+
+const key = new AzureNamedKeyCredential("devstoreaccount1", "a2V5");
+
+// Keys and strings from every UTF-8 width, quotes (doubled in the URL), escapes and URL-reserved characters.
+const text = (maxLength: number) =>
+  fc.string({
+    unit: fc.constantFrom(
+      "a",
+      "Z",
+      "0",
+      " ",
+      "'",
+      '"',
+      "\\",
+      "\n",
+      "\t",
+      "%",
+      "&",
+      "+",
+      "é",
+      "日",
+      "😀",
+      "~",
+      "*",
+      "(",
+      "\u0001",
+      "\u2028",
+    ),
+    maxLength,
+  });
+const value: fc.Arbitrary<WireValue> = fc.oneof(
+  text(40),
+  text(400),
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0),
+  fc.boolean(),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+  fc.date({
+    min: new Date(Date.UTC(1601, 0, 1)),
+    max: new Date(Date.UTC(9999, 11, 31)),
+    noInvalidDate: true,
+  }),
+  fc.uint8Array({ maxLength: 20 }).map((bytes) => new Uint8Array(bytes)),
+  fc.record({ type: fc.constant("Guid" as const), value: fc.uuid() }),
+  fc.record({ type: fc.constant("Int64" as const), value: fc.bigInt().map(String) }),
+  fc.record({ type: fc.constant("Double" as const), value: fc.oneof(fc.double(), fc.integer()) }),
+  fc.record({ type: fc.constant("String" as const), value: text(10) }),
+);
+const properties = fc.dictionary(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/), value, { maxKeys: 6 });
+const etag = fc.constantFrom("*", "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"", 'W/"x"');
+
+function action(partitionKey: string): fc.Arbitrary<TransactionAction> {
+  const entity = fc
+    .tuple(text(12), properties)
+    .map(([rowKey, props]) => ({ ...props, partitionKey, rowKey }) as WireEntity);
+  return fc.oneof(
+    entity.map((e) => ({ kind: "insert" as const, entity: e })),
+    fc.tuple(entity, fc.constantFrom("merge" as const, "replace" as const)).map(([e, mode]) => ({
+      kind: "upsert" as const,
+      entity: e,
+      mode,
+    })),
+    fc
+      .tuple(entity, fc.constantFrom("merge" as const, "replace" as const), etag)
+      .map(([e, mode, ifMatch]) => ({
+        kind: "update" as const,
+        entity: e,
+        mode,
+        ifMatch,
+      })),
+    fc
+      .tuple(text(12), etag)
+      .map(([rowKey, ifMatch]) => ({ kind: "delete" as const, partitionKey, rowKey, ifMatch })),
+  );
+}
+
+const accountUrls = fc.constantFrom(
+  "http://127.0.0.1:10002/devstoreaccount1",
+  "http://127.0.0.1:10002/devstoreaccount1/",
+  "https://myaccount.table.core.windows.net",
+  "https://myaccount.table.core.windows.net/",
+  "https://MyAccount.table.core.windows.net:443",
+  NOMINAL_ACCOUNT_URL,
+);
+
+describe(`batchBodyBytes (seed ${SEED})`, () => {
+  test("equals the byte length of the $batch body the SDK sends, for random transactions", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        accountUrls,
+        fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{2,20}$/),
+        text(12).chain((pk) =>
+          fc.tuple(fc.constant(pk), fc.array(action(pk), { minLength: 1, maxLength: 6 })),
+        ),
+        async (url, table, [partitionKey, drafted]) => {
+          // One operation per RowKey, as a transaction requires (and the ETag policy's checks assume).
+          const seen = new Set<string>();
+          const actions = drafted.filter((a) => {
+            const rowKey = a.kind === "delete" ? a.rowKey : a.entity.rowKey;
+            if (seen.has(rowKey)) return false;
+            seen.add(rowKey);
+            return true;
+          });
+          const bodies: string[] = [];
+          const store = new AzureStore(url, key, {
+            httpClient: recordingClient(bodies),
+            allowInsecureConnection: true,
+          });
+          await store.submitTransaction(table, partitionKey, actions);
+          expect(bodies).toHaveLength(1);
+          const limits = store.capabilities.limits ?? AZURE_TABLE_LIMITS;
+          expect(batchBodyBytes(limits, table, actions)).toBe(Buffer.byteLength(bodies[0]!, "utf8"));
+          // MemoryStore skips the exact count while this bound stays under the limit.
+          const tableUrl = batchTableUrlFor(limits, table);
+          for (const a of actions)
+            expect(batchOperationBytesBound(tableUrl, a)).toBeGreaterThanOrEqual(
+              batchOperationBytes(tableUrl, a),
+            );
+        },
+      ),
+      { seed: SEED, numRuns: 200 },
+    );
+  });
+
+  test("a store without an account URL sizes on the nominal endpoint; an empty batch is the envelope", () => {
+    const del: TransactionAction = { kind: "delete", partitionKey: "p", rowKey: "r", ifMatch: "*" };
+    const nominal = batchBodyBytes({ ...AZURE_TABLE_LIMITS, accountUrl: NOMINAL_ACCOUNT_URL }, "Orders", [
+      del,
+    ]);
+    expect(batchBodyBytes(AZURE_TABLE_LIMITS, "Orders", [del])).toBe(nominal);
+    expect(batchBodyBytes(AZURE_TABLE_LIMITS, "Orders", [])).toBe(BATCH_ENVELOPE_BYTES);
+  });
+});
