@@ -144,9 +144,7 @@ const CASES: LimitCase[] = [
       azurite: "Azurite frees a deleted table's name at once (Azure holds it for about 40 s)",
     },
     run: async (_store, table) => {
-      const held = new MemoryStore({ tableDeleteDelayMs: 60_000 } as ConstructorParameters<
-        typeof MemoryStore
-      >[0]);
+      const held = new MemoryStore({ tableDeleteDelayMs: 60_000 });
       await held.createTable(table);
       await held.deleteTable(table);
       return held.createTable(table);
