@@ -80,8 +80,11 @@ describe(`EntityJsonWriter (seed ${SEED})`, () => {
             table: "t1",
           };
           for (const r of records) {
+            // Below full metadata the writer keeps a negative zero (-0); full metadata is renderRecord's own
+            // JSON.stringify, which writes 0 (noted in the closing note of issue 21 as a gap).
+            const rendered = renderRecord(r, context, selected, single);
             expect(writer.write(r, context, selected, single)).toBe(
-              JSON.stringify(renderRecord(r, context, selected, single)),
+              level === "fullmetadata" ? JSON.stringify(rendered) : withNegativeZero(rendered),
             );
           }
         },
@@ -107,3 +110,15 @@ describe(`EntityJsonWriter (seed ${SEED})`, () => {
     }
   });
 });
+
+/**
+ * `JSON.stringify`, except that a negative zero is written `-0` as the writer does (JSON.stringify writes
+ * `0`, which would read back as a different Double; exports round-trip -0 through serve).
+ */
+function withNegativeZero(value: unknown): string {
+  const mark = "\u0000negative-zero";
+  return JSON.stringify(value, (_key, v: unknown) => (Object.is(v, -0) ? mark : v)).replaceAll(
+    JSON.stringify(mark),
+    "-0",
+  );
+}
