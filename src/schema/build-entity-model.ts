@@ -123,19 +123,6 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
-  const large = columns.filter((c) => c.large).map((c) => c.field);
-  if (large.length > 0 && Object.keys(options.indexes ?? {}).length > 0) {
-    // Index copies would carry the blob reference, and a replace removes the blob they point at.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with indexes; keep the large value in an entity of its own`,
-    );
-  }
-  if (large.length > 0 && wide) {
-    // A wide entity's rows are written and read as parts; its large values would need their own protocol.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with wide: true; keep the large value in an entity of its own`,
-    );
-  }
   const indexes = resolveIndexes(
     name,
     options,
@@ -151,12 +138,6 @@ export function buildEntityModel<T extends object>(
     partitionKey,
     fieldType: fieldTypeIn,
   });
-  if (large.length > 0 && summaries.size > 0) {
-    // A summarized write is one transaction with its summary row; a large write has blob requests around its row.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with summaries; keep the large value in an entity of its own`,
-    );
-  }
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,

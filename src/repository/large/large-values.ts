@@ -3,6 +3,7 @@ import {
   EntityAlreadyExistsError,
   EntityNotFoundError,
   StoreError,
+  UniqueConstraintError,
   ValidationError,
 } from "../../errors.js";
 import type { ColumnModel, EntityModel } from "../../schema/entity-model.js";
@@ -260,7 +261,9 @@ function rejected(error: unknown): boolean {
     error instanceof EntityAlreadyExistsError ||
     error instanceof EntityNotFoundError ||
     error instanceof ConcurrencyError ||
-    error instanceof ValidationError
+    error instanceof ValidationError ||
+    // A unique value taken: the claim is refused before the row is written (intent-protocol.ts).
+    error instanceof UniqueConstraintError
   ) {
     return true;
   }
