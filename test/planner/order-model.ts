@@ -33,7 +33,10 @@ export function order(customer: string, id: number, version = 1): Order {
     status: version % 2 === 0 ? "shipped" : "open",
     number: `N${id}`,
     amount: id * 10 + version,
-    invoice: Uint8Array.from({ length: 100 + ((id * 37 + version) % 900) }, (_, i) => (id + version + i) % 256),
+    invoice: Uint8Array.from(
+      { length: 100 + ((id * 37 + version) % 900) },
+      (_, i) => (id + version + i) % 256,
+    ),
     cardHolder: `Holder ${id}`,
     lines: [{ sku: `sku${id}`, qty: version }],
   });
