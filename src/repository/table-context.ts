@@ -24,7 +24,7 @@ import {
   type LargeValueRepairResult,
   repairLargeValues,
 } from "./large/large-value-repairer.js";
-import { blobsOf, largeColumnsOf } from "./large/large-values.js";
+import { assertBlobStore, blobsOf, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
@@ -42,7 +42,9 @@ import { repairSummaries } from "./summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
-import { expandIndexCopies } from "./transaction-indexes.js";
+import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
+
+export type { TransactionResult } from "./transaction-commit.js";
 
 /** Options of a `TableContext`. */
 export interface TableContextOptions {
@@ -99,11 +101,6 @@ export interface RepairAllOptions {
    * `eventually` or this list): their copies derive from the class.
    */
   entities?: readonly EntityClass[] | undefined;
-}
-
-/** The result of a committed transaction: one ETag per operation (empty for deletes). */
-export interface TransactionResult {
-  etags: string[];
 }
 
 /**
@@ -588,75 +585,16 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
-    for (const operation of tx.operations) this.#claimEncryption(operation.model);
-    // The caller's operations first (no request), then again with index copies added.
+    for (const operation of tx.operations) {
+      this.#claimEncryption(operation.model);
+      // A large column's blob container is named after the entity's table: the context must know it.
+      assertBlobStore(operation.model, this.#runner);
+    }
+    // The caller's operations first (no request), then again with what each entity keeps added.
     assertValidTransaction(tx.operations, this.#runner.limits);
     const first = tx.operations[0] as PlannedOperation;
     // A period's table that does not exist yet is created by the transaction's first write of it.
     registerPeriodTables(this.#runner, first.model);
-    const table = this.#runner.tableName(first.table);
-    const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
-    assertValidTransaction(expanded.operations, this.#runner.limits);
-    const actions = expanded.operations.map((operation) => operation.action);
-    const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
-    try {
-      const { results } = await submitTransaction(this.#runner, table, first.partitionKey, actions);
-      tx.operations.forEach((operation, index) => {
-        if (!operation.entity) return;
-        const deleted = operation.action.kind === "delete";
-        const scope = this.#runner.scope;
-        rememberEtag(operation.entity, deleted ? undefined : results[firstOf[index] as number]?.etag, scope);
-        if (expanded.copies[index] !== undefined)
-          rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], scope);
-      });
-      this.#runner.emit({
-        type: "batch-committed",
-        table,
-        partitionKey: first.partitionKey,
-        operations: actions.length,
-      });
-      return { etags: firstOf.map((at) => results[at]?.etag ?? "") };
-    } catch (error) {
-      this.#runner.emit({
-        type: "batch-failed",
-        table,
-        partitionKey: first.partitionKey,
-        operations: actions.length,
-        error,
-      });
-      if (!(error instanceof TransactionError)) throw error;
-      const reported = toCallerIndex(error, expanded.owners, firstOf);
-      // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
-      throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
-    }
+    return commitTransaction(this.#runner, tx.operations);
   }
-}
-
-/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
-function toCallerIndex(
-  error: TransactionError,
-  owners: readonly number[],
-  firstOf: readonly number[],
-): TransactionError {
-  const owner = owners[error.index];
-  if (
-    owner === undefined ||
-    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
-  )
-    return error;
-  const onCopy = firstOf[owner] !== error.index;
-  return new TransactionError(
-    {
-      index: owner,
-      table: error.table,
-      partitionKey: error.partitionKey,
-      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
-      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
-      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
-      message: onCopy
-        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
-        : "",
-    },
-    { cause: error },
-  );
 }

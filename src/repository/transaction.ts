@@ -10,7 +10,6 @@ import type { TransactionAction, WireEntity } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
-import { assertNoLargeColumns } from "./large/large-values.js";
 import { estimateActionBytes } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
 import { writeMode } from "./write-mode.js";
@@ -107,14 +106,6 @@ export class Transaction {
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
-    if (model.summaries.size > 0) {
-      // Its summary rows need the entity's old state and their own ETags: only its repository keeps them exact.
-      throw new ValidationError(
-        "transaction-summary",
-        `transaction operation ${this.#operations.length} (${describe}): ${model.name} keeps summaries, which db.transaction does not update; write it through its repository`,
-      );
-    }
-    assertNoLargeColumns(model, "a transaction");
     const keys = "entity" in action ? action.entity : action;
     this.#operations.push({
       // A table per period: the operation goes to the table of its entity's period.

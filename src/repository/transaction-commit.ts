@@ -1,0 +1,286 @@
+import { ConcurrencyError, TransactionError } from "../errors.js";
+import type { EntityModel } from "../schema/entity-model.js";
+import { rememberEtag } from "../serialization/entity-etag.js";
+import type { TransactionAction, WriteResult } from "../store/table-store.js";
+import type { GroupCompanion } from "./group-companion.js";
+import { rememberCopies } from "./index/copy-state.js";
+import { IntentLog } from "./index/intent-log.js";
+import {
+  abandonRemoteWork,
+  beginRemoteWork,
+  finishRemoteWork,
+  type IndexedTarget,
+  type RemoteWork,
+} from "./index/intent-protocol.js";
+import { LargeValues, largeColumnsOf } from "./large/large-values.js";
+import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
+import type { StoreRunner } from "./store-runner.js";
+import { submitTransaction } from "./submit-transaction.js";
+import { SummaryCommitter } from "./summary/summary-committer.js";
+import { summaryCompanions } from "./summary/summary-companion.js";
+import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
+import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
+
+/** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
+const MAX_COMPANION_ROUNDS = 200;
+
+/** The result of a committed transaction: one ETag per operation (empty for deletes). */
+export interface TransactionResult {
+  etags: string[];
+}
+
+/** The blob half of one operation with large columns: its uploads before, the blobs it replaces after. */
+interface LargeWork {
+  large: LargeValues;
+  uploads: ReturnType<LargeValues["prepare"]>;
+  before: ReadonlyMap<string, string> | undefined;
+  operation: PlannedOperation;
+}
+
+/**
+ * Commits the caller's operations (one table, one partition) as one plan, the same one a single
+ * write of each entity makes, merged into one entity group transaction:
+ * - before: large values uploaded (the rows point at them), intents recorded and unique values
+ *   claimed for copies in other partitions or tables;
+ * - commit: the entity rows, their same-partition copies and the summary rows of their partition
+ *   (conditional on their ETags; a lost race on a summary row is planned again), counted toward the
+ *   transaction's operations;
+ * - after: copies elsewhere written and the intents removed, replaced blobs removed.
+ */
+export async function commitTransaction(
+  runner: StoreRunner,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
+  const first = operations[0] as PlannedOperation;
+  const table = runner.tableName(first.table);
+  const partitionKey = first.partitionKey;
+
+  // Before: large values (the rows are pointed at them before the copies are derived).
+  const large = await prepareLarge(runner, table, operations);
+  const expanded = await expandIndexCopies(operations, runner, table);
+  const companions = companionsOf(runner, table, operations, expanded);
+  // Every rule that needs no request, the summary rows counted, before anything is sent.
+  assertValidTransaction(withCompanionRows(expanded.operations, companions, first), runner.limits);
+  const targets = new Map<EntityModel<object>, IndexedTarget>();
+  const targetOf = (model: EntityModel<object>): IndexedTarget => {
+    let target = targets.get(model);
+    if (target === undefined) {
+      target = { model, table, runner, intents: new IntentLog(runner) };
+      targets.set(model, target);
+    }
+    return target;
+  };
+  const remote: Array<RemoteWork | undefined> = [];
+  try {
+    await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+    for (const [index, copies] of expanded.remote.entries()) {
+      const operation = operations[index] as PlannedOperation;
+      remote.push(
+        copies && (await beginRemoteWork(targetOf(operation.model), copies.row, copies.before, copies.next)),
+      );
+    }
+  } catch (error) {
+    await abandon(remote, operations, targetOf, large, error);
+    throw error;
+  }
+
+  // Commit: one entity group transaction.
+  const actions = expanded.operations.map((operation) => operation.action);
+  const firstOf = operations.map((_, index) => expanded.owners.indexOf(index));
+  let results: WriteResult[] | undefined;
+  try {
+    results = await submitRounds(runner, table, partitionKey, actions, companions);
+    runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
+  } catch (error) {
+    runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
+    await abandon(remote, operations, targetOf, large, error);
+    if (!(error instanceof TransactionError)) throw error;
+    const reported = toCallerIndex(error, expanded.owners, firstOf);
+    // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
+    throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
+  }
+
+  // After: copies elsewhere, intents removed, replaced blobs removed; instances track what they hold.
+  const etags = firstOf.map((at) => results?.[at]?.etag ?? "");
+  for (const [index, work] of remote.entries()) {
+    const operation = operations[index] as PlannedOperation;
+    await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, []);
+  }
+  for (const work of large) {
+    if (work.before === undefined) continue;
+    const { action } = work.operation;
+    const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+    await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
+  }
+  operations.forEach((operation, index) => {
+    if (!operation.entity) return;
+    const deleted = operation.action.kind === "delete";
+    rememberEtag(operation.entity, deleted || results === undefined ? undefined : etags[index], runner.scope);
+    if (expanded.copies[index] !== undefined)
+      rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], runner.scope);
+  });
+  return { etags };
+}
+
+/** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
+async function prepareLarge(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+): Promise<LargeWork[]> {
+  const byModel = new Map<EntityModel<object>, LargeValues>();
+  const work: LargeWork[] = [];
+  for (const operation of operations) {
+    const columns = largeColumnsOf(operation.model);
+    if (columns === undefined) continue;
+    let large = byModel.get(operation.model);
+    if (large === undefined) {
+      large = new LargeValues(operation.model, columns, table, runner);
+      byModel.set(operation.model, large);
+    }
+    const { action } = operation;
+    const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
+    work.push({ large, uploads, before: undefined, operation });
+  }
+  await Promise.all(
+    work.map(async (item) => {
+      if (item.operation.action.kind === "insert") return;
+      item.before = await item.large.current(item.operation.partitionKey, item.operation.rowKey);
+    }),
+  );
+  return work;
+}
+
+/** The summary rows of each entity class with summaries, riding in the transaction. */
+function companionsOf(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+  expanded: ExpandedTransaction,
+): GroupCompanion[] {
+  const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
+  expanded.summarized.forEach((write, index) => {
+    if (write === undefined) return;
+    const model = (operations[index] as PlannedOperation).model;
+    const writes = byModel.get(model) ?? [];
+    writes.push(write);
+    byModel.set(model, writes);
+  });
+  return [...byModel].map(([model, writes]) =>
+    summaryCompanions(model, table, runner, new SummaryCommitter(model, table, runner)).companionOfAll(
+      writes,
+    ),
+  );
+}
+
+/** The operations with one placeholder per summary row, for the service rules (count, one partition). */
+function withCompanionRows(
+  operations: readonly PlannedOperation[],
+  companions: readonly GroupCompanion[],
+  first: PlannedOperation,
+): PlannedOperation[] {
+  const rows: PlannedOperation[] = [];
+  for (const companion of companions) {
+    for (const rowKey of companion.rowKeys) {
+      rows.push({
+        ...first,
+        action: { kind: "upsert", entity: { partitionKey: first.partitionKey, rowKey }, mode: "replace" },
+        rowKey,
+        entity: undefined,
+        describe: `summary row '${rowKey}'`,
+      });
+    }
+  }
+  return [...operations, ...rows];
+}
+
+/**
+ * Sends the transaction with its summary rows, planned afresh each round: another writer's change
+ * of a summary row fails the whole transaction (nothing written), and it is planned again.
+ */
+async function submitRounds(
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  actions: readonly TransactionAction[],
+  companions: readonly GroupCompanion[],
+): Promise<WriteResult[] | undefined> {
+  for (let round = 1; ; round++) {
+    const planned = await Promise.all(companions.map((c) => c.plan(round)));
+    const all = [...actions, ...planned.flat()];
+    try {
+      const { results } = await submitTransaction(runner, table, partitionKey, all);
+      let at = actions.length;
+      companions.forEach((companion, i) => {
+        const count = (planned[i] as TransactionAction[]).length;
+        companion.committed(results.slice(at, at + count));
+        at += count;
+      });
+      return results;
+    } catch (error) {
+      const definite = error instanceof TransactionError && !isOutcomeUnknown(error);
+      if (definite && error.index >= actions.length && companions.length > 0) {
+        // A summary row changed since it was read: plan again.
+        if (error.statusCode !== 412 && error.statusCode !== 409) throw error;
+        if (round >= MAX_COMPANION_ROUNDS) {
+          throw new ConcurrencyError({ table, partitionKey, rowKey: error.rowKey ?? "" }, { cause: error });
+        }
+        await runner.retry.contend(round);
+        continue;
+      }
+      if (definite || companions.length === 0) throw error;
+      // The answer may be lost after the transaction committed: the summary rows' logs can tell.
+      const verdict = await (companions[0] as GroupCompanion).settle(error);
+      if (verdict === "retry") continue;
+      if (verdict === "applied") {
+        for (const companion of companions) companion.committed(undefined);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+}
+
+/** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
+async function abandon(
+  remote: ReadonlyArray<RemoteWork | undefined>,
+  operations: readonly PlannedOperation[],
+  targetOf: (model: EntityModel<object>) => IndexedTarget,
+  large: readonly LargeWork[],
+  error: unknown,
+): Promise<void> {
+  for (const [index, work] of remote.entries()) {
+    const operation = operations[index] as PlannedOperation;
+    await abandonRemoteWork(targetOf(operation.model), work, error);
+  }
+  for (const work of large) await work.large.discard(work.uploads, error);
+}
+
+/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
+function toCallerIndex(
+  error: TransactionError,
+  owners: readonly number[],
+  firstOf: readonly number[],
+): TransactionError {
+  const owner = owners[error.index];
+  if (
+    owner === undefined ||
+    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
+  )
+    return error;
+  const onCopy = firstOf[owner] !== error.index;
+  return new TransactionError(
+    {
+      index: owner,
+      table: error.table,
+      partitionKey: error.partitionKey,
+      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
+      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
+      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
+      message: onCopy
+        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
+        : "",
+    },
+    { cause: error },
+  );
+}
