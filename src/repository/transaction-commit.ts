@@ -1,4 +1,4 @@
-import { ConcurrencyError, TransactionError } from "../errors.js";
+import { ConcurrencyError, TransactionError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TransactionAction, WriteResult } from "../store/table-store.js";
@@ -55,10 +55,11 @@ export async function commitTransaction(
   const table = runner.tableName(first.table);
   const partitionKey = first.partitionKey;
 
+  const committers = summaryCommitters(runner, table, operations);
   // Before: large values (the rows are pointed at them before the copies are derived).
   const large = await prepareLarge(runner, table, operations);
   const expanded = await expandIndexCopies(operations, runner, table);
-  const companions = companionsOf(runner, table, operations, expanded);
+  const companions = companionsOf(runner, table, operations, expanded, committers);
   // Every rule that needs no request, the summary rows counted, before anything is sent.
   assertValidTransaction(withCompanionRows(expanded.operations, companions, first), runner.limits);
   const targets = new Map<EntityModel<object>, IndexedTarget>();
@@ -151,12 +152,44 @@ async function prepareLarge(
   return work;
 }
 
+/**
+ * The summary committer of each entity class with summaries; refuses, before any request, an entity
+ * whose RowKey is a summary row's and a summary kept in another partition (its contribution rows
+ * follow their own intent protocol: write such entities through their repository or db.eventually).
+ */
+function summaryCommitters(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+): Map<EntityModel<object>, SummaryCommitter> {
+  const committers = new Map<EntityModel<object>, SummaryCommitter>();
+  operations.forEach((operation, index) => {
+    const { model } = operation;
+    if (model.summaries.size === 0) return;
+    for (const summary of model.summaries.values()) {
+      if (summary.remote === undefined) continue;
+      throw new ValidationError(
+        "transaction-remote-summary",
+        `transaction operation ${index} (${operation.describe}): ${model.name}'s summary ${summary.name} is kept in another partition, which an entity group transaction cannot reach; write it through its repository or db.eventually`,
+      );
+    }
+    let committer = committers.get(model);
+    if (committer === undefined) {
+      committer = new SummaryCommitter(model, table, runner);
+      committers.set(model, committer);
+    }
+    committer.assertNotSummaryKey(operation.rowKey);
+  });
+  return committers;
+}
+
 /** The summary rows of each entity class with summaries, riding in the transaction. */
 function companionsOf(
   runner: StoreRunner,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
+  committers: ReadonlyMap<EntityModel<object>, SummaryCommitter>,
 ): GroupCompanion[] {
   const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
   expanded.summarized.forEach((write, index) => {

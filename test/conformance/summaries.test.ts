@@ -220,9 +220,37 @@ describe.each(stores)("summaries on %s", (_name, kind) => {
       tags.bulkInsert([Object.assign(new Tag(), { owner: "o", tag: "all" })]),
     ).rejects.toBeInstanceOf(ValidationError);
     await expect(repoSummaryUnknown(db.repository(Employee))).rejects.toBeInstanceOf(ValidationError);
-    await expect(db.transaction((tx) => tx.insert(employee("Sales", 1, 1)))).rejects.toBeInstanceOf(
-      ValidationError,
-    );
+    await expect(
+      db.transaction((tx) => tx.insert(Object.assign(new Tag(), { owner: "o", tag: "all" }))),
+    ).rejects.toBeInstanceOf(ValidationError);
+    expect(counter.requests).toBe(0);
+  });
+
+  it("db.transaction updates the summary row in the same transaction, counted in its 100 operations", async () => {
+    const { db, counter } = await freshContext(kind, [Employee]);
+    const employees = db.repository(Employee);
+    await employees.insert(employee("Sales", 1, 100));
+    await db.transaction((tx) => {
+      tx.insert(employee("Sales", 2, 20));
+      tx.upsert(employee("Sales", 1, 50));
+      tx.insert(employee("Sales", 3, 3));
+    });
+    expect(await employees.summary("perDepartment", { department: "Sales" })).toMatchObject({
+      employees: 3,
+      totalSalary: 73,
+    });
+    await db.transaction((tx) => tx.delete(Employee, { department: "Sales", employeeId: 2 }));
+    expect(await employees.summary("perDepartment", { department: "Sales" })).toMatchObject({
+      employees: 2,
+      totalSalary: 53,
+    });
+    expect(await db.verifySummaries(Employee)).toEqual([]);
+    // 100 entities and the summary row are 101 operations: refused before any request.
+    counter.reset();
+    const full = db.transaction((tx) => {
+      for (let i = 10; i < 110; i++) tx.insert(employee("Sales", i, 1));
+    });
+    await expect(full).rejects.toMatchObject({ rule: "transaction-operations" });
     expect(counter.requests).toBe(0);
   });
 
