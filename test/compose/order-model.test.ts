@@ -239,7 +239,9 @@ describe.each(stores)("the Order model (every feature at once) on %s", (_name, k
         keyOf(newVersion(k)),
         viewOf(got)?.number === newVersion(k).number ? newVersion(k) : oldVersion(k),
       );
-      await expectInvariants({ ...w, db: repairer, customers: [`crash${k}`] }, expected, where);
+      await expectInvariants({ ...w, db: repairer, customers: [] }, expected, where, {
+        focus: [`crash${k}`],
+      });
     }
     // Crashing after the last request is no crash: the upsert resolves, the invariants hold at once.
     const last = open().repository(Order);
