@@ -11,17 +11,14 @@ import {
   Entity,
   type EntityOptions,
   localKeys,
-  MemoryStore,
   type Repository,
   TableContext,
   type TableStore,
   UniqueConstraintError,
 } from "../../src/index.js";
-import { createServeStore } from "../support/azurite.js";
 import { readAll } from "../support/read-all.js";
 import { rejectionOf } from "../support/rejection.js";
-import { type StoreRequest, StoreWrapper } from "../support/store-wrapper.js";
-import { allStoreKinds, type StoreKind, selectedStoreNames } from "../support/stores.js";
+import { composeStoreKinds } from "./compose-stores.js";
 
 /** One line of an order (the Json column). */
 export interface OrderLine {
@@ -86,26 +83,7 @@ export const ORDER_ENCRYPTION = {
   keys: localKeys({ k1: Uint8Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256) }, "k1"),
 };
 
-/**
- * The stores of the test kit, each with a blob side: `tablekit serve` speaks the Table protocol
- * only, so its store gets an in-process blob side (a MemoryStore's) for the large invoice.
- */
-export const orderStoreKinds: StoreKind[] = allStoreKinds
-  .filter((kind) => selectedStoreNames().includes(kind.name))
-  .map((kind) =>
-    kind.name === "serve" ? { name: kind.name, create: () => new WithBlobs(createServeStore()) } : kind,
-  );
-
-/** A table store whose blob side is a MemoryStore's (the store has none of its own). */
-class WithBlobs extends StoreWrapper {
-  readonly #blobs = new MemoryStore().blobs;
-  override get blobs() {
-    return this.#blobs;
-  }
-  protected override around<T>(_request: StoreRequest, send: () => Promise<T>): Promise<T> {
-    return send();
-  }
-}
+export const orderStoreKinds = composeStoreKinds;
 
 /** The blob container of the orders table (the documented stored format: `tablekit-<table lowercased>`). */
 export function invoiceContainer(prefix: string): string {
