@@ -16,6 +16,7 @@ import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
 import type { EntityWriter } from "./entity-writer.js";
+import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
 import { getMany } from "./get-many.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { IndexLookup } from "./index/index-lookup.js";
@@ -452,6 +453,28 @@ export class Repository<T extends object> {
     return this.#inExistingTable(
       () => this.#writer.bulkDelete(keys, options),
       () => ({ written: 0, batches: 0, retries: 0, failed: [] }),
+    );
+  }
+
+  /**
+   * The plan of a write, without sending anything: each step in order with its phase (`before` the
+   * commit, the `commit` — one entity group transaction with its operations — or `after` it), its
+   * request, table and keys; reads the write needs first are steps too.
+   * @example
+   * const { steps } = orders.explainWrite("insert", order); // putBlob, claim, transaction [entity, copy, summary]
+   */
+  explainWrite(operation: ExplainedOperation, value: Partial<T>): WritePlan {
+    const period = this.#route(value);
+    if (period) return period.explainWrite(operation, value);
+    return explainWrite(
+      {
+        model: this.#model as unknown as EntityModel<object>,
+        table: this.#table,
+        tableName: (t) => this.#runner.tableName(t),
+        scope: this.#runner.scope,
+      },
+      operation,
+      value,
     );
   }
 

@@ -85,8 +85,13 @@ export function buildEntityModel<T extends object>(
             "a series cannot be part of a key, index or table template: use a scalar column",
         );
       }
-      // A large value lives outside the row: it can be no part of a key.
-      return KEY_TYPES.has(column.type) && !column.large ? (column.type as KeyFieldType) : "unsupported";
+      if (column.large) {
+        // By design: a large value lives in a blob, outside the row, so no key can be built from it.
+        throw new SchemaError(
+          `${what}: field '${field}' is a large column (its value is kept in a blob, outside the row); it cannot be part of a key, index key or table template`,
+        );
+      }
+      return KEY_TYPES.has(column.type) ? (column.type as KeyFieldType) : "unsupported";
     };
   const partitionKey = parseTemplate(
     options.partitionKey,

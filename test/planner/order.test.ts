@@ -138,3 +138,35 @@ describe.each(blobStores)("the Order model on %s", (_name, kind) => {
     await checkAll(db, store, prefix, expected);
   });
 });
+
+describe("explainWrite", () => {
+  it("renders each write's plan without sending anything", async () => {
+    const { db, counter, prefix } = await setup(blobStores[0]?.[1] as (typeof blobStores)[number][1]);
+    const orders = db.repository(Order);
+    const o = order("c1", 7);
+    const insert = orders.explainWrite("insert", o);
+    expect(counter.requests).toBe(0);
+    expect(insert.steps.map((s) => [s.phase, s.request, s.table])).toEqual([
+      ["before", "putBlob (invoice)", `tablekit-${prefix.toLowerCase()}orders`],
+      ["before", "insert intent", `${prefix}TablekitIntents`],
+      ["before", "claim (byNumber)", `${prefix}OrderNumbers`],
+      ["commit", "transaction", `${prefix}Orders`],
+      ["after", "get (settle race)", `${prefix}Orders`],
+      ["after", "delete intent", `${prefix}TablekitIntents`],
+    ]);
+    expect(insert.steps[3]?.operations).toEqual([
+      { kind: "insert", rowKey: "order_o0007" },
+      { kind: "insert copy (byStatus)", rowKey: "status_open_o0007" },
+      { kind: "update summary (perCustomer)", rowKey: "summary" },
+    ]);
+    const remove = orders.explainWrite("delete", { customer: "c1", orderId: "o0007" });
+    expect(remove.steps.filter((s) => s.phase === "after").map((s) => s.request)).toContain(
+      "deleteBlob (replaced values)",
+    );
+    expect(remove.steps.find((s) => s.phase === "commit")?.operations?.[0]).toEqual({
+      kind: "delete",
+      rowKey: "order_o0007",
+    });
+    expect(counter.requests).toBe(0);
+  });
+});
