@@ -94,8 +94,12 @@ export function explainWrite(
     }
     const next: CopyRef[] = writes ? deriveCopyRefs(model, value as object, context.tableName, true) : [];
     const local = (ref: CopyRef) => isLocal(ref, table, partitionKey);
+    // A copy key the entity did not hold is inserted (a 409 on it: a unique violation), see local-plan.ts.
     for (const ref of next.filter(local))
-      commit.push({ kind: `upsert copy (${ref.index})`, rowKey: ref.rowKey });
+      commit.push({
+        kind: `${operation === "insert" ? "insert" : "upsert"} copy (${ref.index})`,
+        rowKey: ref.rowKey,
+      });
     const remote = next.filter((ref) => !local(ref));
     const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
     if (remoteIndexes.length > 0) {
