@@ -1,6 +1,7 @@
 import { ConcurrencyError, TransactionError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
+import { wideEtag } from "../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../store/table-store.js";
 import type { GroupCompanion } from "./group-companion.js";
 import { rememberCopies } from "./index/copy-state.js";
@@ -102,7 +103,11 @@ export async function commitTransaction(
   }
 
   // After: copies elsewhere, intents removed, replaced blobs removed; instances track what they hold.
-  const etags = firstOf.map((at) => results?.[at]?.etag ?? "");
+  const etags = firstOf.map((at, index) =>
+    (operations[index] as PlannedOperation).model.wide
+      ? wideEtagOf(expanded, index, results)
+      : (results?.[at]?.etag ?? ""),
+  );
   for (const [index, work] of remote.entries()) {
     const operation = operations[index] as PlannedOperation;
     await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, []);
@@ -121,6 +126,20 @@ export async function commitTransaction(
       rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], runner.scope);
   });
   return { etags };
+}
+
+/** A wide entity's ETag: its written rows' ETags, in part order. */
+function wideEtagOf(
+  expanded: ExpandedTransaction,
+  owner: number,
+  results: readonly WriteResult[] | undefined,
+): string {
+  if (results === undefined) return "";
+  const etags: string[] = [];
+  expanded.owners.forEach((at, i) => {
+    if (at === owner && expanded.operations[i]?.action.kind !== "delete") etags.push(results[i]?.etag ?? "");
+  });
+  return etags.length === 0 ? "" : wideEtag(etags);
 }
 
 /** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */

@@ -16,6 +16,7 @@ import { planLocalActions } from "./index/local-plan.js";
 import { isTableNotFound } from "./period-tables.js";
 import type { StoreRunner } from "./store-runner.js";
 import type { PlannedOperation } from "./transaction.js";
+import { wideTransactionActions } from "./wide-writer.js";
 
 /** A transaction with each indexed entity's same-partition copies added, and how to map back. */
 export interface ExpandedTransaction {
@@ -72,6 +73,19 @@ export async function expandIndexCopies(
       model.summaries.size === 0
         ? undefined
         : { partitionKey: operation.partitionKey, rowKey: operation.rowKey, ...write };
+    if (model.wide) {
+      // Its rows, replacing what is stored (wide entities keep no indexes or summaries).
+      const actions = await wideTransactionActions(model, runner, table, action);
+      push(
+        expanded,
+        index,
+        actions.map((a) => copyOperation(operation, a)),
+      );
+      expanded.copies.push(undefined);
+      expanded.remote.push(undefined);
+      expanded.summarized.push(undefined);
+      continue;
+    }
     if (model.indexes.size === 0) {
       const conditioned = conditionOn(operation, prior);
       push(expanded, index, [conditioned.operation]);

@@ -84,7 +84,6 @@ export class Transaction {
   /** Deletes an entity by key (or entity); conditional when an ETag is known. */
   delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
     const model = getEntityModel(entityClass);
-    assertNotWide(model as EntityModel<object>);
     const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
     const ifMatch = options.ifMatch ?? this.#etagOf(key) ?? "*";
@@ -166,7 +165,8 @@ export function assertValidTransaction(
       );
     }
     seen.set(operation.rowKey, index);
-    assertWithinLimits(limits, operation.action, `Transaction ${where}`);
+    // A wide entity's rows are checked as rows (its write is split into them before it is sent).
+    if (!operation.model.wide) assertWithinLimits(limits, operation.action, `Transaction ${where}`);
     bytes += estimateActionBytes(operation.action);
   });
   if (bytes >= limits.maxTransactionBytes) {
@@ -179,15 +179,5 @@ export function assertValidTransaction(
 
 function toWire(entity: object): { wire: WireEntity; model: EntityModel<object> } {
   const model = modelOfInstance(entity);
-  assertNotWide(model);
   return { wire: model.mapper.toWire(entity), model };
-}
-
-/** A wide entity is several rows, written by its repository in a transaction of its own. */
-function assertNotWide(model: EntityModel<object>): void {
-  if (!model.wide) return;
-  throw new ValidationError(
-    "wide-transaction",
-    `${model.name} is a wide entity (several rows per entity): it cannot join db.transaction(); its repository writes each one in an entity group transaction of its own`,
-  );
 }
