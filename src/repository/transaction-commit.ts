@@ -4,6 +4,7 @@ import { rememberEtag } from "../serialization/entity-etag.js";
 import { wideEtag } from "../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../store/table-store.js";
 import type { GroupCompanion } from "./group-companion.js";
+import { isLocal } from "./index/copy-ref.js";
 import { rememberCopies } from "./index/copy-state.js";
 import { IntentLog } from "./index/intent-log.js";
 import {
@@ -13,6 +14,7 @@ import {
   type IndexedTarget,
   type RemoteWork,
 } from "./index/intent-protocol.js";
+import { type ListChange, listCompanion } from "./index/list-membership.js";
 import { LargeValues, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import type { StoreRunner } from "./store-runner.js";
@@ -60,7 +62,18 @@ export async function commitTransaction(
   // Before: large values (the rows are pointed at them before the copies are derived).
   const large = await prepareLarge(runner, table, operations);
   const expanded = await expandIndexCopies(operations, runner, table);
-  const companions = companionsOf(runner, table, operations, expanded, committers);
+  const isLocalChange = (change: ListChange, index: number) =>
+    isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
+  const localLists = expanded.lists.flatMap((changes, index) =>
+    changes
+      .filter((change) => isLocalChange(change, index))
+      .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
+  );
+  // Summary rows first: their logs settle a lost answer (see submitRounds).
+  const companions = [
+    ...companionsOf(runner, table, operations, expanded, committers),
+    ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
+  ];
   // Every rule that needs no request, the summary rows counted, before anything is sent.
   assertValidTransaction(withCompanionRows(expanded.operations, companions, first), runner.limits);
   const targets = new Map<EntityModel<object>, IndexedTarget>();
@@ -110,7 +123,8 @@ export async function commitTransaction(
   );
   for (const [index, work] of remote.entries()) {
     const operation = operations[index] as PlannedOperation;
-    await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, []);
+    const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+    await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, remoteLists);
   }
   for (const work of large) {
     if (work.before === undefined) continue;

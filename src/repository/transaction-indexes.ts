@@ -8,10 +8,13 @@ import {
   decodeCopyRefs,
   deriveCopyRefs,
   encodeCopyRefs,
+  indexOf,
   isLocal,
 } from "./index/copy-ref.js";
 import { trackedCopies } from "./index/copy-state.js";
 import { foreignProperties } from "./index/foreign-properties.js";
+import { memberOf } from "./index/list-index.js";
+import { type ListChange, membershipChanges } from "./index/list-membership.js";
 import { planLocalActions } from "./index/local-plan.js";
 import { isTableNotFound } from "./period-tables.js";
 import type { StoreRunner } from "./store-runner.js";
@@ -29,6 +32,8 @@ export interface ExpandedTransaction {
   remote: Array<RemoteCopies | undefined>;
   /** For each caller operation of an entity with summaries, the write as its summary rows see it. */
   summarized: Array<CompanionWrite | undefined>;
+  /** For each caller operation, its membership changes of list indexes' index entities. */
+  lists: ListChange[][];
 }
 
 /** An operation's copies in other partitions or tables: those it has before the commit and after. */
@@ -54,6 +59,7 @@ export async function expandIndexCopies(
     operations: [],
     owners: [],
     copies: [],
+    lists: [],
     remote: [],
     summarized: [],
   };
@@ -97,6 +103,9 @@ export async function expandIndexCopies(
       continue;
     }
     const local = (ref: CopyRef) => isLocal(ref, table, operation.partitionKey);
+    // List indexes keep index entities (one per value, listing members), not copies: see list-membership.ts.
+    const isList = (ref: CopyRef) => indexOf(model, ref).list;
+    const member = memberOf(operation.partitionKey, operation.rowKey);
     const tableName = (t: string) => runner.tableName(t);
     if (action.kind === "delete") {
       if (!prior) {
@@ -109,14 +118,17 @@ export async function expandIndexCopies(
         continue;
       }
       const ifMatch = action.ifMatch === "*" ? prior.etag : action.ifMatch;
-      const deletes = prior.refs.filter(local).map((ref) =>
-        copyOperation(operation, {
-          kind: "delete",
-          partitionKey: ref.partitionKey,
-          rowKey: ref.rowKey,
-          ifMatch: "*",
-        }),
-      );
+      expanded.lists[index] = membershipChanges(prior.refs.filter(isList), [], member);
+      const deletes = prior.refs
+        .filter((ref) => local(ref) && !isList(ref))
+        .map((ref) =>
+          copyOperation(operation, {
+            kind: "delete",
+            partitionKey: ref.partitionKey,
+            rowKey: ref.rowKey,
+            ifMatch: "*",
+          }),
+        );
       push(expanded, index, [{ ...operation, action: { ...action, ifMatch } }, ...deletes]);
       expanded.copies.push([]);
       const remoteBefore = prior.refs.filter((ref) => !local(ref));
@@ -156,7 +168,13 @@ export async function expandIndexCopies(
       : action.kind === "update" && action.ifMatch !== "*"
         ? action.ifMatch
         : prior.etag;
-    const actions = planLocalActions(model, row, ifMatch, prior?.refs ?? [], next, local);
+    const copies = (refs: readonly CopyRef[]) => refs.filter((ref) => !isList(ref));
+    expanded.lists[index] = membershipChanges(
+      (prior?.refs ?? []).filter(isList),
+      next.filter(isList),
+      member,
+    );
+    const actions = planLocalActions(model, row, ifMatch, copies(prior?.refs ?? []), copies(next), local);
     push(
       expanded,
       index,
@@ -172,6 +190,7 @@ export async function expandIndexCopies(
     );
     expanded.summarized.push(summarized({ condition: ifMatch, before: prior?.stored, after: row }));
   }
+  for (let index = 0; index < operations.length; index++) expanded.lists[index] ??= [];
   return expanded;
 }
 
