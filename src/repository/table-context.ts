@@ -1,7 +1,6 @@
-import { SchemaError, TransactionError, ValidationError } from "../errors.js";
+import { SchemaError, ValidationError } from "../errors.js";
 import type { TableTemplate } from "../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
-import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { assertEncryptionOptions, type EncryptionOptions } from "./encryption/key-resolver.js";
@@ -14,7 +13,6 @@ import {
   type KnownClass,
   runEventually,
 } from "./eventual/run-eventually.js";
-import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
@@ -25,7 +23,6 @@ import {
   repairLargeValues,
 } from "./large/large-value-repairer.js";
 import { assertBlobStore, blobsOf, largeColumnsOf } from "./large/large-values.js";
-import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
 import { readThroughput, type ThroughputOptions } from "./pacing/throughput-options.js";
@@ -36,7 +33,6 @@ import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repa
 import { Repository } from "./repository.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
-import { submitTransaction } from "./submit-transaction.js";
 import { repairSummaryIntents } from "./summary/repair-summary-intents.js";
 import { repairSummaries } from "./summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";

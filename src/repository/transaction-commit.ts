@@ -1,4 +1,4 @@
-import { ConcurrencyError, TransactionError, ValidationError } from "../errors.js";
+import { ConcurrencyError, TransactionError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { rememberEtag } from "../serialization/entity-etag.js";
 import { wideEtag } from "../serialization/wide-rows.js";
@@ -20,7 +20,7 @@ import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
 import type { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
 import { SummaryCommitter } from "./summary/summary-committer.js";
-import { summaryCompanions } from "./summary/summary-companion.js";
+import { SummaryStage } from "./summary/summary-stage.js";
 import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
 import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
 
@@ -69,9 +69,10 @@ export async function commitTransaction(
       .filter((change) => isLocalChange(change, index))
       .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
   );
+  const summaries = summaryStages(runner, table, operations, expanded, committers);
   // Summary rows first: their logs settle a lost answer (see submitRounds).
   const companions = [
-    ...companionsOf(runner, table, operations, expanded, committers),
+    ...summaries.map((stage) => stage.companion),
     ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
   ];
   // Every rule that needs no request, the summary rows counted, before anything is sent.
@@ -88,6 +89,7 @@ export async function commitTransaction(
   const remote: Array<RemoteWork | undefined> = [];
   try {
     await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+    for (const stage of summaries) await stage.before();
     for (const [index, copies] of expanded.remote.entries()) {
       const operation = operations[index] as PlannedOperation;
       remote.push(
@@ -95,7 +97,7 @@ export async function commitTransaction(
       );
     }
   } catch (error) {
-    await abandon(remote, operations, targetOf, large, error);
+    await abandon(remote, operations, targetOf, large, summaries, error);
     throw error;
   }
 
@@ -108,7 +110,7 @@ export async function commitTransaction(
     runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
   } catch (error) {
     runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
-    await abandon(remote, operations, targetOf, large, error);
+    await abandon(remote, operations, targetOf, large, summaries, error);
     if (!(error instanceof TransactionError)) throw error;
     const reported = toCallerIndex(error, expanded.owners, firstOf);
     // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
@@ -126,6 +128,7 @@ export async function commitTransaction(
     const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
     await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, remoteLists);
   }
+  for (const stage of summaries) await stage.after();
   for (const work of large) {
     if (work.before === undefined) continue;
     const { action } = work.operation;
@@ -187,8 +190,7 @@ async function prepareLarge(
 
 /**
  * The summary committer of each entity class with summaries; refuses, before any request, an entity
- * whose RowKey is a summary row's and a summary kept in another partition (its contribution rows
- * follow their own intent protocol: write such entities through their repository or db.eventually).
+ * whose RowKey is a summary row's.
  */
 function summaryCommitters(
   runner: StoreRunner,
@@ -196,16 +198,9 @@ function summaryCommitters(
   operations: readonly PlannedOperation[],
 ): Map<EntityModel<object>, SummaryCommitter> {
   const committers = new Map<EntityModel<object>, SummaryCommitter>();
-  operations.forEach((operation, index) => {
+  operations.forEach((operation) => {
     const { model } = operation;
     if (model.summaries.size === 0) return;
-    for (const summary of model.summaries.values()) {
-      if (summary.remote === undefined) continue;
-      throw new ValidationError(
-        "transaction-remote-summary",
-        `transaction operation ${index} (${operation.describe}): ${model.name}'s summary ${summary.name} is kept in another partition, which an entity group transaction cannot reach; write it through its repository or db.eventually`,
-      );
-    }
     let committer = committers.get(model);
     if (committer === undefined) {
       committer = new SummaryCommitter(model, table, runner);
@@ -216,14 +211,14 @@ function summaryCommitters(
   return committers;
 }
 
-/** The summary rows of each entity class with summaries, riding in the transaction. */
-function companionsOf(
+/** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
+function summaryStages(
   runner: StoreRunner,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
   committers: ReadonlyMap<EntityModel<object>, SummaryCommitter>,
-): GroupCompanion[] {
+): SummaryStage[] {
   const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
   expanded.summarized.forEach((write, index) => {
     if (write === undefined) return;
@@ -232,10 +227,9 @@ function companionsOf(
     writes.push(write);
     byModel.set(model, writes);
   });
-  return [...byModel].map(([model, writes]) =>
-    summaryCompanions(model, table, runner, new SummaryCommitter(model, table, runner)).companionOfAll(
-      writes,
-    ),
+  return [...byModel].map(
+    ([model, writes]) =>
+      new SummaryStage(model, table, runner, committers.get(model) as SummaryCommitter, writes),
   );
 }
 
@@ -313,8 +307,10 @@ async function abandon(
   operations: readonly PlannedOperation[],
   targetOf: (model: EntityModel<object>) => IndexedTarget,
   large: readonly LargeWork[],
+  summaries: readonly SummaryStage[],
   error: unknown,
 ): Promise<void> {
+  for (const stage of summaries) await stage.abandon(error);
   for (const [index, work] of remote.entries()) {
     const operation = operations[index] as PlannedOperation;
     await abandonRemoteWork(targetOf(operation.model), work, error);

@@ -48,7 +48,7 @@ export async function commitEntity(
   prior: Prior,
   ifMatch: string | undefined,
 ): Promise<{ etag: string; refs: CopyRef[] }> {
-  const { model, table, runner, intents } = target;
+  const { model, table, runner } = target;
   const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
     runner.tableName(t),
   );

@@ -37,7 +37,7 @@ export function summaryCompanions(
 }
 
 /** The summary rows of entity writes of one partition (one, or a transaction's), planned afresh each round. */
-class SummaryCompanion implements GroupCompanion {
+export class SummaryCompanion implements GroupCompanion {
   readonly #model: EntityModel<object>;
   readonly #table: string;
   readonly #runner: StoreRunner;
@@ -61,6 +61,11 @@ class SummaryCompanion implements GroupCompanion {
     this.#committer = committer;
     this.#writes = writes;
     this.#partitionKey = (writes[0] as CompanionWrite).partitionKey;
+  }
+
+  /** The state the latest round leaves a summary's row in (what a remote summary mirrors). */
+  plannedState(summary: SummaryModel): Omit<SummaryState, "etag"> | undefined {
+    return this.#planned.find((planned) => planned.summary === summary)?.next;
   }
 
   get rowKeys(): readonly string[] {
