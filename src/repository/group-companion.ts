@@ -30,6 +30,12 @@ export interface GroupCompanion {
    * `undefined` leaves the error to the writer's own rules.
    */
   settle(error: unknown): Promise<"applied" | "retry" | undefined>;
+  /** A step before the commit (a remote summary's intent), awaited before the transaction is sent. */
+  before?(): Promise<void>;
+  /** Steps after the commit (a remote summary's contribution mirrored, its intent removed). */
+  after?(): Promise<void>;
+  /** The commit failed: undoes what `before` did where that is safe. */
+  abandon?(error: unknown): Promise<void>;
 }
 
 /** Where an entity writer gets companions for its writes; `assertKey` refuses entity keys a companion owns. */

@@ -67,10 +67,6 @@ export function resolveSummaries(
       summary.partitionKey !== undefined || summary.table !== undefined
         ? resolveRemote(what, summary, options, columnsByField, keys)
         : undefined;
-    if (remote && indexes.size > 0)
-      throw new SchemaError(
-        `${what}: a summary in another partition of an entity with indexes is not supported yet; keep it in the entity's partition`,
-      );
     // A remote summary's local row (the exact total it mirrors) takes a hidden RowKey in each source partition.
     const localKey = remote ? hiddenSummaryRowKey(name) : summary.rowKey;
     if (!remote) assertSummaryRowKey(what, summary.rowKey, rowKey);

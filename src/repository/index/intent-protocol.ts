@@ -73,6 +73,19 @@ export async function commitEntity(
     next.filter((r) => !isList(r)),
     local,
   );
+  const companion = target.companions?.companion({
+    partitionKey: wire.partitionKey,
+    rowKey: wire.rowKey,
+    condition: ifMatch,
+    before: prior.exists ? prior.row : undefined,
+    after: row,
+  });
+  try {
+    await companion?.before?.();
+  } catch (error) {
+    await abandonRemoteWork(target, remote, error);
+    throw error;
+  }
   let etag: string;
   try {
     etag = await submitEntityTransaction(
@@ -83,18 +96,14 @@ export async function commitEntity(
       actions,
       listChanges.filter((c) => local(c.ref)),
       next,
-      target.companions?.companion({
-        partitionKey: wire.partitionKey,
-        rowKey: wire.rowKey,
-        condition: ifMatch,
-        before: prior.exists ? prior.row : undefined,
-        after: row,
-      }),
+      companion,
     );
   } catch (error) {
+    await companion?.abandon?.(error);
     await abandonRemoteWork(target, remote, error);
     throw error;
   }
+  await companion?.after?.();
   await finishRemoteWork(
     target,
     remote,
@@ -209,7 +218,15 @@ export async function commitDelete(
   for (const ref of prior.refs)
     if (local(ref) && !isList(ref))
       actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
+  const companion = target.companions?.companion({
+    partitionKey,
+    rowKey,
+    condition: prior.etag,
+    before: prior.row,
+    after: undefined,
+  });
   try {
+    await companion?.before?.();
     await submitEntityTransaction(
       model,
       runner,
@@ -218,18 +235,14 @@ export async function commitDelete(
       actions,
       listChanges.filter((c) => local(c.ref)),
       prior.refs,
-      target.companions?.companion({
-        partitionKey,
-        rowKey,
-        condition: prior.etag,
-        before: prior.row,
-        after: undefined,
-      }),
+      companion,
     );
   } catch (error) {
+    await companion?.abandon?.(error);
     if (intent && isDefinitive(error)) await intents.complete(intent);
     throw error;
   }
+  await companion?.after?.();
   if (intent) {
     await releaseCopies(
       runner,

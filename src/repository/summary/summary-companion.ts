@@ -6,6 +6,7 @@ import { upcasterOf } from "../entity-rows.js";
 import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
+import { remoteSummariesOf } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import {
   addTotals,
@@ -15,6 +16,7 @@ import {
   nextSummaryRow,
   type SummaryState,
 } from "./summary-row.js";
+import { SummaryStage } from "./summary-stage.js";
 
 /**
  * The summaries of an entity written by another writer (an indexed entity's): each write's summary
@@ -28,11 +30,16 @@ export function summaryCompanions(
   runner: StoreRunner,
   committer: SummaryCommitter,
 ): CompanionSource {
+  const remote = remoteSummariesOf(model as EntityModel).length > 0;
   return {
     reserved: committer.reserved,
     assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
-    companion: (write) => new SummaryCompanion(model, table, runner, committer, [write]),
-    companionOfAll: (writes) => new SummaryCompanion(model, table, runner, committer, writes),
+    // With a summary kept in another partition, the stage adds its intent before and its mirror after.
+    companion: (write) =>
+      remote
+        ? new SummaryStage(model, table, runner, committer, [write])
+        : new SummaryCompanion(model, table, runner, committer, [write]),
+    companionOfAll: (writes) => new SummaryStage(model, table, runner, committer, writes),
   };
 }
 

@@ -1,5 +1,6 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import type { CompanionWrite, GroupCompanion } from "../group-companion.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
@@ -21,7 +22,7 @@ import { SummaryIntents } from "./summary-intents.js";
  * contribution row and the intent removed — the same protocol as a single write (summary-writer.ts), so
  * `db.repair()` finishes what a crash leaves.
  */
-export class SummaryStage {
+export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
@@ -45,6 +46,22 @@ export class SummaryStage {
     for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#partitionKey);
     this.#summaries = new SummaryCompanion(model, table, runner, committer, writes);
     this.companion = this.#summaries;
+  }
+
+  get rowKeys(): readonly string[] {
+    return this.#summaries.rowKeys;
+  }
+
+  plan(round: number): Promise<TransactionAction[]> {
+    return this.#summaries.plan(round);
+  }
+
+  committed(results: readonly WriteResult[] | undefined): void {
+    this.#summaries.committed(results);
+  }
+
+  settle(error: unknown): Promise<"applied" | "retry" | undefined> {
+    return this.#summaries.settle(error);
   }
 
   /** Before the commit: the intent naming the source partition, when a summary is kept elsewhere. */
