@@ -93,7 +93,11 @@ export async function expandIndexCopies(
       continue;
     }
     if (model.indexes.size === 0) {
-      const conditioned = conditionOn(operation, prior);
+      // Without summaries the operation goes as the caller gave it (no read: still one request).
+      const conditioned =
+        model.summaries.size === 0
+          ? { operation, condition: undefined, after: undefined }
+          : conditionOn(operation, prior);
       push(expanded, index, [conditioned.operation]);
       expanded.copies.push(undefined);
       expanded.remote.push(undefined);

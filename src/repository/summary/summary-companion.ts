@@ -3,10 +3,9 @@ import { ConcurrencyError, TableKitError, TransactionError, ValidationError } fr
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
 import { upcasterOf } from "../entity-rows.js";
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
+import type { CompanionWrite, GroupCompanion } from "../group-companion.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
-import { remoteSummariesOf } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import {
   addTotals,
@@ -16,32 +15,6 @@ import {
   nextSummaryRow,
   type SummaryState,
 } from "./summary-row.js";
-import { SummaryStage } from "./summary-stage.js";
-
-/**
- * The summaries of an entity written by another writer (an indexed entity's): each write's summary
- * rows ride in that writer's entity group transaction, with the same rules as `SummaryCommitter`
- * (delta from the row the entity action is conditional on, each summary row conditional on its ETag,
- * a lost answer settled by the summary row's write log).
- */
-export function summaryCompanions(
-  model: EntityModel<object>,
-  table: string,
-  runner: StoreRunner,
-  committer: SummaryCommitter,
-): CompanionSource {
-  const remote = remoteSummariesOf(model as EntityModel).length > 0;
-  return {
-    reserved: committer.reserved,
-    assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
-    // With a summary kept in another partition, the stage adds its intent before and its mirror after.
-    companion: (write) =>
-      remote
-        ? new SummaryStage(model, table, runner, committer, [write])
-        : new SummaryCompanion(model, table, runner, committer, [write]),
-    companionOfAll: (writes) => new SummaryStage(model, table, runner, committer, writes),
-  };
-}
 
 /** The summary rows of entity writes of one partition (one, or a transaction's), planned afresh each round. */
 export class SummaryCompanion implements GroupCompanion {

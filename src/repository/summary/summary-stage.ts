@@ -1,7 +1,7 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
-import type { CompanionWrite, GroupCompanion } from "../group-companion.js";
+import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
 import {
@@ -100,4 +100,29 @@ export class SummaryStage implements GroupCompanion {
     if (intent === undefined || isOutcomeUnknown(error) || error instanceof StoreError) return;
     await new SummaryIntents(this.#runner).complete(intent).catch(() => undefined);
   }
+}
+
+/**
+ * The summaries of an entity written by another writer (an indexed entity's): each write's summary
+ * rows ride in that writer's entity group transaction, with the same rules as `SummaryCommitter`
+ * (delta from the row the entity action is conditional on, each summary row conditional on its ETag,
+ * a lost answer settled by the summary row's write log).
+ */
+export function summaryCompanions(
+  model: EntityModel<object>,
+  table: string,
+  runner: StoreRunner,
+  committer: SummaryCommitter,
+): CompanionSource {
+  const remote = remoteSummariesOf(model as EntityModel).length > 0;
+  return {
+    reserved: committer.reserved,
+    assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
+    // With a summary kept in another partition, the stage adds its intent before and its mirror after.
+    companion: (write) =>
+      remote
+        ? new SummaryStage(model, table, runner, committer, [write])
+        : new SummaryCompanion(model, table, runner, committer, [write]),
+    companionOfAll: (writes) => new SummaryStage(model, table, runner, committer, writes),
+  };
 }
