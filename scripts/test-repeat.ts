@@ -21,7 +21,6 @@ export const REPEATED_FILES = [
   "test/pacing/",
   "test/large/crash-kill.test.ts",
   "test/conformance/summaries.test.ts",
-  "test/conformance/summaries-indexed.test.ts",
   "test/summaries-remote/",
   "test/conformance/wide-entity-races.test.ts",
   "test/server/fuzz.test.ts",
