@@ -7,6 +7,7 @@
 import { expect } from "vitest";
 import {
   Column,
+  type ColumnOptions,
   Entity,
   type EntityClass,
   type EntityOptions,
@@ -92,7 +93,7 @@ export interface FeatureEntity {
 
 /** A class name for a set of features (`CxSpLg`), also the base of its table names. */
 export function nameOf(features: readonly Feature[]): string {
-  return `Cx${features.map((f) => ABBREVIATION[f]).join("")}`;
+  return features.length === 0 ? "CxPlain" : `Cx${features.map((f) => ABBREVIATION[f]).join("")}`;
 }
 
 /** The `@Entity` options of a combination (exported so refusal tests can alter one detail). */
@@ -136,6 +137,7 @@ export function optionsOf(features: readonly Feature[]): EntityOptions {
 export function declareFeatureClass(
   features: readonly Feature[],
   options: EntityOptions = optionsOf(features),
+  extraColumns: Record<string, ColumnOptions> = {},
 ): EntityClass<Row> {
   const has = (f: Feature) => features.includes(f);
   const name = nameOf(features);
@@ -153,6 +155,7 @@ export function declareFeatureClass(
   if (has("periodTable")) column("at", { type: "DateTime" });
   if (has("series")) column("hourly", { type: "Int32", series: SERIES });
   if (has("wide")) for (let i = 0; i < WIDE_COLUMNS; i++) column(`w${i}`, { type: "Int32" });
+  for (const [field, columnOptions] of Object.entries(extraColumns)) column(field, columnOptions);
   (Entity(options) as (target: object) => void)(ctor);
   return ctor as unknown as EntityClass<Row>;
 }

@@ -43,99 +43,109 @@ async function world(kind: (typeof orderStoreKinds)[number]) {
   return { w, store, orders, Order };
 }
 
-/** Inserts `count` orders (ids from `first`, alternating customers) and returns the oracle. */
-async function seed(orders: Repository<Order>, first: number, count: number): Promise<Expected> {
-  const all = Array.from({ length: count }, (_, i) => makeOrder(CUSTOMERS[i % 2] as string, first + i, 1));
-  for (const o of all) await orders.insert(o);
-  return expectedOf(all);
+/** What a phase writes through: one context's orders and the oracle it keeps up to date. */
+interface Phase {
+  w: OrderWorld;
+  orders: Repository<Order>;
+  OrderClass: typeof Order;
+  expected: Expected;
 }
 
-describe.each(stores)("the Order model (every feature at once) on %s", (_name, kind) => {
-  it("single writes: insert, upsert, update, patch and delete keep every invariant", async () => {
-    const { w, orders } = await world(kind);
-    const expected = await seed(orders, 1, 6);
-    await expectInvariants(w, expected, "after inserts");
+/** Inserts `count` orders (ids from `first`, alternating customers), into the oracle too. */
+async function seed(p: Phase, first: number, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const o = makeOrder(CUSTOMERS[i % 2] as string, first + i, 1);
+    await p.orders.insert(o);
+    p.expected.set(keyOf(o), o);
+  }
+}
 
+/**
+ * The phases of the held-out scenario. Each seeds its own orders from id `base` (so they run alone
+ * on fresh tables, or one after the other on the same tables) and checks every invariant after each write.
+ */
+const PHASES = {
+  async "single writes (insert, upsert, update, patch, delete)"(p: Phase, base: number) {
+    const { w, orders, expected } = p;
+    await seed(p, base + 1, 6);
+    await expectInvariants(w, expected, "after inserts");
     // Upsert a new order and replace an existing one (new status, number, invoice, amount).
-    const fresh = makeOrder("alice", 7, 1);
-    const replaced = makeOrder("bob", 2, 2);
-    await orders.upsert(fresh);
+    const created = makeOrder("alice", base + 7, 1);
+    const replaced = makeOrder("bob", base + 2, 2);
+    await orders.upsert(created);
     await orders.upsert(replaced);
-    expected.set(keyOf(fresh), fresh).set(keyOf(replaced), replaced);
+    expected.set(keyOf(created), created).set(keyOf(replaced), replaced);
     await expectInvariants(w, expected, "after upserts");
 
     // A conditional update of what was read; version 5 has no invoice, so its blob goes.
-    const read = await orders.getOrThrow({ customer: "alice", orderId: 3 });
-    const v5 = makeOrder("alice", 3, 5);
+    const read = await orders.getOrThrow({ customer: "alice", orderId: base + 3 });
+    const v5 = makeOrder("alice", base + 3, 5);
     expect(v5.invoice).toBeUndefined();
-    const updated = Object.assign(read, v5, { invoice: undefined });
-    await orders.update(updated);
+    await orders.update(Object.assign(read, v5, { invoice: undefined }));
     expected.set(keyOf(v5), v5);
     await expectInvariants(w, expected, "after update");
 
     // A patch of an indexed, a summed and an encrypted column.
-    await orders.patch(
-      { customer: "bob", orderId: 4 },
-      { status: "closed", quantity: 33, cardHolder: "Patched Holder" },
-    );
-    const patched = Object.assign(makeOrder("bob", 4, 1), {
-      status: "closed",
-      quantity: 33,
-      cardHolder: "Patched Holder",
-    });
+    const changes = { status: "closed", quantity: 33, cardHolder: "Patched Holder" };
+    await orders.patch({ customer: "bob", orderId: base + 4 }, changes);
+    const patched = Object.assign(makeOrder("bob", base + 4, 1), changes);
     expected.set(keyOf(patched), patched);
     await expectInvariants(w, expected, "after patch");
 
-    expect(await orders.delete({ customer: "alice", orderId: 5 })).toBe(true);
-    expect(await orders.delete({ customer: "alice", orderId: 5 })).toBe(false);
-    expected.delete("alice/5");
+    expect(await orders.delete({ customer: "alice", orderId: base + 5 })).toBe(true);
+    expect(await orders.delete({ customer: "alice", orderId: base + 5 })).toBe(false);
+    expected.delete(`alice/${base + 5}`);
     await expectInvariants(w, expected, "after delete");
-  });
+  },
 
-  it("mutate keeps every invariant (an existing order and a created one)", async () => {
-    const { w, orders } = await world(kind);
-    const expected = await seed(orders, 1, 4);
-    const v2 = makeOrder("alice", 1, 2);
-    const written = await orders.mutate({ customer: "alice", orderId: 1 }, (o) => {
+  async "mutate (an existing order and a created one)"(p: Phase, base: number) {
+    const { w, orders, expected } = p;
+    await seed(p, base + 1, 2);
+    const v2 = makeOrder("alice", base + 1, 2);
+    const written = await orders.mutate({ customer: "alice", orderId: base + 1 }, (o) => {
       Object.assign(o, v2);
     });
     expect(viewOf(written)).toEqual(viewOf(v2));
     expected.set(keyOf(v2), v2);
-    const created = makeOrder("bob", 9, 3);
+    await expectInvariants(w, expected, "after mutate");
+    const created = makeOrder("bob", base + 9, 3);
     await orders.mutate(
-      { customer: "bob", orderId: 9 },
+      { customer: "bob", orderId: base + 9 },
       (o) => {
         o.quantity = created.quantity;
       },
-      { create: () => makeOrder("bob", 9, 3) },
+      { create: () => makeOrder("bob", base + 9, 3) },
     );
     expected.set(keyOf(created), created);
-    await expectInvariants(w, expected, "after mutate");
-  });
+    await expectInvariants(w, expected, "after mutate creating an order");
+  },
 
-  it("a db.transaction of two inserts and a delete keeps every invariant", async () => {
-    const { w, orders, Order } = await world(kind);
-    const db = w.db;
-    const expected = await seed(orders, 1, 4);
-    const a = makeOrder("alice", 10, 1);
-    const b = makeOrder("alice", 11, 2);
-    await db.transaction((tx) => {
+  async "a db.transaction of two inserts and a delete"(p: Phase, base: number) {
+    const { w, expected, OrderClass } = p;
+    await seed(p, base + 1, 2);
+    const a = makeOrder("alice", base + 10, 1);
+    const b = makeOrder("alice", base + 11, 2);
+    await w.db.transaction((tx) => {
       tx.insert(a);
       tx.insert(b);
-      tx.delete(Order, { customer: "alice", orderId: 1 });
+      tx.delete(OrderClass, { customer: "alice", orderId: base + 1 });
     });
     expected.set(keyOf(a), a).set(keyOf(b), b);
-    expected.delete("alice/1");
-    await expectInvariants(w, expected, "after transaction");
-  });
+    expected.delete(`alice/${base + 1}`);
+    await expectInvariants(w, expected, "after the transaction");
+  },
 
-  it("bulkUpsert of 40 orders and bulkDelete of 20 keep every invariant", async () => {
-    const { w, orders } = await world(kind);
-    const expected = await seed(orders, 1, 10);
+  async "bulkUpsert of 40 orders, then bulkDelete of 20"(p: Phase, base: number) {
+    const { w, orders, expected } = p;
+    await seed(p, base + 1, 10);
     // 10 replace the seeded orders, 30 are new.
     const batch = [
-      ...Array.from({ length: 10 }, (_, i) => makeOrder(CUSTOMERS[i % 2] as string, 1 + i, 2 + (i % 4))),
-      ...Array.from({ length: 30 }, (_, i) => makeOrder(CUSTOMERS[i % 2] as string, 100 + i, 1 + (i % 5))),
+      ...Array.from({ length: 10 }, (_, i) =>
+        makeOrder(CUSTOMERS[i % 2] as string, base + 1 + i, 2 + (i % 4)),
+      ),
+      ...Array.from({ length: 30 }, (_, i) =>
+        makeOrder(CUSTOMERS[i % 2] as string, base + 100 + i, 1 + (i % 5)),
+      ),
     ];
     const upserted = await orders.bulkUpsert(batch);
     expect(upserted.written).toBe(40);
@@ -143,30 +153,51 @@ describe.each(stores)("the Order model (every feature at once) on %s", (_name, k
     for (const o of batch) expected.set(keyOf(o), o);
     await expectInvariants(w, expected, "after bulkUpsert");
 
-    const gone = [...batch.slice(0, 10), ...batch.slice(10, 20)].map((o) => ({
-      customer: o.customer,
-      orderId: o.orderId,
-    }));
-    const deleted = await orders.bulkDelete(gone);
+    const doomed = batch.slice(0, 20).map((o) => ({ customer: o.customer, orderId: o.orderId }));
+    const deleted = await orders.bulkDelete(doomed);
     expect(deleted.written).toBe(20);
     expect(deleted.failed).toEqual([]);
-    for (const key of gone) expected.delete(keyOf(key));
+    for (const key of doomed) expected.delete(keyOf(key));
     await expectInvariants(w, expected, "after bulkDelete");
-  });
+  },
 
-  it("an eventual move between customers keeps every invariant", async () => {
-    const { w, orders, Order } = await world(kind);
-    const expected = await seed(orders, 1, 4);
-    const from = expected.get("alice/3") as Order;
-    const moved = Object.assign(makeOrder("bob", 3, 1), { number: from.number });
+  async "an eventual move between customers"(p: Phase, base: number) {
+    const { w, expected, OrderClass } = p;
+    await seed(p, base + 1, 3);
+    const from = expected.get(`alice/${base + 3}`) as Order;
+    // The same order (and number) under another customer: the delete releases the number first.
+    const moved = Object.assign(makeOrder("bob", base + 3, 1), { number: from.number });
     const result = await w.db.eventually((tx) => {
-      tx.delete(Order, { customer: "alice", orderId: 3 });
+      tx.delete(OrderClass, { customer: "alice", orderId: base + 3 });
       tx.insert(moved);
     });
     expect(result.outcomes).toEqual(["applied", "applied"]);
-    expected.delete("alice/3");
+    expected.delete(`alice/${base + 3}`);
     expected.set(keyOf(moved), moved);
     await expectInvariants(w, expected, "after the eventual move");
+  },
+} satisfies Record<string, (p: Phase, base: number) => Promise<void>>;
+
+async function phaseOn(kind: (typeof orderStoreKinds)[number]): Promise<Phase> {
+  const { w, orders, Order: OrderClass } = await world(kind);
+  return { w, orders, OrderClass, expected: new Map() };
+}
+
+describe.each(stores)("the Order model (every feature at once) on %s", (_name, kind) => {
+  it.each(Object.entries(PHASES))("%s keeps every invariant", async (_phase, run) => {
+    await run(await phaseOn(kind), 0);
+  });
+
+  it("every phase in order on the same tables keeps every invariant; verifySummaries is empty at the end", async () => {
+    const p = await phaseOn(kind);
+    let base = 0;
+    for (const [name, run] of Object.entries(PHASES)) {
+      await run(p, base).catch((error: unknown) => {
+        throw new Error(`phase '${name}' (ids from ${base}): ${String(error)}`, { cause: error });
+      });
+      base += 1000;
+    }
+    expect(await p.w.db.verifySummaries(p.OrderClass)).toEqual([]);
   });
 
   it("explainWrite('insert') sends nothing: blob upload, then one transaction, and the unique table", async () => {

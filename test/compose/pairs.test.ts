@@ -9,8 +9,10 @@
  *
  * Combinations that cannot be expressed: none of the pairs. (Period table + hash bucket is a
  * bucketed PartitionKey in each period's table; wide + hash bucket needs the hashed field first in
- * the RowKey, which `e_{id:6}` with `{id:hash:4}` gives.) A large column that is itself encrypted is
- * one column with two features, not a pair of features: it is not part of this matrix.
+ * the RowKey, which `e_{id:6}` with `{id:hash:4}` gives; the list index is in the entity's partition,
+ * so with a table per period its rows live in the period's table beside the entities they list,
+ * which API.md does not refuse, though today's definition does.) A large column that is itself
+ * encrypted is one column with two features, not a pair of features: it is not part of this matrix.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -46,8 +48,8 @@ import {
 
 const SEED = testSeed(0xc0c0);
 const FULL = process.env.TABLEKIT_COMPOSE_MATRIX === "full";
-/** Pairs sampled for Azurite in the default run. */
-const AZURITE_SAMPLE = 10;
+/** Pairs sampled for Azurite in the default run (about 3 s each there; the full matrix is in test:repeat). */
+const AZURITE_SAMPLE = 6;
 
 const FORMS = [
   "insert",
@@ -318,55 +320,56 @@ for (const { kind, combinations } of runs) {
  * before any request, whose message says why.
  */
 describe("combinations refused by design", () => {
-  const refusal = (features: Feature[], alter: (options: EntityOptions) => EntityOptions): Error => {
+  // Extra columns beside the factory's: an encrypted number (summable but for its encryption) and a large String (keyable but for its size).
+  const EXTRA = {
+    encrypted: { paid: { type: "Int32", encrypt: true } },
+    large: { note: { type: "String", large: true } },
+  } as const;
+  const refusal = (feature: keyof typeof EXTRA, alter: (options: EntityOptions) => EntityOptions): Error => {
     try {
-      declareFeatureClass(features, alter(optionsOf(features)));
+      declareFeatureClass([], alter(optionsOf([])), EXTRA[feature]);
     } catch (error) {
       return error as Error;
     }
-    throw new Error(`${nameOf(features)}: the definition was accepted`);
+    throw new Error("the definition was accepted");
   };
 
   it.each([
-    [
-      "encrypted",
-      "a key template",
-      (o: EntityOptions) => ({ ...o, rowKey: "e_{id:6}_{secret}" }),
-      /encrypted/,
-    ],
+    ["encrypted", "a key template", (o: EntityOptions) => ({ ...o, rowKey: "e_{id:6}_{paid}" }), /encrypted/],
     [
       "encrypted",
       "an index key",
       (o: EntityOptions) => ({
         ...o,
-        indexes: { bySecret: { table: "CxEnSecret", partitionKey: "{secret}", rowKey: "s" } },
+        indexes: { byPaid: { table: "CxPaid", partitionKey: "{paid}", rowKey: "p" } },
       }),
       /encrypted/,
     ],
     [
       "encrypted",
       "a summary sum",
-      (o: EntityOptions) => ({ ...o, summaries: { s: { rowKey: "summary", sum: { secret: "total" } } } }),
+      (o: EntityOptions) => ({ ...o, summaries: { s: { rowKey: "summary", sum: { paid: "total" } } } }),
       /encrypted/,
     ],
-    ["large", "a key template", (o: EntityOptions) => ({ ...o, rowKey: "e_{id:6}_{doc}" }), /large/],
+    ["large", "a key template", (o: EntityOptions) => ({ ...o, rowKey: "e_{id:6}_{note}" }), /large/],
     [
       "large",
       "an index key",
       (o: EntityOptions) => ({
         ...o,
-        indexes: { byDoc: { table: "CxLgDoc", partitionKey: "{doc}", rowKey: "d" } },
+        indexes: { byNote: { table: "CxNote", partitionKey: "{note}", rowKey: "n" } },
       }),
       /large/,
     ],
     [
+      // A large column is Binary, Json or String: never summable; the type says why.
       "large",
       "a summary sum",
-      (o: EntityOptions) => ({ ...o, summaries: { s: { rowKey: "summary", sum: { doc: "total" } } } }),
-      /large|numeric|number/,
+      (o: EntityOptions) => ({ ...o, summaries: { s: { rowKey: "summary", sum: { note: "total" } } } }),
+      /large|only Int32, Int64 and Double columns can be summed/,
     ],
   ] as const)("a column that is %s cannot be in %s: SchemaError says why", (feature, _where, alter, why) => {
-    const error = refusal([feature as Feature], alter);
+    const error = refusal(feature, alter);
     expect(error).toBeInstanceOf(SchemaError);
     expect(error.message).toMatch(why);
   });
