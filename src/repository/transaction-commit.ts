@@ -165,16 +165,17 @@ async function prepareLarge(
   table: string,
   operations: readonly PlannedOperation[],
 ): Promise<LargeWork[]> {
-  const byModel = new Map<EntityModel<object>, LargeValues>();
+  // Per class, once (most transactions hold one or two classes and no large column).
+  const byModel = new Map<EntityModel<object>, LargeValues | undefined>();
   const work: LargeWork[] = [];
   for (const operation of operations) {
-    const columns = largeColumnsOf(operation.model);
-    if (columns === undefined) continue;
     let large = byModel.get(operation.model);
-    if (large === undefined) {
-      large = new LargeValues(operation.model, columns, table, runner);
+    if (large === undefined && !byModel.has(operation.model)) {
+      const columns = largeColumnsOf(operation.model);
+      large = columns && new LargeValues(operation.model, columns, table, runner);
       byModel.set(operation.model, large);
     }
+    if (large === undefined) continue;
     const { action } = operation;
     const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
     work.push({ large, uploads, before: undefined, operation });
