@@ -138,17 +138,24 @@ export function explainWrite(
     }
   }
 
-  // Stage: summaries. Each summary row of the partition rides in the transaction, under its ETag.
+  // Stage: summaries. Each summary row of the partition rides in the transaction, under its ETag; a
+  // summary kept elsewhere adds its intent before and its mirrored contribution after (summary-stage.ts).
+  const remoteSummaries = [...model.summaries.values()].filter((summary) => summary.remote !== undefined);
+  const intents = context.tableName(INTENTS_TABLE);
+  if (remoteSummaries.length > 0)
+    before.push({ phase: "before", request: "insert summary intent", table: intents });
   for (const summary of model.summaries.values()) {
-    if (summary.remote !== undefined) {
-      after.push({
-        phase: "after",
-        request: `upsert contribution (${summary.name})`,
-        table: context.tableName(summary.remote.table),
-      });
-    }
     commit.push({ kind: `update summary (${summary.name})`, rowKey: summary.rowKey });
   }
+  for (const summary of remoteSummaries) {
+    after.push({
+      phase: "after",
+      request: `upsert contribution (${summary.name})`,
+      table: context.tableName((summary.remote as { table: string }).table),
+    });
+  }
+  if (remoteSummaries.length > 0)
+    after.push({ phase: "after", request: "delete summary intent", table: intents });
   if (model.summaries.size > 0 && replaces) {
     before.push({
       phase: "before",

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { localKeys, type TableContext, UniqueConstraintError } from "../../src/index.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { blobStores, freshContext } from "../fixtures/context.js";
+import { employee, RsEmployee } from "../summaries-remote/models.js";
 import { Order, order } from "./order-model.js";
 
 const key = randomBytes(32);
@@ -167,6 +168,20 @@ describe("explainWrite", () => {
       kind: "delete",
       rowKey: "order_o0007",
     });
+    expect(counter.requests).toBe(0);
+  });
+
+  it("a summary kept in another partition: its intent before the commit, its contribution after", async () => {
+    const { db, counter } = await freshContext(blobStores[0]?.[1] as (typeof blobStores)[number][1], [
+      RsEmployee,
+    ]);
+    const plan = db.repository(RsEmployee).explainWrite("insert", employee("eu", "sales", 1, 10));
+    const requests = plan.steps.map((s) => `${s.phase} ${s.request}`);
+    expect(requests.indexOf("before insert summary intent")).toBeLessThan(
+      requests.indexOf("commit transaction"),
+    );
+    expect(requests.filter((r) => r.startsWith("after upsert contribution")).length).toBeGreaterThan(0);
+    expect(requests.at(-1)).toBe("after delete summary intent");
     expect(counter.requests).toBe(0);
   });
 });
