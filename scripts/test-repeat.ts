@@ -21,7 +21,6 @@ export const REPEATED_FILES = [
   "test/pacing/",
   "test/large/crash-kill.test.ts",
   "test/conformance/summaries.test.ts",
-  "test/conformance/summaries-indexed.test.ts",
   "test/summaries-remote/",
   "test/conformance/wide-entity-races.test.ts",
   "test/server/fuzz.test.ts",
@@ -29,7 +28,12 @@ export const REPEATED_FILES = [
   "test/server/odata-entity.test.ts",
   "test/server/service-properties.test.ts",
   "test/server/table-acl.test.ts",
+  // The combination suite: with TABLEKIT_COMPOSE_MATRIX=full (below), every combination on every store.
+  "test/compose/",
 ];
+
+/** Switches the repeated files' big matrices to their full size (the default run keeps a sample). */
+const REPEAT_ENV = { TABLEKIT_COMPOSE_MATRIX: "full" };
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -61,12 +65,12 @@ for (let run = 1; run <= times; run++) {
   const result = spawnSync(process.execPath, [vitest, "run", ...REPEATED_FILES, ...args], {
     cwd: root,
     stdio: "inherit",
-    env: { ...process.env, TABLEKIT_TEST_SEED: String(seed) },
+    env: { ...process.env, ...REPEAT_ENV, TABLEKIT_TEST_SEED: String(seed) },
   });
   if (result.status !== 0) {
     console.error(
       `\ntest:repeat: run ${run}/${times} FAILED (TABLEKIT_TEST_SEED=${seed}); replay with\n` +
-        `  TABLEKIT_TEST_SEED=${seed} npx vitest run ${REPEATED_FILES.join(" ")}`,
+        `  TABLEKIT_COMPOSE_MATRIX=full TABLEKIT_TEST_SEED=${seed} npx vitest run ${REPEATED_FILES.join(" ")}`,
     );
     process.exit(result.status ?? 1);
   }

@@ -48,6 +48,7 @@ export type { StepOutcome } from "./repository/eventual/apply-step.js";
 export { EventualTransaction } from "./repository/eventual/eventual-transaction.js";
 export type { EventualRepairCounts } from "./repository/eventual/repair-eventual.js";
 export type { EventualResult } from "./repository/eventual/run-eventually.js";
+export type { ExplainedOperation, WritePlan, WriteStep } from "./repository/explain-write.js";
 export type { CopyRef } from "./repository/index/copy-ref.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";

@@ -18,6 +18,8 @@ export interface CompanionWrite {
  * another writer's change in between fails the whole transaction and the round is planned again.
  */
 export interface GroupCompanion {
+  /** The RowKeys of the rows it adds (each once per transaction), for the rules checked before sending. */
+  readonly rowKeys: readonly string[];
   /** The actions of this round; round 1 may trust cached state, later rounds (after a lost race) read. */
   plan(round: number): Promise<TransactionAction[]>;
   /** The transaction committed: the results of this round's companion actions (undefined: answer lost). */
@@ -28,6 +30,12 @@ export interface GroupCompanion {
    * `undefined` leaves the error to the writer's own rules.
    */
   settle(error: unknown): Promise<"applied" | "retry" | undefined>;
+  /** A step before the commit (a remote summary's intent), awaited before the transaction is sent. */
+  before?(): Promise<void>;
+  /** Steps after the commit (a remote summary's contribution mirrored, its intent removed). */
+  after?(): Promise<void>;
+  /** The commit failed: undoes what `before` did where that is safe. */
+  abandon?(error: unknown): Promise<void>;
 }
 
 /** Where an entity writer gets companions for its writes; `assertKey` refuses entity keys a companion owns. */
@@ -36,4 +44,6 @@ export interface CompanionSource {
   readonly reserved: number;
   assertKey(rowKey: string): void;
   companion(write: CompanionWrite): GroupCompanion;
+  /** The companion rows of several writes of one partition committed together (a `db.transaction`). */
+  companionOfAll(writes: readonly CompanionWrite[]): GroupCompanion;
 }

@@ -9,20 +9,21 @@ import { assertLogTail } from "../query/log-tail.js";
 import { Query, type QueryExecutor } from "../query/query.js";
 import type { EntityModel } from "../schema/entity-model.js";
 import { etagIn } from "../serialization/entity-etag.js";
-import type { StoredEntity, WriteMode } from "../store/table-store.js";
+import type { StoredEntity, WireEntity, WriteMode } from "../store/table-store.js";
 import type { CreateValues, DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, SUMMARY_PROPERTY, withSystemProperties } from "../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { createEntity } from "./create-entity.js";
 import { upcasterOf } from "./entity-rows.js";
 import type { EntityWriter } from "./entity-writer.js";
+import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
 import { getMany } from "./get-many.js";
 import { COPY_INDEX_PROPERTY } from "./index/copy-ref.js";
 import { IndexLookup } from "./index/index-lookup.js";
 import { IndexedWriter } from "./index/indexed-writer.js";
+import { LargeStage, withPreparedWires } from "./large/large-stage.js";
 import { withLargeValues } from "./large/large-value-executor.js";
-import { LargeValueWriter } from "./large/large-value-writer.js";
-import { assertBlobStore, assertNoLargeColumns, LargeValues, largeColumnsOf } from "./large/large-values.js";
+import { assertBlobStore, LargeValues, largeColumnsOf } from "./large/large-values.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
 import { type PatchChanges, patchInstance } from "./patch-changes.js";
 import { isTableNotFound, periodBulk, registerPeriodTables, tolerateMissingTable } from "./period-tables.js";
@@ -33,8 +34,8 @@ import { type SasOptions, scopedSas } from "./scoped-sas.js";
 import type { StoreRunner } from "./store-runner.js";
 import { RemoteSummaries, type RemoteSummary } from "./summary/remote-summaries.js";
 import { SummaryCommitter } from "./summary/summary-committer.js";
-import { summaryCompanions } from "./summary/summary-companion.js";
 import { publicValues, type SummaryValues, zeroTotals } from "./summary/summary-row.js";
+import { summaryCompanions } from "./summary/summary-stage.js";
 import { SummaryWriter } from "./summary/summary-writer.js";
 import { wideExecutor } from "./wide-reads.js";
 import { WideWriter } from "./wide-writer.js";
@@ -139,21 +140,23 @@ export class Repository<T extends object> {
     const untyped = model as unknown as EntityModel<object>;
     this.#summaries =
       model.summaries.size > 0 ? new SummaryCommitter(untyped, this.#table, runner) : undefined;
-    // Summaries of an indexed entity ride in the indexed writer's transactions as its companion rows.
-    this.#writer = model.wide
-      ? new WideWriter(model, this.#table, runner)
-      : large
-        ? new LargeValueWriter(model, this.#table, runner, large)
-        : model.indexes.size > 0
-          ? new IndexedWriter(
-              model,
-              this.#table,
-              runner,
-              this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
-            )
-          : this.#summaries
-            ? new SummaryWriter(model, this.#table, runner, this.#summaries)
-            : new PlainWriter(model, this.#table, runner);
+    // Each feature is a stage of the write: the row's own writer (wide, indexed with its summaries
+    // as companion rows, summarized, or plain), and around it the large values' blob stage.
+    const prepared = new WeakMap<object, WireEntity>();
+    const rowModel = large ? withPreparedWires(model, prepared) : model;
+    const rowWriter: EntityWriter<T> = model.wide
+      ? new WideWriter(rowModel, this.#table, runner)
+      : model.indexes.size > 0
+        ? new IndexedWriter(
+            rowModel,
+            this.#table,
+            runner,
+            this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
+          )
+        : this.#summaries
+          ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
+          : new PlainWriter(rowModel, this.#table, runner);
+    this.#writer = large ? new LargeStage(model, large, rowWriter, prepared) : rowWriter;
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
@@ -412,7 +415,6 @@ export class Repository<T extends object> {
    * const result = await employees.bulkInsert(rows, { concurrency: 8, onProgress: (p) => console.log(p.done) });
    */
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
-    assertNoLargeColumns(this.#model, "bulkInsert");
     if (this.#periods)
       return periodBulk(
         items,
@@ -428,7 +430,6 @@ export class Repository<T extends object> {
     items: Iterable<T> | AsyncIterable<T>,
     options: BulkOptions & UpsertOptions = {},
   ): Promise<BulkResult<T>> {
-    assertNoLargeColumns(this.#model, "bulkUpsert");
     if (this.#periods)
       return periodBulk(
         items,
@@ -443,7 +444,6 @@ export class Repository<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
-    assertNoLargeColumns(this.#model, "bulkDelete");
     if (this.#periods)
       return periodBulk(
         keys,
@@ -453,6 +453,28 @@ export class Repository<T extends object> {
     return this.#inExistingTable(
       () => this.#writer.bulkDelete(keys, options),
       () => ({ written: 0, batches: 0, retries: 0, failed: [] }),
+    );
+  }
+
+  /**
+   * The plan of a write, without sending anything: each step in order with its phase (`before` the
+   * commit, the `commit` — one entity group transaction with its operations — or `after` it), its
+   * request, table and keys; reads the write needs first are steps too.
+   * @example
+   * const { steps } = orders.explainWrite("insert", order); // putBlob, claim, transaction [entity, copy, summary]
+   */
+  explainWrite(operation: ExplainedOperation, value: Partial<T>): WritePlan {
+    const period = this.#route(value);
+    if (period) return period.explainWrite(operation, value);
+    return explainWrite(
+      {
+        model: this.#model as unknown as EntityModel<object>,
+        table: this.#table,
+        tableName: (t) => this.#runner.tableName(t),
+        scope: this.#runner.scope,
+      },
+      operation,
+      value,
     );
   }
 

@@ -1,7 +1,6 @@
-import { SchemaError, TransactionError, ValidationError } from "../errors.js";
+import { SchemaError, ValidationError } from "../errors.js";
 import type { TableTemplate } from "../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../schema/entity-model.js";
-import { rememberEtag } from "../serialization/entity-etag.js";
 import type { TableStore } from "../store/table-store.js";
 import { contextTelemetry } from "../telemetry/context-telemetry.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
@@ -15,7 +14,6 @@ import {
   type KnownClass,
   runEventually,
 } from "./eventual/run-eventually.js";
-import { rememberCopies } from "./index/copy-state.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "./index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "./index/index-verifier.js";
 import { INTENTS_TABLE } from "./index/intent-log.js";
@@ -25,8 +23,7 @@ import {
   type LargeValueRepairResult,
   repairLargeValues,
 } from "./large/large-value-repairer.js";
-import { blobsOf, largeColumnsOf } from "./large/large-values.js";
-import { isOutcomeUnknown, markOutcomeUnknown } from "./lost-answers.js";
+import { assertBlobStore, blobsOf, largeColumnsOf } from "./large/large-values.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { Pacer } from "./pacing/pacer.js";
 import { readThroughput, type ThroughputOptions } from "./pacing/throughput-options.js";
@@ -37,13 +34,14 @@ import { type RepairWorker, type RepairWorkerOptions, startWorker } from "./repa
 import { Repository } from "./repository.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "./retry-policy.js";
 import { StoreRunner } from "./store-runner.js";
-import { submitTransaction } from "./submit-transaction.js";
 import { repairSummaryIntents } from "./summary/repair-summary-intents.js";
 import { repairSummaries } from "./summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "./summary/summary-verifier.js";
 import type { TableKitEventListener } from "./table-kit-event.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
-import { expandIndexCopies } from "./transaction-indexes.js";
+import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
+
+export type { TransactionResult } from "./transaction-commit.js";
 
 /** Options of a `TableContext`. */
 export interface TableContextOptions {
@@ -109,11 +107,6 @@ export interface RepairAllOptions {
    * `eventually` or this list): their copies derive from the class.
    */
   entities?: readonly EntityClass[] | undefined;
-}
-
-/** The result of a committed transaction: one ETag per operation (empty for deletes). */
-export interface TransactionResult {
-  etags: string[];
 }
 
 /**
@@ -637,75 +630,16 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
-    for (const operation of tx.operations) this.#claimEncryption(operation.model);
-    // The caller's operations first (no request), then again with index copies added.
+    for (const operation of tx.operations) {
+      this.#claimEncryption(operation.model);
+      // A large column's blob container is named after the entity's table: the context must know it.
+      assertBlobStore(operation.model, this.#runner);
+    }
+    // The caller's operations first (no request), then again with what each entity keeps added.
     assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const first = tx.operations[0] as PlannedOperation;
     // A period's table that does not exist yet is created by the transaction's first write of it.
     registerPeriodTables(this.#runner, first.model);
-    const table = this.#runner.tableName(first.table);
-    const expanded = await expandIndexCopies(tx.operations, this.#runner, table);
-    assertValidTransaction(expanded.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
-    const actions = expanded.operations.map((operation) => operation.action);
-    const firstOf = tx.operations.map((_, index) => expanded.owners.indexOf(index));
-    try {
-      const { results } = await submitTransaction(this.#runner, table, first.partitionKey, actions);
-      tx.operations.forEach((operation, index) => {
-        if (!operation.entity) return;
-        const deleted = operation.action.kind === "delete";
-        const scope = this.#runner.scope;
-        rememberEtag(operation.entity, deleted ? undefined : results[firstOf[index] as number]?.etag, scope);
-        if (expanded.copies[index] !== undefined)
-          rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], scope);
-      });
-      this.#runner.emit({
-        type: "batch-committed",
-        table,
-        partitionKey: first.partitionKey,
-        operations: actions.length,
-      });
-      return { etags: firstOf.map((at) => results[at]?.etag ?? "") };
-    } catch (error) {
-      this.#runner.emit({
-        type: "batch-failed",
-        table,
-        partitionKey: first.partitionKey,
-        operations: actions.length,
-        error,
-      });
-      if (!(error instanceof TransactionError)) throw error;
-      const reported = toCallerIndex(error, expanded.owners, firstOf);
-      // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
-      throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
-    }
+    return commitTransaction(this.#runner, tx.operations);
   }
-}
-
-/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
-function toCallerIndex(
-  error: TransactionError,
-  owners: readonly number[],
-  firstOf: readonly number[],
-): TransactionError {
-  const owner = owners[error.index];
-  if (
-    owner === undefined ||
-    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
-  )
-    return error;
-  const onCopy = firstOf[owner] !== error.index;
-  return new TransactionError(
-    {
-      index: owner,
-      table: error.table,
-      partitionKey: error.partitionKey,
-      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
-      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
-      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
-      message: onCopy
-        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
-        : "",
-    },
-    { cause: error },
-  );
 }

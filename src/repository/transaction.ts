@@ -10,7 +10,6 @@ import type { TransactionAction, WireEntity } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
-import { assertNoLargeColumns } from "./large/large-values.js";
 import { BATCH_ENVELOPE_BYTES, estimateActionBytes, exceedsTransactionBytes } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
 import { writeMode } from "./write-mode.js";
@@ -85,7 +84,6 @@ export class Transaction {
   /** Deletes an entity by key (or entity); conditional when an ETag is known. */
   delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
     const model = getEntityModel(entityClass);
-    assertNotWide(model as EntityModel<object>);
     const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");
     const ifMatch = options.ifMatch ?? this.#etagOf(key) ?? "*";
@@ -107,14 +105,6 @@ export class Transaction {
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
-    if (model.summaries.size > 0) {
-      // Its summary rows need the entity's old state and their own ETags: only its repository keeps them exact.
-      throw new ValidationError(
-        "transaction-summary",
-        `transaction operation ${this.#operations.length} (${describe}): ${model.name} keeps summaries, which db.transaction does not update; write it through its repository`,
-      );
-    }
-    assertNoLargeColumns(model, "a transaction");
     const keys = "entity" in action ? action.entity : action;
     this.#operations.push({
       // A table per period: the operation goes to the table of its entity's period.
@@ -177,7 +167,8 @@ export function assertValidTransaction(
       );
     }
     seen.set(operation.rowKey, index);
-    assertWithinLimits(limits, operation.action, `Transaction ${where}`);
+    // A wide entity's rows are checked as rows (its write is split into them before it is sent).
+    if (!operation.model.wide) assertWithinLimits(limits, operation.action, `Transaction ${where}`);
     bytes += estimateActionBytes(operation.action, limits, physicalName(operation.table));
   });
   if (exceedsTransactionBytes(limits, bytes)) {
@@ -190,15 +181,5 @@ export function assertValidTransaction(
 
 function toWire(entity: object): { wire: WireEntity; model: EntityModel<object> } {
   const model = modelOfInstance(entity);
-  assertNotWide(model);
   return { wire: model.mapper.toWire(entity), model };
-}
-
-/** A wide entity is several rows, written by its repository in a transaction of its own. */
-function assertNotWide(model: EntityModel<object>): void {
-  if (!model.wide) return;
-  throw new ValidationError(
-    "wide-transaction",
-    `${model.name} is a wide entity (several rows per entity): it cannot join db.transaction(); its repository writes each one in an entity group transaction of its own`,
-  );
 }

@@ -318,6 +318,57 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
   }
 }
 
+/**
+ * The actions of one wide entity's write inside a caller's entity group transaction (`db.transaction`):
+ * its rows replacing what is stored, as its own write would send them (an upsert, a merge or an update
+ * with `"*"` reads the stored rows' ETags first, so rows of a longer version are deleted with it).
+ */
+export async function wideTransactionActions(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  table: string,
+  action: TransactionAction,
+): Promise<TransactionAction[]> {
+  const order = model.columns.map((column) => column.property);
+  const split = (wire: WireEntity) =>
+    splitWide(
+      model.name,
+      wire,
+      runner.limits,
+      newWriteId(),
+      Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
+    );
+  const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
+  const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+  assertWideRowKey(model.name, base);
+  const keys = { partitionKey, base };
+  const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
+  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+  if (action.kind === "insert") return plan(keys, split(action.entity), []);
+  const current =
+    conditional && !merge
+      ? undefined
+      : await readWide(runner, table, partitionKey, base, merge ? undefined : KEYS_ONLY);
+  const stored = conditional
+    ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
+    : current === undefined
+      ? []
+      : parseWideEtag(model.name, current.etag);
+  if (action.kind === "delete") {
+    // Absent: a delete of the first row, which fails the transaction as for any missing entity.
+    return stored.length === 0
+      ? [{ kind: "delete", partitionKey, rowKey: partRowKey(base, 0), ifMatch: "*" }]
+      : plan(keys, [], stored);
+  }
+  if (action.kind === "update" && stored.length === 0) {
+    return [
+      { kind: "update", entity: { partitionKey, rowKey: partRowKey(base, 0) }, mode: "merge", ifMatch: "*" },
+    ];
+  }
+  const wire = merge && current !== undefined ? merged(current, action.entity, order) : action.entity;
+  return plan(keys, split(wire), stored);
+}
+
 /** A fresh id for one write: every row it stores carries it (16 random bytes would be more than enough). */
 function newWriteId(): string {
   return randomBytes(9).toString("base64url");

@@ -94,8 +94,13 @@ export function buildEntityModel<T extends object>(
             "a series cannot be part of a key, index or table template: use a scalar column",
         );
       }
-      // A large value lives outside the row: it can be no part of a key.
-      if (KEY_TYPES.has(column.type) && !column.large) return column.type as KeyFieldType;
+      if (column.large) {
+        // By design: a large value lives in a blob, outside the row, so no key can be built from it.
+        throw new SchemaError(
+          `${what}: field '${field}' is a large column (its value is kept in a blob, outside the row); it cannot be part of a key, index key or table template`,
+        );
+      }
+      if (KEY_TYPES.has(column.type)) return column.type as KeyFieldType;
       if (inferredFromNumber.has(field)) {
         // Legacy decorator metadata says only `Number`, and a number is a Double: not a key type.
         throw new SchemaError(
@@ -141,19 +146,6 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
-  const large = columns.filter((c) => c.large).map((c) => c.field);
-  if (large.length > 0 && Object.keys(options.indexes ?? {}).length > 0) {
-    // Index copies would carry the blob reference, and a replace removes the blob they point at.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with indexes; keep the large value in an entity of its own`,
-    );
-  }
-  if (large.length > 0 && wide) {
-    // A wide entity's rows are written and read as parts; its large values would need their own protocol.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with wide: true; keep the large value in an entity of its own`,
-    );
-  }
   const indexes = resolveIndexes(
     name,
     options,
@@ -174,12 +166,6 @@ export function buildEntityModel<T extends object>(
     partitionKey,
     fieldType: fieldTypeIn,
   });
-  if (large.length > 0 && summaries.size > 0) {
-    // A summarized write is one transaction with its summary row; a large write has blob requests around its row.
-    throw new SchemaError(
-      `${name}: large columns (${large.join(", ")}) cannot be combined with summaries; keep the large value in an entity of its own`,
-    );
-  }
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,

@@ -67,10 +67,6 @@ export function resolveSummaries(
       summary.partitionKey !== undefined || summary.table !== undefined
         ? resolveRemote(what, summary, options, columnsByField, keys)
         : undefined;
-    if (remote && indexes.size > 0)
-      throw new SchemaError(
-        `${what}: a summary in another partition of an entity with indexes is not supported yet; keep it in the entity's partition`,
-      );
     // A remote summary's local row (the exact total it mirrors) takes a hidden RowKey in each source partition.
     const localKey = remote ? hiddenSummaryRowKey(name) : summary.rowKey;
     if (!remote) assertSummaryRowKey(what, summary.rowKey, rowKey);
@@ -101,6 +97,18 @@ export function resolveSummaries(
     for (const [field, target] of Object.entries(sum as Record<string, unknown>)) {
       const column = columnsByField.get(field);
       if (!column) throw new SchemaError(`${what}: sum names unknown field '${field}'`);
+      if (column.large) {
+        // By design: the value is in a blob; the summary row is updated in the entity's transaction.
+        throw new SchemaError(
+          `${what}: '${field}' is a large column (its value is kept in a blob, outside the row); a summary cannot sum it`,
+        );
+      }
+      if (column.encrypted) {
+        // By design: the sum would be stored in clear, disclosing what the column hides.
+        throw new SchemaError(
+          `${what}: '${field}' is encrypted; a summary cannot sum it (the sum would be stored in clear)`,
+        );
+      }
       if (!SUMMABLE.has(column.type)) {
         throw new SchemaError(
           `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,

@@ -12,6 +12,7 @@ import type { Repository } from "../repository.js";
 import type { StoreRunner } from "../store-runner.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../wire-writes.js";
 import { holdsWrittenState } from "../written-state.js";
+import { readEntityRow } from "./entity-row.js";
 import type { RecordedStep } from "./recorded-step.js";
 import { decodeWire } from "./wire-json.js";
 
@@ -138,8 +139,11 @@ interface StepWriter {
 function writerOf(target: StepTarget, step: RecordedStep, wire: WireEntity): StepWriter {
   const { runner } = target;
   const table = step.at;
-  const read = () => runner.run("get", table, (s) => s.getEntity(table, wire.partitionKey, wire.rowKey));
   const known = target.repository;
+  const read = () =>
+    known
+      ? readEntityRow(runner, known.model, table, wire)
+      : runner.run("get", table, (s) => s.getEntity(table, wire.partitionKey, wire.rowKey));
   if (!known) {
     // A class without indexes replays from its recorded wire form alone.
     return {

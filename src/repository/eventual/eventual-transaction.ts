@@ -54,20 +54,20 @@ export class EventualTransaction {
 
   /** Inserts an entity; the step fails if its key exists. */
   insert<T extends object>(entity: T): this {
-    const model = notWide(modelOfInstance(entity));
+    const model = modelOfInstance(entity);
     return this.#add("insert", model, model.mapper.toWire(entity), entity, "replace", undefined);
   }
 
   /** Inserts or replaces (default) or merges an entity. */
   upsert<T extends object>(entity: T, options: UpsertOptions = {}): this {
-    const model = notWide(modelOfInstance(entity));
+    const model = modelOfInstance(entity);
     const mode = writeMode(options.mode);
     return this.#add("upsert", model, model.mapper.toWire(entity), entity, mode, etagIn(entity, this.#scope));
   }
 
   /** Updates an existing entity, conditional on its tracked ETag (or `ifMatch`; `"*"`: the version read when the set is recorded). */
   update<T extends object>(entity: T, options: UpdateOptions = {}): this {
-    const model = notWide(modelOfInstance(entity));
+    const model = modelOfInstance(entity);
     const ifMatch = options.ifMatch ?? etagIn(entity, this.#scope);
     if (ifMatch === undefined) {
       throw new ValidationError(
@@ -89,7 +89,7 @@ export class EventualTransaction {
 
   /** Deletes an entity by key (or entity); conditional on its tracked ETag, else on the version read when the set is recorded. */
   delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
-    const model = notWide(getEntityModel(entityClass) as EntityModel<object>);
+    const model = getEntityModel(entityClass) as EntityModel<object>;
     const values = key as Record<string, unknown>;
     const wire: WireEntity = {
       partitionKey: model.partitionKey.encode(values, "PartitionKey"),
@@ -130,13 +130,4 @@ export class EventualTransaction {
     this.#steps.push({ index, op, model, table, physicalTable, wire, mode, source, ifMatch });
     return this;
   }
-}
-
-/** A wide entity is several rows written in one entity group transaction of its own; a step is one row. */
-function notWide(model: EntityModel<object>): EntityModel<object> {
-  if (!model.wide) return model;
-  throw new ValidationError(
-    "eventual-wide",
-    `${model.name} is a wide entity (several rows per entity): it cannot be a step of db.eventually(); write it with its repository`,
-  );
 }

@@ -5,6 +5,7 @@ import { assertWithinLimits } from "../backend-limits.js";
 import type { Repository } from "../repository.js";
 import type { StoreRunner } from "../store-runner.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
+import { readEntityRow } from "./entity-row.js";
 import { EventualLog, payloadOf } from "./eventual-log.js";
 import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
 import type { RecordedStep } from "./recorded-step.js";
@@ -47,6 +48,8 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
   const { runner } = deps;
   for (const step of steps) {
+    // A wide entity's rows are checked as rows (its repository splits it).
+    if (step.model.wide) continue;
     // Stricter backends (the Cosmos DB Table API) have their own key and property limits.
     const { partitionKey, rowKey } = step.wire;
     const action: TransactionAction =
@@ -72,9 +75,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch, logged[i]);
     else {
       // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version read now.
-      const stored = await runner.run("get", step.physicalTable, (s) =>
-        s.getEntity(step.physicalTable, step.wire.partitionKey, step.wire.rowKey),
-      );
+      const stored = await readEntityRow(runner, step.model, step.physicalTable, step.wire);
       recorded[i] = record(step, stored?.etag ?? null, logged[i]);
     }
   }
@@ -111,7 +112,8 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
     type: step.model.type,
     at: step.physicalTable,
     // Summaries too: their rows change with each write, which only the class's repository does.
-    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0,
+    // Wide entities too: their rows are split and replaced by their repository.
+    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0 || step.model.wide,
     mode: step.mode,
     expect,
     wire: encodeWire(wire ?? step.wire),

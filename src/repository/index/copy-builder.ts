@@ -32,6 +32,8 @@ export function buildCopy<T extends object>(
     : undefined;
   for (const column of model.columns) {
     if (keep && !keep.has(column.field)) continue;
+    // A large value stays with its entity: a copy would point at a blob its entity's next write removes.
+    if (column.large) continue;
     for (const property of column.properties) {
       const value = entityWire[property];
       if (value !== undefined) copy[property] = value;

@@ -12,7 +12,9 @@ export function foreignProperties<T extends object>(
   model: EntityModel<T>,
   stored: StoredEntity,
 ): Partial<WireEntity> {
-  const known = new Set(model.columns.flatMap((c) => c.properties));
+  // A large column's reference is kept as stored too: the mapper leaves large columns out, and a
+  // merge that does not send the value keeps its blob.
+  const known = new Set(model.columns.filter((c) => !c.large).flatMap((c) => c.properties));
   const foreign: Partial<WireEntity> = {};
   for (const name in stored) if (isUserProperty(name) && !known.has(name)) foreign[name] = stored[name];
   return foreign;

@@ -15,7 +15,7 @@ import {
 import { submitEntityTransaction } from "./entity-transaction.js";
 import type { Intent, IntentLog } from "./intent-log.js";
 import { memberOf } from "./list-index.js";
-import { membershipChanges, syncList } from "./list-membership.js";
+import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
@@ -48,7 +48,7 @@ export async function commitEntity(
   prior: Prior,
   ifMatch: string | undefined,
 ): Promise<{ etag: string; refs: CopyRef[] }> {
-  const { model, table, runner, intents } = target;
+  const { model, table, runner } = target;
   const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
     runner.tableName(t),
   );
@@ -64,32 +64,7 @@ export async function commitEntity(
     memberOf(wire.partitionKey, wire.rowKey),
   );
 
-  let intent: Intent | undefined;
-  const claimed: CopyRef[] = [];
-  if (remoteBefore.length > 0 || remoteNext.length > 0) {
-    intent = await intents.record(
-      model.type,
-      table,
-      wire.partitionKey,
-      wire.rowKey,
-      union(remoteBefore, remoteNext),
-    );
-    try {
-      await claimUnique(
-        model,
-        runner,
-        row,
-        remoteNext.filter((r) => !isList(r)),
-        remoteBefore,
-        claimed,
-      );
-    } catch (error) {
-      // A claim whose answer was lost may have been written: leave it and the intent to repair.
-      if (isDefinitive(error)) await abandon(target, wire, intent);
-      throw error;
-    }
-  }
-
+  const remote = await beginRemoteWork(target, row, remoteBefore, remoteNext);
   const actions = planLocalActions(
     model,
     row,
@@ -98,6 +73,19 @@ export async function commitEntity(
     next.filter((r) => !isList(r)),
     local,
   );
+  const companion = target.companions?.companion({
+    partitionKey: wire.partitionKey,
+    rowKey: wire.rowKey,
+    condition: ifMatch,
+    before: prior.exists ? prior.row : undefined,
+    after: row,
+  });
+  try {
+    await companion?.before?.();
+  } catch (error) {
+    await abandonRemoteWork(target, remote, error);
+    throw error;
+  }
   let etag: string;
   try {
     etag = await submitEntityTransaction(
@@ -108,33 +96,108 @@ export async function commitEntity(
       actions,
       listChanges.filter((c) => local(c.ref)),
       next,
-      target.companions?.companion({
-        partitionKey: wire.partitionKey,
-        rowKey: wire.rowKey,
-        condition: ifMatch,
-        before: prior.exists ? prior.row : undefined,
-        after: row,
-      }),
+      companion,
     );
   } catch (error) {
-    // Only when the service definitely refused the write: otherwise it may have applied, and the intent must stay for repair.
-    if (intent && isDefinitive(error)) await abandon(target, wire, intent);
+    await companion?.abandon?.(error);
+    await abandonRemoteWork(target, remote, error);
     throw error;
   }
-  if (intent) {
-    await syncRemoteCopies(
+  await companion?.after?.();
+  await finishRemoteWork(
+    target,
+    remote,
+    etag,
+    listChanges.filter((c) => !local(c.ref)),
+  );
+  return { etag, refs: next };
+}
+
+/**
+ * The steps before the commit of an entity write whose copies live elsewhere: the intent naming
+ * every remote copy that may exist after it (old and new), then the claims of new unique values.
+ * `undefined` when the write has no copies elsewhere (no request).
+ */
+export interface RemoteWork {
+  readonly row: WireEntity;
+  readonly intent: Intent;
+  readonly claimed: CopyRef[];
+  readonly before: readonly CopyRef[];
+  readonly next: readonly CopyRef[];
+}
+
+/** Records the intent and claims the unique values of a write (`row`) whose copies elsewhere change. */
+export async function beginRemoteWork(
+  target: IndexedTarget,
+  row: WireEntity,
+  remoteBefore: readonly CopyRef[],
+  remoteNext: readonly CopyRef[],
+): Promise<RemoteWork | undefined> {
+  if (remoteBefore.length === 0 && remoteNext.length === 0) return undefined;
+  const { model, table, runner, intents } = target;
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const intent = await intents.record(
+    model.type,
+    table,
+    row.partitionKey,
+    row.rowKey,
+    union(remoteBefore, remoteNext),
+  );
+  const claimed: CopyRef[] = [];
+  const work = { row, intent, claimed, before: remoteBefore, next: remoteNext };
+  try {
+    await claimUnique(
       model,
       runner,
       row,
       remoteNext.filter((r) => !isList(r)),
-      remoteBefore.filter((r) => !isList(r)),
+      remoteBefore,
       claimed,
     );
-    for (const change of listChanges) if (!local(change.ref)) await syncList(model, runner, change);
-    await settleRace(target, wire.partitionKey, wire.rowKey, etag, intent);
-    await intents.complete(intent);
+  } catch (error) {
+    // A claim whose answer was lost may have been written: leave it and the intent to repair.
+    await abandonRemoteWork(target, work, error);
+    throw error;
   }
-  return { etag, refs: next };
+  return work;
+}
+
+/**
+ * The commit failed: only when the service definitely refused it are the claims brought back in
+ * line and the intent dropped; otherwise the write may have applied, and the intent stays for repair.
+ */
+export async function abandonRemoteWork(
+  target: IndexedTarget,
+  work: RemoteWork | undefined,
+  error: unknown,
+): Promise<void> {
+  if (work && isDefinitive(error)) await abandon(target, work.row, work.intent);
+}
+
+/**
+ * The steps after the commit: the remote copies written and the stale ones removed, list entities
+ * elsewhere brought in line, a race with another writer settled, then the intent removed.
+ */
+export async function finishRemoteWork(
+  target: IndexedTarget,
+  work: RemoteWork | undefined,
+  etag: string,
+  remoteListChanges: readonly ListChange[],
+): Promise<void> {
+  if (work === undefined) return;
+  const { model, runner, intents } = target;
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  await syncRemoteCopies(
+    model,
+    runner,
+    work.row,
+    work.next.filter((r) => !isList(r)),
+    work.before.filter((r) => !isList(r)),
+    work.claimed,
+  );
+  for (const change of remoteListChanges) await syncList(model, runner, change);
+  await settleRace(target, work.row.partitionKey, work.row.rowKey, etag, work.intent);
+  await intents.complete(work.intent);
 }
 
 /** Deletes an entity and its copies (the same protocol as `commitEntity`, with no claims). */
@@ -155,7 +218,15 @@ export async function commitDelete(
   for (const ref of prior.refs)
     if (local(ref) && !isList(ref))
       actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
+  const companion = target.companions?.companion({
+    partitionKey,
+    rowKey,
+    condition: prior.etag,
+    before: prior.row,
+    after: undefined,
+  });
   try {
+    await companion?.before?.();
     await submitEntityTransaction(
       model,
       runner,
@@ -164,18 +235,14 @@ export async function commitDelete(
       actions,
       listChanges.filter((c) => local(c.ref)),
       prior.refs,
-      target.companions?.companion({
-        partitionKey,
-        rowKey,
-        condition: prior.etag,
-        before: prior.row,
-        after: undefined,
-      }),
+      companion,
     );
   } catch (error) {
+    await companion?.abandon?.(error);
     if (intent && isDefinitive(error)) await intents.complete(intent);
     throw error;
   }
+  await companion?.after?.();
   if (intent) {
     await releaseCopies(
       runner,

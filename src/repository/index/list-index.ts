@@ -71,9 +71,41 @@ export async function readList(runner: StoreRunner, ref: CopyRef): Promise<ListS
 export function planListChange(
   state: ListState,
   type: string,
-  change: { add?: string; remove?: string },
+  change: { add?: string; remove?: string } | ReadonlyArray<{ add?: string; remove?: string }>,
 ): TransactionAction[] {
   const shards = state.shards.map((shard) => ({ ...shard, members: [...shard.members], changed: false }));
+  // Several changes of one index entity (a transaction's entities) apply in order to the same shards.
+  for (const one of "length" in change ? change : [change]) applyChange(state, shards, one);
+  const actions: TransactionAction[] = [];
+  for (const shard of shards) {
+    if (!shard.changed) continue;
+    if (shard.members.length === 0) {
+      if (shard.etag)
+        actions.push({
+          kind: "delete",
+          partitionKey: state.ref.partitionKey,
+          rowKey: shard.rowKey,
+          ifMatch: shard.etag,
+        });
+      continue;
+    }
+    const entity = shardRow(state.ref, shard.rowKey, type, shard.members);
+    actions.push(
+      shard.etag
+        ? { kind: "update", entity, mode: "replace", ifMatch: shard.etag }
+        : { kind: "insert", entity },
+    );
+  }
+  return actions;
+}
+
+type PlannedShard = ListShard & { changed: boolean };
+
+function applyChange(
+  state: ListState,
+  shards: PlannedShard[],
+  change: { add?: string; remove?: string },
+): void {
   if (change.remove !== undefined) {
     for (const shard of shards) {
       const at = shard.members.indexOf(change.remove);
@@ -96,27 +128,6 @@ export function planListChange(
     target.members.push(change.add);
     target.changed = true;
   }
-  const actions: TransactionAction[] = [];
-  for (const shard of shards) {
-    if (!shard.changed) continue;
-    if (shard.members.length === 0) {
-      if (shard.etag)
-        actions.push({
-          kind: "delete",
-          partitionKey: state.ref.partitionKey,
-          rowKey: shard.rowKey,
-          ifMatch: shard.etag,
-        });
-      continue;
-    }
-    const entity = shardRow(state.ref, shard.rowKey, type, shard.members);
-    actions.push(
-      shard.etag
-        ? { kind: "update", entity, mode: "replace", ifMatch: shard.etag }
-        : { kind: "insert", entity },
-    );
-  }
-  return actions;
 }
 
 function shardRow(ref: CopyRef, rowKey: string, type: string, members: readonly string[]): WireEntity {

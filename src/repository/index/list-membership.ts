@@ -1,6 +1,7 @@
 import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
+import type { GroupCompanion } from "../group-companion.js";
 import type { StoreRunner } from "../store-runner.js";
 import { submitTransaction } from "../submit-transaction.js";
 import { type CopyRef, refKey } from "./copy-ref.js";
@@ -63,4 +64,40 @@ export async function syncList(
       await runner.retry.contend(round);
     }
   }
+}
+
+/**
+ * The index entities (list indexes) in a transaction's own partition that its entities' writes
+ * change, riding in that transaction: read and planned afresh each round, every shard conditional on
+ * its ETag, so another writer's change in between fails the transaction and it is planned again.
+ * Changes of one index entity by several of the transaction's entities are applied together.
+ */
+export function listCompanion(
+  changes: ReadonlyArray<{ model: EntityModel<object>; change: ListChange }>,
+  runner: StoreRunner,
+): GroupCompanion {
+  const groups = new Map<string, { type: string; ref: CopyRef; changes: ListChange[] }>();
+  for (const { model, change } of changes) {
+    const key = refKey(change.ref);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { type: `${model.type}@${model.version}`, ref: change.ref, changes: [] };
+      groups.set(key, group);
+    }
+    group.changes.push(change);
+  }
+  return {
+    rowKeys: [...groups.values()].map((group) => group.ref.rowKey),
+    plan: async () => {
+      const planned = await Promise.all(
+        [...groups.values()].map(async (group) =>
+          planListChange(await readList(runner, group.ref), group.type, group.changes),
+        ),
+      );
+      return planned.flat();
+    },
+    committed: () => {},
+    // A membership is a set: a lost answer is settled by the entity rows (the writer's rules).
+    settle: async () => undefined,
+  };
 }

@@ -3,6 +3,7 @@ import {
   EntityAlreadyExistsError,
   EntityNotFoundError,
   StoreError,
+  UniqueConstraintError,
   ValidationError,
 } from "../../errors.js";
 import type { ColumnModel, EntityModel } from "../../schema/entity-model.js";
@@ -11,6 +12,7 @@ import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
+import { readWide } from "../wide-reads.js";
 import { containerOf, formatReference, newBlobName, parseReference } from "./large-reference.js";
 
 /** Blob downloads in flight at once while a page of entities is completed. */
@@ -90,6 +92,8 @@ export class LargeValues {
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #properties: string[];
+  /** A wide entity's references may be in any of its rows: they are read assembled. */
+  readonly #wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
 
   constructor(model: EntityModel, columns: readonly ColumnModel[], table: string, runner: StoreRunner) {
@@ -99,6 +103,7 @@ export class LargeValues {
     this.#table = table;
     this.#runner = runner;
     this.#properties = columns.map((c) => c.property);
+    this.#wide = model.wide;
   }
 
   /**
@@ -135,9 +140,11 @@ export class LargeValues {
   /** The blobs the stored row points at now, by property (one point read of the references). */
   async current(partitionKey: string, rowKey: string): Promise<Map<string, string>> {
     const table = this.#table;
-    const stored = await this.#runner.run("get", table, (s) =>
-      s.getEntity(table, partitionKey, rowKey, this.#properties),
-    );
+    const stored = this.#wide
+      ? await readWide(this.#runner, table, partitionKey, rowKey, this.#properties)
+      : await this.#runner.run("get", table, (s) =>
+          s.getEntity(table, partitionKey, rowKey, this.#properties),
+        );
     const blobs = new Map<string, string>();
     for (const property of this.#properties) {
       const blob = parseReference(stored?.[property]);
@@ -260,7 +267,9 @@ function rejected(error: unknown): boolean {
     error instanceof EntityAlreadyExistsError ||
     error instanceof EntityNotFoundError ||
     error instanceof ConcurrencyError ||
-    error instanceof ValidationError
+    error instanceof ValidationError ||
+    // A unique value taken: the claim is refused before the row is written (intent-protocol.ts).
+    error instanceof UniqueConstraintError
   ) {
     return true;
   }

@@ -42,8 +42,8 @@ export async function repairSummaryIntents(
   };
   const intents = new SummaryIntents(runner);
   for await (const intent of intents.pending()) {
-    // Writers date intents by the system clock.
-    if (summaryIntentAge(intent, Date.now()) < minIntentAgeMs) {
+    // Writers date intents by the context's clock (the runner's): aged by the same one.
+    if (summaryIntentAge(intent, runner.now()) < minIntentAgeMs) {
       counts.skipped++;
       continue;
     }

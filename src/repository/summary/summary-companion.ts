@@ -3,7 +3,7 @@ import { ConcurrencyError, TableKitError, TransactionError, ValidationError } fr
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
 import { upcasterOf } from "../entity-rows.js";
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
+import type { CompanionWrite, GroupCompanion } from "../group-companion.js";
 import { isOutcomeUnknown } from "../lost-answers.js";
 import type { StoreRunner } from "../store-runner.js";
 import type { SummaryCommitter } from "./summary-committer.js";
@@ -16,33 +16,15 @@ import {
   type SummaryState,
 } from "./summary-row.js";
 
-/**
- * The summaries of an entity written by another writer (an indexed entity's): each write's summary
- * rows ride in that writer's entity group transaction, with the same rules as `SummaryCommitter`
- * (delta from the row the entity action is conditional on, each summary row conditional on its ETag,
- * a lost answer settled by the summary row's write log).
- */
-export function summaryCompanions(
-  model: EntityModel<object>,
-  table: string,
-  runner: StoreRunner,
-  committer: SummaryCommitter,
-): CompanionSource {
-  return {
-    reserved: committer.reserved,
-    assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
-    companion: (write) => new SummaryCompanion(model, table, runner, committer, write),
-  };
-}
-
-/** The summary rows of one entity write, planned afresh each round. */
-class SummaryCompanion implements GroupCompanion {
+/** The summary rows of entity writes of one partition (one, or a transaction's), planned afresh each round. */
+export class SummaryCompanion implements GroupCompanion {
   readonly #model: EntityModel<object>;
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #committer: SummaryCommitter;
-  readonly #write: CompanionWrite;
-  #before: Promise<WireEntity | undefined> | undefined;
+  readonly #writes: readonly CompanionWrite[];
+  readonly #partitionKey: string;
+  #before: Promise<Array<WireEntity | undefined>> | undefined;
   /** The rows of the latest round: what `committed` caches and `settle` looks for. */
   #planned: Array<{ summary: SummaryModel; next: Omit<SummaryState, "etag">; token: string }> = [];
 
@@ -51,19 +33,29 @@ class SummaryCompanion implements GroupCompanion {
     table: string,
     runner: StoreRunner,
     committer: SummaryCommitter,
-    write: CompanionWrite,
+    writes: readonly CompanionWrite[],
   ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
     this.#committer = committer;
-    this.#write = write;
+    this.#writes = writes;
+    this.#partitionKey = (writes[0] as CompanionWrite).partitionKey;
+  }
+
+  /** The state the latest round leaves a summary's row in (what a remote summary mirrors). */
+  plannedState(summary: SummaryModel): Omit<SummaryState, "etag"> | undefined {
+    return this.#planned.find((planned) => planned.summary === summary)?.next;
+  }
+
+  get rowKeys(): readonly string[] {
+    return this.#committer.summaries.map((summary) => summary.rowKey);
   }
 
   async plan(round: number): Promise<TransactionAction[]> {
-    const { partitionKey, after } = this.#write;
-    this.#before ??= this.#readBefore();
-    const [before, states] = await Promise.all([
+    const partitionKey = this.#partitionKey;
+    this.#before ??= Promise.all(this.#writes.map((write) => this.#readBefore(write)));
+    const [befores, states] = await Promise.all([
       this.#before,
       Promise.all(this.#committer.summaries.map((s) => this.#committer.state(partitionKey, s, round > 1))),
     ]);
@@ -71,11 +63,11 @@ class SummaryCompanion implements GroupCompanion {
     this.#planned = [];
     return this.#committer.summaries.map((summary, i): TransactionAction => {
       const state = states[i] as SummaryState;
-      const totals = addTotals(
-        addTotals(state.totals, contributionOf(summary, after), 1),
-        contributionOf(summary, before),
-        -1,
-      );
+      let totals = state.totals;
+      this.#writes.forEach((write, w) => {
+        totals = addTotals(totals, contributionOf(summary, write.after), 1);
+        totals = addTotals(totals, contributionOf(summary, befores[w]), -1);
+      });
       const { row, next } = nextSummaryRow(this.#model, summary, partitionKey, state, totals, token);
       this.#planned.push({ summary, next, token });
       return state.etag === undefined
@@ -86,7 +78,7 @@ class SummaryCompanion implements GroupCompanion {
 
   committed(results: readonly WriteResult[] | undefined): void {
     this.#planned.forEach(({ summary, next }, i) => {
-      this.#committer.remember(this.#write.partitionKey, summary, results?.[i]?.etag, next);
+      this.#committer.remember(this.#partitionKey, summary, results?.[i]?.etag, next);
     });
   }
 
@@ -96,7 +88,7 @@ class SummaryCompanion implements GroupCompanion {
     if (error instanceof TransactionError && !isOutcomeUnknown(error)) return undefined;
     const mine = this.#planned[0];
     if (mine === undefined) return undefined;
-    const { partitionKey } = this.#write;
+    const partitionKey = this.#partitionKey;
     const state = await this.#committer.state(partitionKey, mine.summary, true);
     const committed = committedWrite(state, mine.next.sequence, mine.token);
     if (committed === true) return "applied";
@@ -111,8 +103,8 @@ class SummaryCompanion implements GroupCompanion {
    * The entity row the write replaces or deletes: the stored row at the ETag the entity action is
    * conditional on (if another version is stored, the entity action fails and nothing commits).
    */
-  async #readBefore(): Promise<WireEntity | undefined> {
-    const { partitionKey, rowKey, condition, before } = this.#write;
+  async #readBefore(write: CompanionWrite): Promise<WireEntity | undefined> {
+    const { partitionKey, rowKey, condition, before } = write;
     if (condition === undefined) return undefined;
     const stored: StoredEntity | undefined =
       before?.etag === condition

@@ -35,13 +35,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #intents: SummaryIntents;
   readonly #now: () => number;
 
-  constructor(
-    model: EntityModel<T>,
-    table: string,
-    runner: StoreRunner,
-    committer: SummaryCommitter,
-    now: () => number = Date.now,
-  ) {
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, committer: SummaryCommitter) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
@@ -49,7 +43,8 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     this.#remote = remoteSummariesOf(model as EntityModel);
     this.#mirrors = new RemoteSummaries(model as EntityModel, runner);
     this.#intents = new SummaryIntents(runner);
-    this.#now = now;
+    // The context's clock: intents are dated by the clock repair ages them by.
+    this.#now = () => runner.now();
   }
 
   /**
