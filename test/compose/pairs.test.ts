@@ -301,15 +301,36 @@ function changesOfRow(s: Scenario, row: Row): Partial<Row> {
   return values;
 }
 
+/**
+ * Pairs that API.md promises but today's definition still refuses with a SchemaError: the rest of
+ * issue 18 (open). Each runs as `it.fails`, so it reports the gap and turns red the day the pair works
+ * (then delete its line here).
+ */
+const NOT_YET: Readonly<Record<string, string>> = {
+  "samePartitionIndex + wide": "indexes of wide entities are not planned yet",
+  "indexElsewhere + wide": "indexes of wide entities are not planned yet",
+  "uniqueIndex + wide": "indexes of wide entities are not planned yet",
+  "listIndex + wide": "indexes of wide entities are not planned yet",
+  "summaryHere + wide": "summaries of wide entities are not planned yet",
+  "summaryElsewhere + wide": "summaries of wide entities are not planned yet",
+  "samePartitionIndex + hashBucket": "a same-partition index of a hash-bucketed PartitionKey is refused yet",
+  "listIndex + hashBucket": "a list index of a hash-bucketed PartitionKey is refused yet",
+  "listIndex + periodTable": "a list index with a table per period is refused yet",
+  "summaryElsewhere + periodTable": "a summary in another partition with a table per period is refused yet",
+};
+
 for (const { kind, combinations } of runs) {
   describe.each(combinations.map((features) => [features.join(" + "), features] as const))(
     `%s on ${kind.name} (seed ${SEED})`,
-    (_name, features) => {
-      it.each(FORMS)("%s keeps every invariant", async (form) => {
+    (name, features) => {
+      const gap = NOT_YET[name];
+      const run = async (form: (typeof FORMS)[number]) => {
         const s = await scenario(kind, features, form);
         await check(s, "after the seeded inserts");
         await WRITES[form](s);
-      });
+      };
+      if (gap === undefined) it.each(FORMS)("%s keeps every invariant", run);
+      else it.fails.each(FORMS)(`%s: known gap of issue 18 (${gap})`, run);
     },
   );
 }
