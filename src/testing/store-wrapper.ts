@@ -13,7 +13,7 @@ import type {
 } from "../index.js";
 
 /** The request-making methods of a `TableStore`. */
-export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities" | "blobs">;
+export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities" | "endpoint" | "blobs">;
 
 /** Every request-making method, in port order. */
 export const STORE_METHODS: readonly StoreMethod[] = [
