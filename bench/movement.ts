@@ -3,19 +3,16 @@
  * compiled server in its own process, as `npx tablekit serve` runs), copy Azurite → serve against a raw
  * SDK listing of the same Azurite table, and the heap of a large export/import (bench only).
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { TableClient } from "@azure/data-tables";
-import { build } from "esbuild";
 import { rowsAsItems } from "../src/movement/copy.js";
 import { TableEndpoint } from "../src/movement/endpoint.js";
 import { exportTable } from "../src/movement/export.js";
 import { importItems } from "../src/movement/import.js";
 import { openSink, readLines } from "../src/movement/lines.js";
-import type { RateRecorder } from "./serve-vs-azurite.js";
+import { type Endpoint, type RateRecorder, spawnServer } from "./serve-vs-azurite.js";
 
 const perSecond = (v: number) => `${Math.round(v).toLocaleString("en-US")}/s`;
 const mib = (v: number) => `${v.toFixed(1)} MiB`;
@@ -38,16 +35,6 @@ function writeInput(path: string, count: number): void {
   }
 }
 
-/** A process's CPU time in ms (utime + stime of /proc/<pid>/stat); undefined off Linux. */
-function processCpuMs(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Runs `work` (which moves `rows` rows) and records its wall rate, and the rate its CPU time allows
  * with a core each for client and server (rows / the larger of the two CPU times): on a loaded
@@ -57,18 +44,18 @@ async function measured(
   record: RateRecorder,
   name: string,
   target: number,
-  serverPid: number | undefined,
+  server: Pick<Endpoint, "cpu">,
   work: () => Promise<number>,
 ): Promise<void> {
   const cpu0 = process.cpuUsage();
-  const server0 = processCpuMs(serverPid);
+  const server0 = server.cpu();
   const started = performance.now();
   const rows = await work();
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu0);
   const clientMs = (used.user + used.system) / 1000;
-  const server1 = processCpuMs(serverPid);
-  const serverMs = server0 === undefined || server1 === undefined ? 0 : server1 - server0;
+  const server1 = server.cpu();
+  const serverMs = server0 === undefined || server1 === undefined ? 0 : (server1 - server0) / 1000;
   console.log(
     `  ${name}: ${rows} rows, ${seconds.toFixed(2)} s wall, client CPU ${clientMs.toFixed(0)} ms, server CPU ${serverMs} ms`,
   );
@@ -81,47 +68,6 @@ async function measured(
     1,
     false,
   );
-}
-
-async function startServe(): Promise<{
-  connectionString: string;
-  pid: number | undefined;
-  close(): Promise<void>;
-}> {
-  const dir = join(fileURLToPath(new URL("..", import.meta.url)), "node_modules", ".cache", "tablekit-bench");
-  mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, "cli-main.mjs");
-  await build({
-    entryPoints: [fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))],
-    outfile,
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-  });
-  const child = spawn(process.execPath, [outfile, "serve", "--port", "0"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const connectionString = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8");
-      const found = out.split("\n").find((l) => l.startsWith("DefaultEndpointsProtocol="));
-      if (found !== undefined) resolve(found.trim());
-    });
-    child.once("exit", () => reject(new Error(`tablekit serve exited: ${out}`)));
-  });
-  return {
-    connectionString,
-    pid: child.pid,
-    close: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
 }
 
 /** Samples the heap every 50 ms while `run` runs; resolves its result and the peak (MiB). */
@@ -149,7 +95,7 @@ export async function movementBench(
   console.log("\n[movement] tablekit import/export/copy");
   const count = quick ? 20_000 : 100_000;
   const dir = mkdtempSync(join(tmpdir(), "tablekit-bench-movement-"));
-  const serve = await startServe();
+  const serve = await spawnServer("serve", "../src/cli/main.ts", ["serve", "--port", "0"]);
   try {
     const input = join(dir, "rows.ndjson");
     writeInput(input, count);
@@ -160,11 +106,11 @@ export async function movementBench(
 
     await target.createTable("moved");
     const n = count.toLocaleString("en-US");
-    await measured(record, `import into tablekit serve (${n})`, 20_000, serve.pid, async () => {
+    await measured(record, `import into tablekit serve (${n})`, 20_000, serve, async () => {
       const imported = await importItems(target, readLines(input), { table: "moved", mode: "insert" });
       return imported.imported;
     });
-    await measured(record, `export from tablekit serve (${n})`, 50_000, serve.pid, () =>
+    await measured(record, `export from tablekit serve (${n})`, 50_000, serve, () =>
       exportTable(target, "moved", nullSink),
     );
 

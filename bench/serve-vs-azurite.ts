@@ -45,7 +45,7 @@ interface Rates {
 }
 
 /** A server process under test: its connection string and its CPU time so far (µs; undefined off Linux). */
-interface Endpoint {
+export interface Endpoint {
   readonly name: string;
   readonly connectionString: string;
   cpu(): number | undefined;
@@ -255,7 +255,7 @@ async function compiled(script: string): Promise<string> {
  * A server script in its own process, like Azurite (so server and client do not share one thread).
  * `TABLEKIT_BENCH_SERVER_PROF=<dir>` writes a V8 CPU profile of the tablekit server there.
  */
-async function spawnServer(
+export async function spawnServer(
   name: string,
   script: string,
   args: string[],

@@ -71,7 +71,7 @@ export class Telemetry {
    * Whether a tracer provider is registered now (checked per call, so one registered later counts):
    * without one, calls and requests run as they are, with no span, context or allocation.
    */
-  #tracing(): boolean {
+  get tracing(): boolean {
     const provider = this.#api.trace.getTracerProvider() as Partial<ProxyTracerProvider>;
     const delegate = provider.getDelegate?.() ?? provider;
     // By name too: another copy of the API (a bundle) has its own no-op singleton.
@@ -104,7 +104,7 @@ export class Telemetry {
     send: () => Promise<T>,
     system: string = DB_SYSTEM,
   ): Promise<T> {
-    const tracing = this.#tracing();
+    const tracing = this.tracing;
     const histogram = this.#histogram();
     if (!tracing && histogram === undefined) return send();
     const api = this.#api;
@@ -144,7 +144,7 @@ export class Telemetry {
 
   /** Runs one tablekit call (`tablekit.<operation> <table>`) with the requests it sends as children. */
   call<T>(operation: string, table: string | undefined, run: () => Promise<T>): Promise<T> {
-    if (!this.#tracing()) return run();
+    if (!this.tracing) return run();
     const open = this.#open(operation, table);
     let running: Promise<T>;
     try {
@@ -167,7 +167,7 @@ export class Telemetry {
 
   /** Opens a call span without running anything in it (lazy calls); none while no tracer provider is registered. */
   begin(operation: string, table: string | undefined): OpenCall | undefined {
-    if (!this.#tracing()) return undefined;
+    if (!this.tracing) return undefined;
     return this.#open(operation, table);
   }
 
@@ -211,7 +211,7 @@ export class Telemetry {
 
   /** Runs a request's attempt after the first, so its CLIENT span carries its number. */
   runAttempt<T>(attempt: number, run: () => Promise<T>): Promise<T> {
-    if (!this.#tracing()) return run();
+    if (!this.tracing) return run();
     const contexts = this.#api.context;
     return runIn(contexts, contexts.active().setValue(ATTEMPT, attempt), run);
   }

@@ -53,16 +53,19 @@ export function traceRepository<R extends object>(
   parentTable?: string,
 ): R {
   return traced(repository, (name, method, target) => {
+    const operation = String(name);
     if (CALLS.has(name))
       return (...args) =>
-        telemetry.call(
-          String(name),
-          tableOf(target) ?? parentTable,
-          () => method.apply(target, args) as Promise<unknown>,
-        );
+        telemetry.tracing
+          ? telemetry.call(
+              operation,
+              tableOf(target) ?? parentTable,
+              () => method.apply(target, args) as Promise<unknown>,
+            )
+          : method.apply(target, args);
     if (name === "find" || name === "latest" || name === "scan" || SURFACES.has(name))
       return (...args) =>
-        traceResult(method.apply(target, args), String(name), tableOf(target) ?? parentTable, telemetry);
+        traceResult(method.apply(target, args), operation, tableOf(target) ?? parentTable, telemetry);
     return undefined;
   });
 }
@@ -70,15 +73,18 @@ export function traceRepository<R extends object>(
 /** The context with a span around each of its calls; the repositories it hands out are traced by it too. */
 export function traceContext<C extends object>(context: C, telemetry: Telemetry): C {
   return traced(context, (name, method, target) => {
+    const operation = String(name);
     if (CONTEXT_CALLS.has(name))
       return (...args) =>
-        telemetry.call(
-          String(name),
-          entityTable(args[0]),
-          () => method.apply(target, args) as Promise<unknown>,
-        );
+        telemetry.tracing
+          ? telemetry.call(
+              operation,
+              entityTable(args[0]),
+              () => method.apply(target, args) as Promise<unknown>,
+            )
+          : method.apply(target, args);
     if (SURFACES.has(name))
-      return (...args) => traceResult(method.apply(target, args), String(name), undefined, telemetry);
+      return (...args) => traceResult(method.apply(target, args), operation, undefined, telemetry);
     return undefined;
   });
 }
@@ -93,7 +99,9 @@ function traceQuery<Q extends object>(
   return traced(query, (name, method, target) => {
     if (RUNS.has(name))
       return (...args) =>
-        telemetry.call(operation, table, () => method.apply(target, args) as Promise<unknown>);
+        telemetry.tracing
+          ? telemetry.call(operation, table, () => method.apply(target, args) as Promise<unknown>)
+          : method.apply(target, args);
     if (name === Symbol.asyncIterator)
       return () =>
         traceIteration(method.apply(target, []) as AsyncIterator<unknown>, operation, table, telemetry);
@@ -152,7 +160,8 @@ function traceResult(
 ): unknown {
   if (typeof result !== "object" || result === null || result instanceof Promise) return result;
   if (typeof (result as { toArray?: unknown }).toArray === "function")
-    return traceQuery(result, operation, table, telemetry);
+    // A query made while no tracer provider is registered stays the plain query: no proxy per builder step.
+    return telemetry.tracing ? traceQuery(result, operation, table, telemetry) : result;
   let proxy = proxies.get(result);
   if (proxy === undefined) {
     // An index lookup has no table of its own to name: its entity's.

@@ -1,18 +1,5 @@
-import {
-  type BlobStore,
-  type PropertyTypes,
-  type StoreCapabilities,
-  type StoredEntity,
-  StoreError,
-  type StorePage,
-  type StoreQuery,
-  type TableStore,
-  type TransactionAction,
-  ValidationError,
-  type WireEntity,
-  type WriteMode,
-  type WriteResult,
-} from "../index.js";
+import { StoreError, type TableStore, ValidationError } from "../index.js";
+import { type StoreMethod, type StoreRequest, StoreWrapper } from "./store-wrapper.js";
 
 /**
  * A transient fault: `503` (ServerBusy), `500` (InternalError), `reset` (the connection drops before
@@ -71,8 +58,7 @@ export function faultyStore(store: TableStore, options: FaultyStoreOptions): Fau
   return new FaultyStore(store, options);
 }
 
-class FaultyStore implements FaultyTableStore {
-  readonly #inner: TableStore;
+class FaultyStore extends StoreWrapper implements FaultyTableStore {
   readonly #seed: number;
   readonly #rate: number;
   readonly #kinds: readonly StoreFaultKind[];
@@ -81,6 +67,7 @@ class FaultyStore implements FaultyTableStore {
   readonly faultCounts: FaultCounts = { requests: 0, faults: { "503": 0, "500": 0, reset: 0, lost: 0 } };
 
   constructor(inner: TableStore, options: FaultyStoreOptions) {
+    super(inner);
     const { seed, rate, kinds = STORE_FAULT_KINDS, maxFaultsPerRequest = 3 } = options;
     if (!Number.isInteger(seed)) {
       throw new ValidationError("seed", `faultyStore: seed must be an integer, got ${String(seed)}`);
@@ -101,101 +88,25 @@ class FaultyStore implements FaultyTableStore {
         `faultyStore: maxFaultsPerRequest must be a whole number ≥ 0, got ${String(maxFaultsPerRequest)}`,
       );
     }
-    this.#inner = inner;
     this.#seed = seed;
     this.#rate = rate;
     this.#kinds = [...kinds];
     this.#maxFaults = maxFaultsPerRequest;
   }
 
-  get name(): string {
-    return this.#inner.name;
-  }
-
-  get capabilities(): StoreCapabilities {
-    return this.#inner.capabilities;
-  }
-
-  get blobs(): BlobStore | undefined {
-    return this.#inner.blobs;
-  }
-
-  createTable(table: string): Promise<void> {
-    return this.#call(["createTable"], () => this.#inner.createTable(table));
-  }
-
-  deleteTable(table: string): Promise<void> {
-    return this.#call(["deleteTable"], () => this.#inner.deleteTable(table));
-  }
-
-  listTables(prefix?: string): Promise<string[]> {
-    return this.#call(["listTables", prefix ?? ""], () => this.#inner.listTables(prefix));
-  }
-
-  getEntity(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    select?: readonly string[],
-    types?: PropertyTypes,
-  ): Promise<StoredEntity | undefined> {
-    return this.#call(["getEntity", partitionKey, rowKey, select?.join(",") ?? ""], () =>
-      this.#inner.getEntity(table, partitionKey, rowKey, select, types),
-    );
-  }
-
-  queryPage(table: string, query: StoreQuery): Promise<StorePage> {
-    const identity = JSON.stringify([query.filter, query.select, query.top, query.continuation]);
-    return this.#call(["queryPage", identity], () => this.#inner.queryPage(table, query));
-  }
-
-  insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.#call(["insert", entity.partitionKey, entity.rowKey], () =>
-      this.#inner.insert(table, entity),
-    );
-  }
-
-  upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.#call(["upsert", entity.partitionKey, entity.rowKey], () =>
-      this.#inner.upsert(table, entity, mode),
-    );
-  }
-
-  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.#call(["update", entity.partitionKey, entity.rowKey], () =>
-      this.#inner.update(table, entity, mode, ifMatch),
-    );
-  }
-
-  delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    return this.#call(["delete", partitionKey, rowKey], () =>
-      this.#inner.delete(table, partitionKey, rowKey, ifMatch),
-    );
-  }
-
-  submitTransaction(
-    table: string,
-    partitionKey: string,
-    actions: readonly TransactionAction[],
-  ): Promise<WriteResult[]> {
-    const rowKeys = actions.map((action) =>
-      action.kind === "delete" ? action.rowKey : action.entity.rowKey,
-    );
-    return this.#call(["submitTransaction", partitionKey, ...rowKeys.sort()], () =>
-      this.#inner.submitTransaction(table, partitionKey, actions),
-    );
-  }
-
-  /** Decides one attempt of the request named by `identity` and runs it (or not) accordingly. */
-  async #call<T>(identity: readonly string[], send: () => Promise<T>): Promise<T> {
+  /**
+   * Decides one attempt of the request (its method and keys or query; a table request by its method
+   * alone) and runs it (or not) accordingly.
+   */
+  protected override async around<T>({ method, identity }: StoreRequest, send: () => Promise<T>): Promise<T> {
     this.faultCounts.requests += 1;
-    const request = identity.join("\u0001");
+    const request =
+      method === "createTable" || method === "deleteTable" ? method : `${method}\u0001${identity}`;
     const attempt = (this.#attempts.get(request) ?? 0) + 1;
     this.#attempts.set(request, attempt);
     if (attempt > this.#maxFaults || unitHash(this.#seed, request, attempt, 0) >= this.#rate) return send();
     const kind = this.#kinds[Math.floor(unitHash(this.#seed, request, attempt, 1) * this.#kinds.length)]!;
     this.faultCounts.faults[kind] += 1;
-    const method = identity[0];
     switch (kind) {
       case "503":
         throw new StoreError(`injected fault: ${method}: 503 ServerBusy`, {
@@ -218,7 +129,7 @@ class FaultyStore implements FaultyTableStore {
 }
 
 /** What a dropped connection looks like at the store port: a `StoreError` with code ECONNRESET and no status. */
-function connectionReset(method: string | undefined): StoreError {
+function connectionReset(method: StoreMethod): StoreError {
   return new StoreError(`injected fault: ${method}: socket hang up`, { serviceCode: "ECONNRESET" });
 }
 

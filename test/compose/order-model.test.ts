@@ -7,7 +7,7 @@
  * then repaired by a fresh context, reading back as one whole version.
  */
 import { describe, expect, it } from "vitest";
-import { type Repository, TableContext } from "../../src/index.js";
+import { type Repository, TableContext, type WriteStep } from "../../src/index.js";
 import { uniquePrefix } from "../support/table-names.js";
 import { CrashAfterStore } from "./crash-after-store.js";
 import {
@@ -204,7 +204,7 @@ describe.each(stores)("the Order model (every feature at once) on %s", (_name, k
     const { w, store, orders } = await world(kind);
     const order = makeOrder("alice", 1, 1);
     store.disarm();
-    const plan = await explainWrite(orders, "insert", order);
+    const plan = orders.explainWrite("insert", order);
     expect(store.log, "requests (tables and blobs) sent by explainWrite").toEqual([]);
     const { steps } = plan;
     const tables = (name: string) => [name, `${w.prefix}${name}`];
@@ -286,30 +286,3 @@ describe.each(stores)("the Order model (every feature at once) on %s", (_name, k
     await expectInvariants({ ...w, customers: [] }, expected, "no crash");
   });
 });
-
-/** One step of a write's plan (API.md, "Features compose": `repository.explainWrite`). */
-interface WriteStep {
-  phase: "before" | "commit" | "after";
-  request: string;
-  table: string;
-  partitionKey?: string;
-  rowKey?: string;
-  operations?: Array<{ kind: string; rowKey: string }>;
-}
-
-/**
- * `repository.explainWrite(operation, value)`, called through the public object: the method is the
- * planner's to add (issue 18), so a missing one fails this test, not the type-check of the suite.
- */
-async function explainWrite<T extends object>(
-  repository: Repository<T>,
-  operation: "insert" | "upsert" | "update" | "patch" | "delete",
-  value: unknown,
-): Promise<{ steps: WriteStep[] }> {
-  const explain = (repository as unknown as { explainWrite?: (op: string, value: unknown) => unknown })
-    .explainWrite;
-  if (typeof explain !== "function") {
-    throw new Error("repository.explainWrite does not exist (API.md, Round three, Features compose)");
-  }
-  return (await explain.call(repository, operation, value)) as { steps: WriteStep[] };
-}

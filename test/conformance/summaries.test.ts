@@ -26,17 +26,18 @@ import { CountingStore } from "../support/counting-store.js";
 import { readAll } from "../support/read-all.js";
 import { seededRandom, testSeed } from "../support/seeded-random.js";
 
+/** The department summary both Employee variants keep. */
+const perDepartment = {
+  rowKey: "summary",
+  count: "employees",
+  sum: { salary: "totalSalary", bonus: "totalBonus", rating: "totalRating" },
+} as const;
+
 @Entity({
   table: "SumEmployees",
   partitionKey: "{department}",
   rowKey: "empid_{employeeId:6}",
-  summaries: {
-    perDepartment: {
-      rowKey: "summary",
-      count: "employees",
-      sum: { salary: "totalSalary", bonus: "totalBonus", rating: "totalRating" },
-    },
-  },
+  summaries: { perDepartment },
 })
 class Employee {
   @Column({ type: "String" }) department!: string;
@@ -62,13 +63,7 @@ class Employee {
       rowKey: "{department}_{employeeId:6}",
     },
   },
-  summaries: {
-    perDepartment: {
-      rowKey: "summary",
-      count: "employees",
-      sum: { salary: "totalSalary", bonus: "totalBonus", rating: "totalRating" },
-    },
-  },
+  summaries: { perDepartment },
 })
 class IndexedEmployee {
   @Column({ type: "String" }) department!: string;

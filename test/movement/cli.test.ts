@@ -106,15 +106,8 @@ describe("tablekit import/export/copy/verify (CLI)", () => {
     expect(all.stderr).toContain("tablekit verify: equal");
     expect(all.code).toBe(0);
 
-    const copied = await tablekit([
-      "copy",
-      "--table",
-      "Edges",
-      "--to",
-      target.connectionString,
-      "--to-table",
-      "EdgesCopy",
-    ]);
+    const toEdgesCopy = ["--table", "Edges", "--to", target.connectionString, "--to-table", "EdgesCopy"];
+    const copied = await tablekit(["copy", ...toEdgesCopy]);
     expect(copied.code).toBe(0);
     expect(copied.stderr).toContain(`${edgeLines().length} rows copied`);
     const changed = TableClient.fromConnectionString(target.connectionString, "EdgesCopy", {
@@ -124,15 +117,7 @@ describe("tablekit import/export/copy/verify (CLI)", () => {
       { partitionKey: "edges", rowKey: "int64", min: { type: "Int64", value: "-9223372036854775807" } },
       "Merge",
     );
-    const verify = await tablekit([
-      "verify",
-      "--table",
-      "Edges",
-      "--to",
-      target.connectionString,
-      "--to-table",
-      "EdgesCopy",
-    ]);
+    const verify = await tablekit(["verify", ...toEdgesCopy]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toContain(
       `Edges PartitionKey="edges" RowKey="int64": 'min' differs: "-9223372036854775808" vs "-9223372036854775807"`,

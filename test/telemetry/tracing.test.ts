@@ -40,6 +40,13 @@ class Plain {
   @Column({ type: "Int32" }) employeeId!: number;
 }
 
+@Entity({ table: "TracedLarge", partitionKey: "{department}", rowKey: "{employeeId:6}" })
+class WithLarge {
+  @Column({ type: "String" }) department!: string;
+  @Column({ type: "Int32" }) employeeId!: number;
+  @Column({ type: "Binary", large: true }) photo?: Uint8Array;
+}
+
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
@@ -227,6 +234,21 @@ describe("OpenTelemetry details (memory)", () => {
     const [request] = childrenOf(spanNamed("tablekit.get Traced"));
     expect(request?.kind).toBe(SpanKind.CLIENT);
     expect(seen).toEqual([request?.spanContext().spanId]);
+  });
+
+  it("makes each blob request of a large value a CLIENT span of its own system", async () => {
+    const db = contextOn(new MemoryStore());
+    await db.ensureTables(WithLarge);
+    const photos = db.repository(WithLarge);
+    exporter.reset();
+    await photos.upsert(photos.create({ department: "Ops", employeeId: 1, photo: new Uint8Array(80_000) }));
+    const blobs = childrenOf(spanNamed("tablekit.upsert TracedLarge")).filter(
+      (r) => r.attributes["db.system.name"] === "azure.blobs",
+    );
+    expect(blobs.map((r) => [r.kind, r.attributes["db.operation.name"]])).toEqual([
+      [SpanKind.CLIENT, "uploadBlob"],
+    ]);
+    expect(blobs[0]?.attributes["server.address"]).toBeUndefined();
   });
 
   it("names context calls after the call and the entity's table", async () => {
