@@ -1,13 +1,14 @@
 import {
   BATCH_ENVELOPE_BYTES,
   batchBodyBytes,
+  batchBodyBytesOver,
   batchOperationBytes,
   batchTableUrlFor,
 } from "../store/batch-body-size.js";
 import type { TransactionAction } from "../store/table-store.js";
 import { AZURE_TABLE_LIMITS, type StoreLimits } from "../util/store-limits.js";
 
-export { BATCH_ENVELOPE_BYTES, batchBodyBytes };
+export { BATCH_ENVELOPE_BYTES, batchBodyBytes, batchBodyBytesOver };
 
 /**
  * The exact bytes one operation adds to the `$batch` request body the SDK sends (its MIME part, the
@@ -22,10 +23,4 @@ export function estimateActionBytes(
   table?: string,
 ): number {
   return batchOperationBytes(batchTableUrlFor(limits, table), action);
-}
-
-/** Whether a `$batch` body of `bytes` (envelope included) is more than the backend accepts. */
-export function exceedsTransactionBytes(limits: StoreLimits, bytes: number): boolean {
-  // "The total payload of a batch may be no more than 4 MiB" (Performing entity group transactions).
-  return bytes > limits.maxTransactionBytes;
 }

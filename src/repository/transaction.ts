@@ -10,7 +10,7 @@ import type { TransactionAction, WireEntity } from "../store/table-store.js";
 import type { StateScope } from "../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
-import { BATCH_ENVELOPE_BYTES, estimateActionBytes, exceedsTransactionBytes } from "./payload-size.js";
+import { batchBodyBytesOver } from "./payload-size.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
 import { writeMode } from "./write-mode.js";
 
@@ -144,7 +144,6 @@ export function assertValidTransaction(
     );
   }
   const seen = new Map<string, number>();
-  let bytes = BATCH_ENVELOPE_BYTES;
   operations.forEach((operation, index) => {
     const where = `operation ${index} (${operation.describe}, PartitionKey '${operation.partitionKey}', RowKey '${operation.rowKey}')`;
     if (operation.table !== first.table) {
@@ -169,9 +168,11 @@ export function assertValidTransaction(
     seen.set(operation.rowKey, index);
     // A wide entity's rows are checked as rows (its write is split into them before it is sent).
     if (!operation.model.wide) assertWithinLimits(limits, operation.action, `Transaction ${where}`);
-    bytes += estimateActionBytes(operation.action, limits, physicalName(operation.table));
   });
-  if (exceedsTransactionBytes(limits, bytes)) {
+  // One table (checked above): the body is sized on its physical name, exactly only when it may be over.
+  const actions = operations.map((operation) => operation.action);
+  const bytes = batchBodyBytesOver(limits, physicalName(first.table), actions, limits.maxTransactionBytes);
+  if (bytes !== undefined) {
     throw new ValidationError(
       "transaction-payload",
       `A transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)} (${limits.maxTransactionBytes} bytes); these ${operations.length} operations make a $batch body of ${bytes} bytes`,

@@ -23,7 +23,7 @@ import { isUserProperty } from "../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import type { EntityWriter } from "./entity-writer.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
-import { BATCH_ENVELOPE_BYTES, estimateActionBytes, exceedsTransactionBytes } from "./payload-size.js";
+import { batchBodyBytesOver } from "./payload-size.js";
 import type { StoreRunner } from "./store-runner.js";
 import { submitTransaction } from "./submit-transaction.js";
 import { wideBulk } from "./wide-bulk.js";
@@ -253,11 +253,8 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
         `${this.#model.name} (RowKey '${keys.base}'): writing this entity takes ${actions.length} operations; one entity group transaction carries at most ${limits.maxTransactionOperations}`,
       );
     }
-    const bytes = actions.reduce(
-      (sum, action) => sum + estimateActionBytes(action, limits, this.#table),
-      BATCH_ENVELOPE_BYTES,
-    );
-    if (exceedsTransactionBytes(limits, bytes)) {
+    const bytes = batchBodyBytesOver(limits, this.#table, actions, limits.maxTransactionBytes);
+    if (bytes !== undefined) {
       throw new ValidationError(
         "wide-transaction-payload",
         `${this.#model.name} (RowKey '${keys.base}'): this entity's rows make a $batch body of ${bytes} bytes; an entity group transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)}`,

@@ -173,6 +173,26 @@ export function batchBodyBytes(
   return bytes;
 }
 
+/**
+ * The exact `$batch` body size of `actions` when it may be over `maxBytes`, else `undefined`: the cheap
+ * upper bound (`batchOperationBytesBound`, no text scanned) is summed first, and the exact count, which
+ * scans every key and value, runs only when the bound is over. Most transactions are far below 4 MiB
+ * ("The total payload of a batch may be no more than 4 MiB": Performing entity group transactions).
+ */
+export function batchBodyBytesOver(
+  limits: StoreLimits,
+  table: string | undefined,
+  actions: readonly TransactionAction[],
+  maxBytes: number,
+): number | undefined {
+  const tableUrl = batchTableUrlFor(limits, table);
+  let bound = BATCH_ENVELOPE_BYTES;
+  for (const action of actions) bound += batchOperationBytesBound(tableUrl, action);
+  if (bound <= maxBytes) return undefined;
+  const bytes = batchBodyBytes(limits, table, actions);
+  return bytes > maxBytes ? bytes : undefined;
+}
+
 /** UTF-8 bytes of a key in the request line: quotes doubled, then `encodeURIComponent`. */
 function encodedKeyBytes(key: string): number {
   let bytes = 0;

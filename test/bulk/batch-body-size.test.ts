@@ -13,6 +13,7 @@ import { AzureStore } from "../../src/store/azure/azure-store.js";
 import {
   BATCH_ENVELOPE_BYTES,
   batchBodyBytes,
+  batchBodyBytesOver,
   batchOperationBytes,
   batchOperationBytesBound,
   batchTableUrlFor,
@@ -146,6 +147,11 @@ describe(`batchBodyBytes (seed ${SEED})`, () => {
           expect(bodies).toHaveLength(1);
           const limits = store.capabilities.limits ?? AZURE_TABLE_LIMITS;
           expect(batchBodyBytes(limits, table, actions)).toBe(Buffer.byteLength(bodies[0]!, "utf8"));
+          // batchBodyBytesOver (the client's check) answers the exact size exactly when it is over a
+          // limit, whatever the limit: just under, at and just over this body, and far above it.
+          const exact = batchBodyBytes(limits, table, actions);
+          for (const max of [exact - 1, exact, exact + 1, limits.maxTransactionBytes])
+            expect(batchBodyBytesOver(limits, table, actions, max)).toBe(exact > max ? exact : undefined);
           // MemoryStore skips the exact count while this bound stays under the limit.
           const tableUrl = batchTableUrlFor(limits, table);
           for (const a of actions)
