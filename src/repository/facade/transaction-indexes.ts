@@ -75,6 +75,15 @@ export async function expandIndexCopies(
   for (const [index, operation] of operations.entries()) {
     const { model, action } = operation;
     const prior = priors[index];
+    if (!model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+      // A plain entity's operation goes as the caller gave it (no read: still one request), and
+      // without the per-operation closures below (the common case, run for every operation).
+      push(expanded, index, [operation]);
+      expanded.copies.push(undefined);
+      expanded.remote.push(undefined);
+      expanded.summarized.push(undefined);
+      continue;
+    }
     const summarized = (write: Omit<CompanionWrite, "partitionKey" | "rowKey">) =>
       model.summaries.size === 0
         ? undefined
