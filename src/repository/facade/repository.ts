@@ -218,11 +218,16 @@ export class Repository<T extends object> {
    * The store creates it for the write requests themselves (see period-table-store.ts); this covers
    * the reads an indexed write makes first.
    */
-  async #creatingTable<R>(write: () => Promise<R>): Promise<R> {
+  #creatingTable<R>(write: () => Promise<R>): Promise<R> {
+    // Only a period table is missing because nobody wrote to it yet: other writes run as they are.
+    return this.#periodTable ? this.#creatingPeriodTable(write) : write();
+  }
+
+  async #creatingPeriodTable<R>(write: () => Promise<R>): Promise<R> {
     try {
       return await write();
     } catch (error) {
-      if (!this.#periodTable || !isTableNotFound(error)) throw error;
+      if (!isTableNotFound(error)) throw error;
       const table = this.#table;
       await this.#runner.run("createTable", table, (s) => s.createTable(table));
       return write();
@@ -230,11 +235,15 @@ export class Repository<T extends object> {
   }
 
   /** Runs a write of an existing entity: a missing period table means a missing entity. */
-  async #inExistingTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
+  #inExistingTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
+    return this.#periodTable ? this.#inExistingPeriodTable(write, missing) : write();
+  }
+
+  async #inExistingPeriodTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
     try {
       return await write();
     } catch (error) {
-      if (this.#periodTable && isTableNotFound(error)) return missing();
+      if (isTableNotFound(error)) return missing();
       throw error;
     }
   }
