@@ -74,7 +74,9 @@ export class ScopedState<V> {
 
   #entry(instance: object): Entry<V> | undefined {
     const slot = this.#slot;
-    return slot.has(instance) ? slot.get(instance) : this.#fallback.get(instance);
+    if (slot.has(instance)) return slot.get(instance);
+    // Only an instance that was not extensible when first recorded has an entry in the WeakMap.
+    return Object.isExtensible(instance) ? undefined : this.#fallback.get(instance);
   }
 
   #store(instance: object, entry: Entry<V> | undefined): void {
