@@ -2,6 +2,7 @@ import { type EventualStepConflict, EventualStepError, ValidationError } from ".
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
 import type { StoreRunner } from "../../core/store-runner.js";
+import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { Repository } from "../repository.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
@@ -63,9 +64,12 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     );
   }
   for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
+  // Large values are encoded now (a ValidationError sends nothing) and recorded as references to
+  // blobs uploaded before the intent: a replay points the row at the very same blobs.
+  const large = steps.map((step) => prepareLarge(runner, step));
   // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
   const logged = await Promise.all(
-    steps.map((step) => runner.encryption.sealCopy(step.physicalTable, step.wire)),
+    steps.map((step, i) => runner.encryption.sealCopy(step.physicalTable, large[i]?.wire ?? step.wire)),
   );
   const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
   payloadOf(recorded);
@@ -79,6 +83,8 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
       recorded[i] = record(step, stored?.etag ?? null, logged[i]);
     }
   }
+  // Uploaded before the intent: a crash in between leaves blobs no row or intent points at (repair removes them).
+  await Promise.all(large.map((work) => work?.values.upload(work.uploads)));
   const log = new EventualLog(runner);
   const intent = await log.record(payloadOf(recorded), recorded, deps.now());
 
@@ -113,9 +119,26 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
     at: step.physicalTable,
     // Summaries too: their rows change with each write, which only the class's repository does.
     // Wide entities too: their rows are split and replaced by their repository.
-    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0 || step.model.wide,
+    // Large columns too: the replaced blobs are removed by their repository's large stage.
+    indexed:
+      step.model.indexes.size > 0 ||
+      step.model.summaries.size > 0 ||
+      step.model.wide ||
+      largeColumnsOf(step.model) !== undefined,
     mode: step.mode,
     expect,
     wire: encodeWire(wire ?? step.wire),
   };
+}
+
+/** The row of a step that writes large values, pointed at fresh blob names, and what to upload there. */
+function prepareLarge(
+  runner: StoreRunner,
+  step: PlannedStep,
+): { values: LargeValues; wire: WireEntity; uploads: ReturnType<LargeValues["prepare"]> } | undefined {
+  const columns = largeColumnsOf(step.model);
+  if (columns === undefined || step.op === "delete") return undefined;
+  const values = new LargeValues(step.model, columns, step.physicalTable, runner);
+  const wire = { ...step.wire };
+  return { values, wire, uploads: values.prepare(step.source, wire) };
 }
