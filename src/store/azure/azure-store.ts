@@ -43,7 +43,7 @@ import { parseConnectionString } from "./connection-string.js";
 import { fromSdkContinuationToken, toSdkContinuationToken } from "./continuation-token.js";
 import { isCosmosEndpoint, isLoopbackHost, parseEndpoint } from "./endpoint.js";
 import { LazyAzureBlobs } from "./lazy-blobs.js";
-import { nometadataRowReader } from "./nometadata-rows.js";
+import { asSelected, nometadataRowReader } from "./nometadata-rows.js";
 import { redactSecrets } from "./redact-secrets.js";
 import { fromSdkPointEntity, fromSdkQueryEntity, toSdkEntity } from "./sdk-entity.js";
 import {
@@ -463,7 +463,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     // A point read answers with the ETag itself: take the service's word for it.
     const etag = response.headers.get("etag");
     if (etag) entity.etag = etag;
-    return entity;
+    return asSelected(entity, select);
   }
 
   /**
@@ -499,7 +499,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
         untyped ??= [];
         untyped.push(i);
       }
-      items[i] = entity;
+      items[i] = entity && asSelected(entity, query.select);
     }
     if (untyped !== undefined) {
       if (untyped.length > MAX_ROW_REREADS) return undefined;

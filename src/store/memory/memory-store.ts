@@ -80,15 +80,8 @@ export interface MemoryStoreStats {
   readonly filterCompilations: number;
 }
 
-const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
-  "PartitionKey",
-  "RowKey",
-  "Timestamp",
-  "partitionKey",
-  "rowKey",
-  "timestamp",
-  "etag",
-]);
+/** The port's names of the system properties: never user properties, so never selected as such. */
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(["partitionKey", "rowKey", "timestamp", "etag"]);
 
 /**
  * The bundled reference store: behaves like the Azure Table service, in process (sort order, typed
@@ -453,7 +446,7 @@ function setOrDelete(settings: Map<string, string>, name: string, value: string 
   else settings.set(name, value);
 }
 
-/** `$select` as a set of user property names; system properties are always returned. */
+/** `$select` as a set of property names; PartitionKey, RowKey and Timestamp are returned only when named (typed-entity.ts). */
 function selection(select: readonly string[] | undefined): ReadonlySet<string> | undefined {
   if (select === undefined || select.length === 0) return undefined;
   const names = new Set<string>();
