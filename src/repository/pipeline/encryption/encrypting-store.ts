@@ -107,16 +107,12 @@ export class EncryptingStore extends DelegatingStore {
     types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
     const row = await super.getEntity(table, partitionKey, rowKey, select, types);
-    if (row === undefined || !this.#opens(table, row)) return row;
+    if (row === undefined) return row;
     if (row.partitionKey !== undefined && row.rowKey !== undefined) return this.#open(table, row);
     // A $select without the keys returns none (table-store.ts); the values are bound to them all the same.
-    const {
-      partitionKey: _pk,
-      rowKey: _rk,
-      ...opened
-    } = await this.#open(table, { ...row, partitionKey, rowKey });
-    if (row.partitionKey !== undefined) opened.partitionKey = row.partitionKey;
-    if (row.rowKey !== undefined) opened.rowKey = row.rowKey;
+    const opened: Partial<StoredEntity> = await this.#open(table, { ...row, partitionKey, rowKey });
+    if (row.partitionKey === undefined) delete opened.partitionKey;
+    if (row.rowKey === undefined) delete opened.rowKey;
     return opened as StoredEntity;
   }
 
