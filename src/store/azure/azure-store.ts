@@ -249,7 +249,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     if (types !== undefined && this.#nometadata) {
       const entity = await this.#getNometadata(client, table, partitionKey, rowKey, select, types);
       // `null`: a value the model cannot type; read the row again with its type annotations.
-      if (entity !== null) return entity;
+      if (entity !== null) return entity && asSelected(entity, select);
     }
     try {
       const options =
@@ -271,7 +271,10 @@ export class AzureStore implements TableStore, TableSasIssuer {
     if (query.types !== undefined && this.#nometadata) {
       const page = await this.#queryNometadata(client, table, query, query.types);
       // Too many rows the model cannot type: the whole page again with type annotations.
-      if (page !== undefined) return page;
+      if (page !== undefined) {
+        for (const item of page.items) asSelected(item, query.select);
+        return page;
+      }
     }
     return this.#queryMinimal(client, table, query);
   }
@@ -463,7 +466,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     // A point read answers with the ETag itself: take the service's word for it.
     const etag = response.headers.get("etag");
     if (etag) entity.etag = etag;
-    return asSelected(entity, select);
+    return entity;
   }
 
   /**
@@ -499,7 +502,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
         untyped ??= [];
         untyped.push(i);
       }
-      items[i] = entity && asSelected(entity, query.select);
+      items[i] = entity;
     }
     if (untyped !== undefined) {
       if (untyped.length > MAX_ROW_REREADS) return undefined;
