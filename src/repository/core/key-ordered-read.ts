@@ -21,7 +21,7 @@ export function keyOrderedRead<T>(
   runner: StoreRunner,
   toItem: (stored: StoredEntity) => T | undefined,
 ): Pick<QueryExecutor<T>, "fetchFirst"> {
-  if (runner.store.capabilities.sortedResults) return {};
+  if (runner.backend.capabilities.sortedResults) return {};
   return {
     fetchFirst: async (table, filter, select, top) => {
       let kept: Array<Keyed<T>> = [];

@@ -99,7 +99,7 @@ export function wideExecutor<T>(
   toEntity: (stored: StoredEntity) => T | undefined,
 ): QueryExecutor<T> {
   const assertSorted = (): void => {
-    if (runner.store.capabilities.sortedResults) return;
+    if (runner.backend.capabilities.sortedResults) return;
     throw new ValidationError(
       "wide-unsorted",
       "Queries over wide entities need a store that returns rows in key order (capabilities.sortedResults); get() works on any store",

@@ -51,7 +51,7 @@ export class MultiEntitySource<U extends object> {
     // Their blobs are fetched by each class's repository reads only.
     for (const model of models) assertNoLargeColumns(model, this.#label);
     const first = unique[0] as Repository<object>;
-    const caseSensitive = runner.store.capabilities.limits?.caseSensitiveTableNames ?? false;
+    const caseSensitive = runner.backend.capabilities.limits?.caseSensitiveTableNames ?? false;
     assertSharedTableAndPartition(this.#label, models, caseSensitive);
     this.#table = first.table;
 

@@ -4,6 +4,7 @@ import { encodeCopyRefs } from "../core/copy-ref.js";
 import { type Intent, IntentLog } from "../core/intent-log.js";
 import { registerPeriodTables } from "../core/period-tables.js";
 import type { StoreRunner } from "../core/store-runner.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { scanIndexes } from "./index-verifier.js";
 
@@ -51,10 +52,11 @@ export function poisonPartition(type: string): string {
 export async function repairIndexes<T extends object>(
   model: EntityModel<T>,
   runner: StoreRunner,
+  periodTables: PeriodTableNames,
   options: RepairOptions,
 ): Promise<RepairResult> {
   // Replays write copies: a period's copy table missing meanwhile is created like on any write.
-  registerPeriodTables(runner, model);
+  registerPeriodTables(periodTables, model);
   const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
   const minAge = options.minIntentAgeMs ?? 0;
   if (!Number.isSafeInteger(minAge) || minAge < 0) {

@@ -50,7 +50,7 @@ export async function repairLargeValues(
   }
   const columns = largeColumnsOf(model);
   if (columns === undefined) return result;
-  assertBlobStore(model, runner);
+  assertBlobStore(model, runner.backend);
   const properties = columns.map((c) => c.property);
   const now = options.now ?? Date.now;
   for (const table of tables) {

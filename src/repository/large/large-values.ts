@@ -50,12 +50,12 @@ export function largeColumnsOf(model: EntityModel): ColumnModel[] | undefined {
 }
 
 /** Refuses an entity with large columns on a store without blobs, before any request. */
-export function assertBlobStore(model: EntityModel, runner: StoreRunner): void {
+export function assertBlobStore(model: EntityModel, store: Pick<TableStore, "name" | "blobs">): void {
   const large = largeColumnsOf(model);
-  if (large === undefined || runner.store.blobs !== undefined) return;
+  if (large === undefined || store.blobs !== undefined) return;
   throw new ValidationError(
     "no-blob-store",
-    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${runner.store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
+    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
   );
 }
 
@@ -97,7 +97,7 @@ export class LargeValues {
   readonly #pending = new WeakMap<object, PendingValue[]>();
 
   constructor(model: EntityModel, columns: readonly ColumnModel[], table: string, runner: StoreRunner) {
-    assertBlobStore(model, runner);
+    assertBlobStore(model, runner.backend);
     this.columns = columns;
     this.container = containerOf(table);
     this.#table = table;

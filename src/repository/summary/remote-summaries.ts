@@ -9,7 +9,7 @@ import {
 import { prefixKeyRange } from "../../keys/key-range.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel, RemoteSummaryModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
+import type { StoreContinuation, TableStore, WireEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import type { StoreRunner } from "../core/store-runner.js";
@@ -163,7 +163,7 @@ export class RemoteSummaries {
     const found = new Map<string, SummaryState>();
     let continuation: StoreContinuation | undefined;
     do {
-      let page: Awaited<ReturnType<StoreRunner["store"]["queryPage"]>>;
+      let page: Awaited<ReturnType<TableStore["queryPage"]>>;
       try {
         page = await this.#runner.run("query", table, (s) =>
           s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
@@ -188,7 +188,7 @@ export class RemoteSummaries {
     partitionKey: string,
     rowKey: string,
   ): Promise<SummaryState> {
-    let row: Awaited<ReturnType<StoreRunner["store"]["getEntity"]>>;
+    let row: Awaited<ReturnType<TableStore["getEntity"]>>;
     try {
       row = await this.#runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
     } catch (error) {
