@@ -3,7 +3,7 @@ import type { QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { isTableNotFound, type PeriodTableNames } from "../pipeline/period-table-store.js";
 import type { BulkResult } from "./bulk/bulk-types.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Requests, TableNaming } from "./requests.js";
 
 export { isTableNotFound } from "../pipeline/period-table-store.js";
 
@@ -79,7 +79,7 @@ export function registerPeriodTables(periodTables: PeriodTableNames, model: Enti
 
 /** The existing tables of a period template with the end of each period, ascending (one listing request). */
 export async function listPeriodTables(
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
   template: TableTemplate,
 ): Promise<{ name: string; end: Date }[]> {
   const contextPrefix = runner.tableName("");

@@ -57,3 +57,13 @@ export interface PeriodTableLookup {
 export interface Backend {
   readonly backend: Pick<TableStore, "name" | "capabilities" | "blobs">;
 }
+
+/** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
+export type RequestContext = Requests &
+  TableNaming &
+  Scoped &
+  Limited &
+  Clock &
+  Backoff &
+  PeriodTableLookup &
+  Backend;
