@@ -2,7 +2,7 @@ import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { type RepairResult, repairIndexes } from "./index-repairer.js";
 
@@ -19,7 +19,7 @@ export interface IndexRepairCounts extends RepairResult {
  * partitions starting with `~` or `poison~`.
  */
 export async function repairAllIndexes(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Clock & PeriodTableLookup,
   periodTables: PeriodTableNames,
   models: Iterable<EntityModel>,
   minIntentAgeMs: number,
@@ -47,7 +47,7 @@ export async function repairAllIndexes(
 }
 
 /** Entity types with index intents, and how many each has. */
-async function pendingTypes(runner: StoreRunner): Promise<Map<string, number>> {
+async function pendingTypes(runner: Requests & TableNaming): Promise<Map<string, number>> {
   const table = runner.tableName(INTENTS_TABLE);
   const types = new Map<string, number>();
   let continuation: { nextPartitionKey: string; nextRowKey?: string } | undefined;
