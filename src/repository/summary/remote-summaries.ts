@@ -12,7 +12,7 @@ import type { EntityModel, RemoteSummaryModel, SummaryModel } from "../../schema
 import type { StoreContinuation, TableStore, WireEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,
@@ -85,10 +85,10 @@ export interface LocalTotals {
  */
 export class RemoteSummaries {
   readonly #model: EntityModel;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Backoff;
   readonly #cache: SummaryCache;
 
-  constructor(model: EntityModel, runner: StoreRunner) {
+  constructor(model: EntityModel, runner: Requests & TableNaming & Scoped & Backoff) {
     this.#model = model;
     this.#runner = runner;
     this.#cache = SummaryCache.of(runner.scope);
@@ -225,7 +225,7 @@ function sameExactly(a: SummaryTotals, b: SummaryTotals): boolean {
 export function contributionPlace(
   model: EntityModel,
   summary: RemoteSummary,
-  runner: StoreRunner,
+  runner: TableNaming,
   sourcePartitionKey: string,
 ): { table: string; partitionKey: string; rowKey: string } {
   return {
