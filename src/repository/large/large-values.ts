@@ -11,7 +11,7 @@ import { decodeLargeValue, encodeLargeValue } from "../../serialization/large-va
 import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import { containerOf, formatReference, newBlobName, parseReference } from "./large-reference.js";
 
@@ -90,13 +90,18 @@ export class LargeValues {
   readonly columns: readonly ColumnModel[];
   readonly container: string;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #properties: string[];
   /** A wide entity's references may be in any of its rows: they are read assembled. */
   readonly #wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
 
-  constructor(model: EntityModel, columns: readonly ColumnModel[], table: string, runner: StoreRunner) {
+  constructor(
+    model: EntityModel,
+    columns: readonly ColumnModel[],
+    table: string,
+    runner: Requests & Backend,
+  ) {
     assertBlobStore(model, runner.backend);
     this.columns = columns;
     this.container = containerOf(table);
