@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
 import { ENTITY_TYPE_PROPERTY } from "../../wire/system-properties.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 import { updateWire } from "../core/wire-writes.js";
 import type { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
 
@@ -30,7 +30,7 @@ export interface ReencryptResult {
  */
 export async function reencrypt(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests,
   encryption: EncryptingStore,
   tables: readonly string[],
 ): Promise<ReencryptResult> {

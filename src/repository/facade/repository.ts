@@ -33,7 +33,7 @@ import {
 import { PlainWriter } from "../core/plain-writer.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { wideExecutor } from "../core/wide-reads.js";
 import { writeMode } from "../core/write-mode.js";
 import { IndexLookup } from "../index/index-lookup.js";
@@ -113,7 +113,7 @@ export interface EntityKey {
 export class Repository<T extends object> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: RequestContext;
   /** The context's store as given (signing a SAS needs the AzureStore itself). */
   readonly #store: TableStore;
   /** Where the period tables of the entity are registered (its period repositories' too). */
@@ -133,7 +133,7 @@ export class Repository<T extends object> {
   /** @internal Use `TableContext.repository(Entity)`. */
   static build<T extends object>(
     model: EntityModel<T>,
-    runner: StoreRunner,
+    runner: RequestContext,
     store: TableStore,
     periodTables: PeriodTableNames,
   ): Repository<T> {
@@ -142,7 +142,7 @@ export class Repository<T extends object> {
 
   private constructor(
     model: EntityModel<T>,
-    runner: StoreRunner,
+    runner: RequestContext,
     store: TableStore,
     periodTables: PeriodTableNames,
     periodTable: string | undefined,

@@ -8,7 +8,7 @@ import {
 } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests } from "../../core/requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../../core/wire-writes.js";
 import { holdsWrittenState } from "../../core/written-state.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
@@ -29,7 +29,7 @@ export type StepResult = { outcome: StepOutcome } | { conflict: EventualStepConf
 
 /** Where a step is applied: the class's repository (when known), else the raw table. */
 export interface StepTarget {
-  runner: StoreRunner;
+  runner: Requests;
   /** Opens the step's recorded (sealed) columns. */
   encryption: EncryptingStore;
   /** The repository and model of the step's class, if this context knows it. */

@@ -1,7 +1,7 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Limited, Requests, TableNaming } from "../../core/requests.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
@@ -26,7 +26,7 @@ export interface KnownClass {
 
 /** What running and replaying eventual transactions needs from the context. */
 export interface EventualDeps {
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Limited;
   /** Seals and opens encrypted columns (steps are recorded sealed). */
   encryption: EncryptingStore;
   /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
