@@ -62,6 +62,42 @@ export async function commitTransaction(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
+  for (let round = 1; ; round++) {
+    try {
+      return await commitOnce(runner, operations);
+    } catch (error) {
+      if (!(error instanceof OwnConditionLost) || round >= MAX_COMPANION_ROUNDS) {
+        throw error instanceof OwnConditionLost ? error.failure : error;
+      }
+      // Nothing was written (a definite refusal) and the before-steps were undone: read and plan again.
+      await runner.retry.contend(round);
+    }
+  }
+}
+
+/**
+ * The transaction was refused on an entity's own action because of a condition tablekit added (the
+ * version its summary delta or copies were planned from), not one the caller asked for: an upsert,
+ * or an update or delete with `"*"`. Another writer changed the entity in between; like a single
+ * write, the transaction is planned again from what is stored now.
+ */
+class OwnConditionLost extends Error {
+  constructor(readonly failure: TransactionError) {
+    super(failure.message);
+  }
+}
+
+/** Whether the action as sent carries a condition the caller's action did not (tablekit's own). */
+function conditionAdded(caller: TransactionAction, sent: TransactionAction | undefined): boolean {
+  const conditional = (action: TransactionAction) =>
+    action.kind === "insert" || (action.kind !== "upsert" && action.ifMatch !== "*");
+  return sent !== undefined && conditional(sent) && !conditional(caller);
+}
+
+async function commitOnce(
+  runner: StoreRunner,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
   const table = runner.tableName(first.table);
   const partitionKey = first.partitionKey;
@@ -124,6 +160,18 @@ export async function commitTransaction(
     runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
     await abandon(remote, operations, targetOf, large, summaries, error);
     if (!(error instanceof TransactionError)) throw error;
+    const owner = expanded.owners[error.index];
+    const onEntity = owner !== undefined && firstOf[owner] === error.index;
+    if (
+      onEntity &&
+      !isOutcomeUnknown(error) &&
+      conditionAdded(
+        (operations[owner] as PlannedOperation).action,
+        expanded.operations[error.index]?.action,
+      ) &&
+      (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+    )
+      throw new OwnConditionLost(error);
     const reported = toCallerIndex(error, expanded.owners, firstOf);
     // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
     throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
