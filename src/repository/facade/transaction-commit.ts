@@ -95,7 +95,7 @@ function conditionAdded(caller: TransactionAction, sent: TransactionAction | und
 }
 
 async function commitOnce(
-  runner: StoreRunner,
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
