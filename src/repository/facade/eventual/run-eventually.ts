@@ -1,9 +1,10 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Backend, Limited, Requests, TableNaming } from "../../core/requests.js";
 import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
+import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
 import { readEntityRow } from "./entity-row.js";
@@ -26,7 +27,9 @@ export interface KnownClass {
 
 /** What running and replaying eventual transactions needs from the context. */
 export interface EventualDeps {
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Limited & Backend;
+  /** Seals and opens encrypted columns (steps are recorded sealed). */
+  encryption: EncryptingStore;
   /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
   repositoryOf(table: string, type: string, model?: EntityModel<object>): KnownClass | undefined;
   now(): number;
@@ -69,7 +72,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   const large = steps.map((step) => prepareLarge(runner, step));
   // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
   const logged = await Promise.all(
-    steps.map((step, i) => runner.encryption.sealCopy(step.physicalTable, large[i]?.wire ?? step.wire)),
+    steps.map((step, i) => deps.encryption.sealCopy(step.physicalTable, large[i]?.wire ?? step.wire)),
   );
   const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
   payloadOf(recorded);
@@ -94,7 +97,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     const model = step.model;
     const known = deps.repositoryOf(model.table, model.type, model);
     const result = await applyStep(
-      { runner, repository: known, live: true, source: step.source },
+      { runner, encryption: deps.encryption, repository: known, live: true, source: step.source },
       recorded[i] as RecordedStep,
       i,
     );
@@ -133,7 +136,7 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
 
 /** The row of a step that writes large values, pointed at fresh blob names, and what to upload there. */
 function prepareLarge(
-  runner: StoreRunner,
+  runner: Requests & Backend,
   step: PlannedStep,
 ): { values: LargeValues; wire: WireEntity; uploads: ReturnType<LargeValues["prepare"]> } | undefined {
   const columns = largeColumnsOf(step.model);
