@@ -9,8 +9,8 @@ import { odata, TableClient, type TableTransaction } from "@azure/data-tables";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { startAzurite } from "../scripts/azurite-process.js";
 import { AzureStore, localKeys, MemoryStore, TableContext } from "../src/index.js";
-import { openValue, sealValue } from "../src/repository/encryption/envelope.js";
-import { valueToBytes } from "../src/repository/encryption/value-bytes.js";
+import { openValue, sealValue } from "../src/repository/pipeline/encryption/envelope.js";
+import { valueToBytes } from "../src/repository/pipeline/encryption/value-bytes.js";
 import { getEntityModel } from "../src/schema/entity-model.js";
 import type { StoredEntity } from "../src/store/table-store.js";
 import {

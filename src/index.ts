@@ -32,34 +32,32 @@ export type { ComparisonOperator, Page, PageOptions, ToArrayOptions } from "./qu
 export { Query } from "./query/query.js";
 export type { QueryPageStats } from "./query/query-budget.js";
 export type { QueryExplanation, QueryKind } from "./query/query-plan.js";
-export type { BulkOptions, BulkProgress, BulkResult, FailedBatch } from "./repository/bulk/bulk-types.js";
-export { DynamicQuery } from "./repository/dynamic/dynamic-query.js";
+export type {
+  BulkOptions,
+  BulkProgress,
+  BulkResult,
+  FailedBatch,
+} from "./repository/core/bulk/bulk-types.js";
+export type { CopyRef } from "./repository/core/copy-ref.js";
+export type { PatchChanges, SeriesSlots } from "./repository/core/patch-changes.js";
+export type { RepairCounts, RepairReport } from "./repository/core/repair-kind.js";
+export type { RepairWorker, RepairWorkerOptions } from "./repository/core/repair-worker.js";
+export type { TableKitEvent, TableKitEventListener } from "./repository/core/table-kit-event.js";
+export { DynamicQuery } from "./repository/facade/dynamic/dynamic-query.js";
 export {
   type DynamicDeleteOptions,
   DynamicRepository,
   type DynamicUpdateOptions,
   type DynamicUpsertOptions,
-} from "./repository/dynamic/dynamic-repository.js";
-export type { DynamicRow } from "./repository/dynamic/dynamic-row.js";
-export type { EncryptionOptions, KeyResolver } from "./repository/encryption/key-resolver.js";
-export { localKeys } from "./repository/encryption/local-keys.js";
-export type { ReencryptOptions, ReencryptResult } from "./repository/encryption/reencrypt.js";
-export type { StepOutcome } from "./repository/eventual/apply-step.js";
-export { EventualTransaction } from "./repository/eventual/eventual-transaction.js";
-export type { EventualRepairCounts } from "./repository/eventual/repair-eventual.js";
-export type { EventualResult } from "./repository/eventual/run-eventually.js";
-export type { ExplainedOperation, WritePlan, WriteStep } from "./repository/explain-write.js";
-export type { CopyRef } from "./repository/index/copy-ref.js";
-export { IndexLookup } from "./repository/index/index-lookup.js";
-export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
-export type { IndexDrift } from "./repository/index/index-verifier.js";
-export { type EntityOf, MultiEntitySource } from "./repository/multi-entity-source.js";
-export type { PaceChange } from "./repository/pacing/pace-bucket.js";
-export type { PaceReport } from "./repository/pacing/pacer.js";
-export type { ThroughputOptions } from "./repository/pacing/throughput-options.js";
-export type { PatchChanges, SeriesSlots } from "./repository/patch-changes.js";
-export type { RepairCounts, RepairReport } from "./repository/repair/repair-kind.js";
-export type { RepairWorker, RepairWorkerOptions } from "./repository/repair/repair-worker.js";
+} from "./repository/facade/dynamic/dynamic-repository.js";
+export type { DynamicRow } from "./repository/facade/dynamic/dynamic-row.js";
+export type { StepOutcome } from "./repository/facade/eventual/apply-step.js";
+export { EventualTransaction } from "./repository/facade/eventual/eventual-transaction.js";
+export type { EventualRepairCounts } from "./repository/facade/eventual/repair-eventual.js";
+export type { EventualResult } from "./repository/facade/eventual/run-eventually.js";
+export type { ExplainedOperation, WritePlan, WriteStep } from "./repository/facade/explain-write.js";
+export { type EntityOf, MultiEntitySource } from "./repository/facade/multi-entity-source.js";
+export type { ReencryptOptions, ReencryptResult } from "./repository/facade/reencrypt.js";
 export type {
   DeleteOptions,
   EntityKey,
@@ -69,20 +67,27 @@ export type {
   PatchOptions,
   UpdateOptions,
   UpsertOptions,
-} from "./repository/repository.js";
-export { Repository } from "./repository/repository.js";
-export type { RetryOptions } from "./repository/retry-policy.js";
-export type { SasOptions, SasPermissions } from "./repository/scoped-sas.js";
-export type { SummaryValues } from "./repository/summary/summary-row.js";
-export type { SummaryDrift } from "./repository/summary/summary-verifier.js";
+} from "./repository/facade/repository.js";
+export { Repository } from "./repository/facade/repository.js";
+export type { SasOptions, SasPermissions } from "./repository/facade/scoped-sas.js";
 export {
   type RepairAllOptions,
   TableContext,
   type TableContextOptions,
   type TransactionResult,
-} from "./repository/table-context.js";
-export type { TableKitEvent, TableKitEventListener } from "./repository/table-kit-event.js";
-export { Transaction } from "./repository/transaction.js";
+} from "./repository/facade/table-context.js";
+export { Transaction } from "./repository/facade/transaction.js";
+export { IndexLookup } from "./repository/index/index-lookup.js";
+export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
+export type { IndexDrift } from "./repository/index/index-verifier.js";
+export type { EncryptionOptions, KeyResolver } from "./repository/pipeline/encryption/key-resolver.js";
+export { localKeys } from "./repository/pipeline/encryption/local-keys.js";
+export type { PaceChange } from "./repository/pipeline/pacing/pace-bucket.js";
+export type { PaceReport } from "./repository/pipeline/pacing/pacer.js";
+export type { ThroughputOptions } from "./repository/pipeline/pacing/throughput-options.js";
+export type { RetryOptions } from "./repository/pipeline/retry-policy.js";
+export type { SummaryValues } from "./repository/summary/summary-row.js";
+export type { SummaryDrift } from "./repository/summary/summary-verifier.js";
 export type {
   ColumnDecorator,
   ColumnTypeValue,

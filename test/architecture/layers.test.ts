@@ -153,3 +153,43 @@ describe("the server on a port", () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe("the write path's sub-layers (src/repository)", () => {
+  /**
+   * `pipeline` is how one request reaches the store (limits, request slots, pacing, retry, encryption,
+   * period tables); `core` is what every write shares (the runner, lost answers, intents, bulk
+   * scheduling, reads of an entity's rows); each feature stage builds on those two and never on
+   * another stage; the façade (context, repository, transaction, eventually, dynamic) composes them.
+   */
+  const STAGES = ["index", "summary", "large", "wide"];
+  const BELOW: Record<string, readonly string[]> = {
+    pipeline: [],
+    core: ["pipeline"],
+    ...Object.fromEntries(STAGES.map((stage) => [stage, ["core", "pipeline"]])),
+    facade: ["core", "pipeline", ...STAGES],
+  };
+  const REPOSITORY = join(SRC, "repository");
+  const sublayerOf = (file: string): string | undefined => {
+    const path = relative(REPOSITORY, file);
+    return path.startsWith("..") ? undefined : path.split("/")[0];
+  };
+  const inRepository = [...graph.keys()].filter((file) => sublayerOf(file) !== undefined);
+
+  it("puts every file of src/repository in a known sub-layer folder", () => {
+    const loose = inRepository.filter((file) => !((sublayerOf(file) as string) in BELOW));
+    expect(loose.map((file) => relative(SRC, file))).toEqual([]);
+  });
+
+  it("imports only downward between sub-layers: stages never import each other or the façade", () => {
+    const violations: string[] = [];
+    for (const file of inRepository) {
+      const from = sublayerOf(file) as string;
+      for (const target of graph.get(file) ?? []) {
+        const to = sublayerOf(target);
+        if (to === undefined || to === from) continue;
+        if (!BELOW[from]?.includes(to)) violations.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});

@@ -4,9 +4,9 @@ import {
   BATCH_PAYLOAD_BUDGET,
   BatchPlanner,
   type PlannedBatch,
-} from "../../src/repository/bulk/batch-planner.js";
-import type { WriteUnit } from "../../src/repository/bulk/bulk-types.js";
-import { BATCH_ENVELOPE_BYTES, estimateActionBytes } from "../../src/repository/payload-size.js";
+} from "../../src/repository/core/bulk/batch-planner.js";
+import type { WriteUnit } from "../../src/repository/core/bulk/bulk-types.js";
+import { BATCH_ENVELOPE_BYTES, estimateActionBytes } from "../../src/repository/core/payload-size.js";
 import { ServiceLimits } from "../../src/util/service-limits.js";
 import { type Item, toUnit } from "./bulk-helpers.js";
 

@@ -1,4 +1,4 @@
-import type { WriteUnit } from "../../src/repository/bulk/bulk-types.js";
+import type { WriteUnit } from "../../src/repository/core/bulk/bulk-types.js";
 import type { TransactionAction } from "../../src/store/table-store.js";
 import { shuffled } from "../support/seeded-random.js";
 

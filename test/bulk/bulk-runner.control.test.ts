@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ValidationError } from "../../src/errors.js";
-import { runBulk } from "../../src/repository/bulk/bulk-runner.js";
-import type { BulkResult } from "../../src/repository/bulk/bulk-types.js";
+import { runBulk } from "../../src/repository/core/bulk/bulk-runner.js";
+import type { BulkResult } from "../../src/repository/core/bulk/bulk-types.js";
 import { deferred, endless, flushMicrotasks, grid, HeldSubmit, type Item, toUnit } from "./bulk-helpers.js";
 
 /** The bulk write's outcome as a value, so a rejection is never left unhandled while the test drives it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runBulk } from "../../src/repository/bulk/bulk-runner.js";
+import { runBulk } from "../../src/repository/core/bulk/bulk-runner.js";
 import { grid, type HeldCall, HeldSubmit, type Item, shuffle, toUnit } from "./bulk-helpers.js";
 
 /** Settles the held calls one at a time, in an order `pick` chooses, until the bulk write ends. */

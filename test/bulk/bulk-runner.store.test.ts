@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TransactionError } from "../../src/errors.js";
-import { runBulk } from "../../src/repository/bulk/bulk-runner.js";
-import type { BulkProgress, SubmitBatch, WriteUnit } from "../../src/repository/bulk/bulk-types.js";
+import { runBulk } from "../../src/repository/core/bulk/bulk-runner.js";
+import type { BulkProgress, SubmitBatch, WriteUnit } from "../../src/repository/core/bulk/bulk-types.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { StoredEntity, TableStore } from "../../src/store/table-store.js";
 import { readAll as readTable } from "../support/read-all.js";

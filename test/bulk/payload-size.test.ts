@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimateActionBytes } from "../../src/repository/payload-size.js";
+import { estimateActionBytes } from "../../src/repository/core/payload-size.js";
 import { batchOperationBytes, batchTableUrl, NOMINAL_ACCOUNT_URL } from "../../src/store/batch-body-size.js";
 import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
 

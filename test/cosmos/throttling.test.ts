@@ -8,7 +8,11 @@ import { createHttpHeaders } from "@azure/core-rest-pipeline";
 import { describe, expect, it } from "vitest";
 import { azuriteConnectionStringFor } from "../../scripts/azurite-process.js";
 import { StoreError, TableContext } from "../../src/index.js";
-import { type AttemptContext, classifyFault, RetryPolicy } from "../../src/repository/retry-policy.js";
+import {
+  type AttemptContext,
+  classifyFault,
+  RetryPolicy,
+} from "../../src/repository/pipeline/retry-policy.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { Reading } from "../writes/models.js";
 

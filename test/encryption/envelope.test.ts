@@ -11,8 +11,8 @@ import {
   readEnvelopeHeader,
   sealValue,
   type ValueLocation,
-} from "../../src/repository/encryption/envelope.js";
-import { bytesToValue, valueToBytes } from "../../src/repository/encryption/value-bytes.js";
+} from "../../src/repository/pipeline/encryption/envelope.js";
+import { bytesToValue, valueToBytes } from "../../src/repository/pipeline/encryption/value-bytes.js";
 import type { WireValue } from "../../src/store/table-store.js";
 
 const dataKey = new Uint8Array(32).fill(9);

@@ -14,7 +14,7 @@
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { Departure, departure } from "./models.js";

@@ -1,6 +1,6 @@
 // Free of vitest and of the package index: the SIGKILL test's child process (crash-mover.ts) runs it too.
-import type { EventualTransaction } from "../../src/repository/eventual/eventual-transaction.js";
-import type { TableContext } from "../../src/repository/table-context.js";
+import type { EventualTransaction } from "../../src/repository/facade/eventual/eventual-transaction.js";
+import type { TableContext } from "../../src/repository/facade/table-context.js";
 import { RxEmployee, rxEmployee, valuesOf } from "../indexes/models.js";
 import { ArchivedEmployee, archived, CurrentEmployee, current } from "./models.js";
 

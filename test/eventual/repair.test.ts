@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, TableContext, type TableKitEvent, ValidationError } from "../../src/index.js";
-import type { RepairKind } from "../../src/repository/repair/repair-kind.js";
+import type { RepairKind } from "../../src/repository/core/repair-kind.js";
 import { stores } from "../fixtures/context.js";
 import { expectNoDrift, rowsOf } from "../indexes/helpers.js";
 import { RxEmployee, rxEmployee } from "../indexes/models.js";

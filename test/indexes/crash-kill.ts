@@ -7,7 +7,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import type { RepairResult } from "../../src/index.js";
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { uniquePrefix } from "../fixtures/context.js";

@@ -17,7 +17,7 @@
  * sent or read) until the parent's SIGKILL: the kill lands at exactly that step, whatever the machine load.
  */
 // Modules, not the package index: the memory runs start without loading the Azure SDK.
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";

@@ -13,7 +13,7 @@ import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
 import { uniquePrefix } from "../fixtures/context.js";

@@ -8,7 +8,7 @@
  * `request <method>` before every table or blob request, `committed <key> <version>`, `deleted <key>`.
  * After line <stop at> it freezes (event loop blocked) until the kill, so the kill lands exactly there.
  */
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import type { BlobStore, TableStore } from "../../src/store/table-store.js";
 import { childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";

@@ -4,7 +4,7 @@
  * tenth of the limit; afterwards each quiet second adds a tenth of the limit. Times are in ms.
  */
 import { describe, expect, it } from "vitest";
-import { PaceBucket } from "../../src/repository/pacing/pace-bucket.js";
+import { PaceBucket } from "../../src/repository/pipeline/pacing/pace-bucket.js";
 
 describe("PaceBucket: slow start", () => {
   it("starts at half the limit and doubles after a second with a success and no throttle", () => {

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors.js";
-import { throttleOf } from "../../src/repository/pacing/paced-store.js";
-import { IDLE_BUCKET_MS, type PaceReport, Pacer } from "../../src/repository/pacing/pacer.js";
-import { pinnedPartition } from "../../src/repository/pacing/pinned-partition.js";
+import { throttleOf } from "../../src/repository/pipeline/pacing/paced-store.js";
+import { IDLE_BUCKET_MS, type PaceReport, Pacer } from "../../src/repository/pipeline/pacing/pacer.js";
+import { pinnedPartition } from "../../src/repository/pipeline/pacing/pinned-partition.js";
 import { VirtualClock } from "../support/virtual-clock.js";
 
 function pacerOn(

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Column, Entity, MemoryStore, StoreError, TableContext } from "../../src/index.js";
-import { DEFAULT_RETRY } from "../../src/repository/retry-policy.js";
+import { DEFAULT_RETRY } from "../../src/repository/pipeline/retry-policy.js";
 import { rejectionOf } from "../support/rejection.js";
 import { seededRandom, testSeed } from "../support/seeded-random.js";
 import { type StoreRequest, StoreWrapper } from "../support/store-wrapper.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CopyRef } from "../../src/repository/index/copy-ref.js";
+import type { CopyRef } from "../../src/repository/core/copy-ref.js";
 import { type ListState, memberOf, planListChange, shardsOf } from "../../src/repository/index/list-index.js";
 import type { StoredEntity, WireEntity } from "../../src/store/table-store.js";
 import { ServiceLimits } from "../../src/util/service-limits.js";

@@ -3,7 +3,7 @@
  * policy, like fault retries: its injectable clock and jitter, so tests control them.
  */
 import { describe, expect, it } from "vitest";
-import { RetryPolicy } from "../../src/repository/retry-policy.js";
+import { RetryPolicy } from "../../src/repository/pipeline/retry-policy.js";
 
 describe("contention backoff", () => {
   it("sleeps on the policy's clock, a jittered share of a ceiling that grows with the round", async () => {

@@ -12,7 +12,7 @@ import {
   type TableKitEvent,
   ValidationError,
 } from "../../src/index.js";
-import { type AttemptContext, RetryPolicy } from "../../src/repository/retry-policy.js";
+import { type AttemptContext, RetryPolicy } from "../../src/repository/pipeline/retry-policy.js";
 import { CountingStore } from "../support/counting-store.js";
 import { FaultyStore } from "../support/faulty-store.js";
 import { freshPrefix, rejectionOf } from "./harness.js";

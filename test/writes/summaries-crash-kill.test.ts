@@ -6,7 +6,7 @@
  * lands before, every summary must equal a recount of its partition's rows, with nothing to repair.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { uniquePrefix } from "../fixtures/context.js";

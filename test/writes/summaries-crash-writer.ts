@@ -12,7 +12,7 @@
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { EntityAlreadyExistsError, EntityNotFoundError } from "../../src/errors.js";
-import { TableContext } from "../../src/repository/table-context.js";
+import { TableContext } from "../../src/repository/facade/table-context.js";
 import type { TableStore } from "../../src/store/table-store.js";
 import { announcing, childArguments, freezeAtLine, openChildStore, say } from "../support/child-lines.js";
 import { seededRandom } from "../support/seeded-random.js";

@@ -6,7 +6,7 @@ import {
   COPY_SOURCE_RK_PROPERTY,
   type CopyRef,
   indexOf,
-} from "./copy-ref.js";
+} from "../core/copy-ref.js";
 
 /**
  * The row of one index copy: the entity's (projected) properties, its key fields (always, so a

@@ -1,9 +1,6 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
-import { isTableNotFound } from "../period-tables.js";
-import type { StoreRunner } from "../store-runner.js";
-import { buildCopy } from "./copy-builder.js";
 import {
   COPY_REFS_PROPERTY,
   type CopyRef,
@@ -11,7 +8,10 @@ import {
   encodeCopyRefs,
   isLocal,
   refKey,
-} from "./copy-ref.js";
+} from "../core/copy-ref.js";
+import { isTableNotFound } from "../core/period-tables.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { buildCopy } from "./copy-builder.js";
 import {
   entityStateOf,
   holdsCopy,

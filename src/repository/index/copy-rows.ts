@@ -1,9 +1,6 @@
 import { ENTITY_TYPE_PROPERTY } from "../../schema/build-entity-model.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
-import { parseEntityType, upcasterOf } from "../entity-rows.js";
-import type { StoreRunner } from "../store-runner.js";
-import { holdsWrittenState } from "../written-state.js";
 import {
   COPY_INDEX_PROPERTY,
   COPY_SOURCE_PK_PROPERTY,
@@ -11,7 +8,10 @@ import {
   type CopyRef,
   deriveCopyRefs,
   refKey,
-} from "./copy-ref.js";
+} from "../core/copy-ref.js";
+import { parseEntityType, upcasterOf } from "../core/entity-rows.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { holdsWrittenState } from "../core/written-state.js";
 
 /** The type part of a row's discriminator (`"Employee@2"` → `"Employee"`); `undefined` without one. */
 export function rowType(row: StoredEntity): string | undefined {

@@ -1,6 +1,6 @@
 import type { StateScope } from "../../util/scoped-state.js";
 import { ScopedState } from "../../util/scoped-state.js";
-import type { CopyRef } from "./copy-ref.js";
+import type { CopyRef } from "../core/copy-ref.js";
 
 const tracked = new ScopedState<readonly CopyRef[]>();
 

@@ -1,12 +1,12 @@
 import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
-import type { GroupCompanion } from "../group-companion.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
-import { submitTransaction } from "../submit-transaction.js";
-import { holdsWrittenState } from "../written-state.js";
-import type { CopyRef } from "./copy-ref.js";
+import type { CopyRef } from "../core/copy-ref.js";
+import type { GroupCompanion } from "../core/group-companion.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { submitTransaction } from "../core/submit-transaction.js";
+import { holdsWrittenState } from "../core/written-state.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
 

@@ -5,11 +5,11 @@ import type { QueryExplanation } from "../../query/query-plan.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
-import { tolerateMissingTable } from "../period-tables.js";
-import { queryExecutor } from "../query-executor.js";
-import { readTypesOf } from "../read-types.js";
-import type { StoreRunner } from "../store-runner.js";
-import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
+import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
+import { tolerateMissingTable } from "../core/period-tables.js";
+import { queryExecutor } from "../core/query-executor.js";
+import { readTypesOf } from "../core/read-types.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
 
 /**

@@ -1,11 +1,11 @@
 import { ConcurrencyError, EntityNotFoundError, StoreError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import { registerPeriodTables } from "../period-tables.js";
-import type { StoreRunner } from "../store-runner.js";
+import { encodeCopyRefs } from "../core/copy-ref.js";
+import { type Intent, IntentLog } from "../core/intent-log.js";
+import { registerPeriodTables } from "../core/period-tables.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { reconcileEntity } from "./copy-reconciler.js";
-import { encodeCopyRefs } from "./copy-ref.js";
 import { scanIndexes } from "./index-verifier.js";
-import { type Intent, IntentLog } from "./intent-log.js";
 
 /** Options of `repairIndexes`. */
 export interface RepairOptions {

@@ -1,10 +1,16 @@
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
-import { listPeriodTables } from "../period-tables.js";
-import type { StoreRunner } from "../store-runner.js";
+import {
+  COPY_INDEX_PROPERTY,
+  COPY_REFS_PROPERTY,
+  type CopyRef,
+  decodeCopyRefs,
+  refKey,
+} from "../core/copy-ref.js";
+import { listPeriodTables } from "../core/period-tables.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { buildCopy } from "./copy-builder.js";
-import { COPY_INDEX_PROPERTY, COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, refKey } from "./copy-ref.js";
 import {
   compareRefs,
   entityStateOf,

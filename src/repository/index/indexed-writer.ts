@@ -2,16 +2,16 @@ import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from 
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
-import { writeEach } from "../bulk/bulk-each.js";
-import type { BulkOptions, BulkResult } from "../bulk/bulk-types.js";
-import type { EntityWriter } from "../entity-writer.js";
-import type { CompanionSource } from "../group-companion.js";
-import { deleteExisted, isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
-import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "./copy-ref.js";
+import { writeEach } from "../core/bulk/bulk-each.js";
+import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import type { EntityWriter } from "../core/entity-writer.js";
+import type { CompanionSource } from "../core/group-companion.js";
+import { IntentLog } from "../core/intent-log.js";
+import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
-import { IntentLog } from "./intent-log.js";
 import {
   commitDelete,
   commitEntity,

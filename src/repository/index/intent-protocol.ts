@@ -1,8 +1,5 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
-import type { CompanionSource } from "../group-companion.js";
-import type { StoreRunner } from "../store-runner.js";
-import { reconcileEntity } from "./copy-reconciler.js";
 import {
   COPY_REFS_PROPERTY,
   type CopyRef,
@@ -11,9 +8,12 @@ import {
   indexOf,
   isLocal,
   refKey,
-} from "./copy-ref.js";
+} from "../core/copy-ref.js";
+import type { CompanionSource } from "../core/group-companion.js";
+import type { Intent, IntentLog } from "../core/intent-log.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import type { Intent, IntentLog } from "./intent-log.js";
 import { memberOf } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";

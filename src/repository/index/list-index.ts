@@ -1,7 +1,7 @@
 import { quoteString } from "../../query/odata.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
-import type { StoreRunner } from "../store-runner.js";
-import { COPY_INDEX_PROPERTY, type CopyRef } from "./copy-ref.js";
+import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
+import type { StoreRunner } from "../core/store-runner.js";
 
 /** On an index entity: the value's base RowKey (shards add `~001`, `~002`…). */
 export const LIST_BASE_PROPERTY = "_tkList";

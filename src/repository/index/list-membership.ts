@@ -1,10 +1,10 @@
 import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
-import type { GroupCompanion } from "../group-companion.js";
-import type { StoreRunner } from "../store-runner.js";
-import { submitTransaction } from "../submit-transaction.js";
-import { type CopyRef, refKey } from "./copy-ref.js";
+import { type CopyRef, refKey } from "../core/copy-ref.js";
+import type { GroupCompanion } from "../core/group-companion.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { submitTransaction } from "../core/submit-transaction.js";
 import { planListChange, readList } from "./list-index.js";
 
 /** How many times a write re-reads index entities after losing a race on them (concurrent writers). */

@@ -1,7 +1,7 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
+import { type CopyRef, refKey } from "../core/copy-ref.js";
 import { buildCopy } from "./copy-builder.js";
-import { type CopyRef, refKey } from "./copy-ref.js";
 
 /**
  * The actions of one entity write in its own partition: the entity (an insert, or a replace

@@ -1,15 +1,15 @@
 import { EntityAlreadyExistsError, UniqueConstraintError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { WireEntity } from "../../store/table-store.js";
-import type { StoreRunner } from "../store-runner.js";
-import { buildCopy } from "./copy-builder.js";
 import {
   COPY_SOURCE_PK_PROPERTY,
   COPY_SOURCE_RK_PROPERTY,
   type CopyRef,
   indexOf,
   refKey,
-} from "./copy-ref.js";
+} from "../core/copy-ref.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { buildCopy } from "./copy-builder.js";
 
 /**
  * Claims new values of unique remote indexes before the entity is written, by inserting their

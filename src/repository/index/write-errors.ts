@@ -6,8 +6,8 @@ import {
   UniqueConstraintError,
 } from "../../errors.js";
 import type { TransactionAction } from "../../store/table-store.js";
-import { isOutcomeUnknown, markOutcomeUnknown } from "../lost-answers.js";
-import type { CopyRef } from "./copy-ref.js";
+import type { CopyRef } from "../core/copy-ref.js";
+import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 
 /** What to do about a failed entity transaction (the entity's action first, then its copies, then list entities). */
 export type SubmitFailure =

@@ -1,8 +1,8 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
-import { writeEach } from "../bulk/bulk-each.js";
-import type { BulkOptions, BulkResult } from "../bulk/bulk-types.js";
-import type { EntityWriter } from "../entity-writer.js";
+import { writeEach } from "../core/bulk/bulk-each.js";
+import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import type { EntityWriter } from "../core/entity-writer.js";
 import type { LargeValues } from "./large-values.js";
 
 /**

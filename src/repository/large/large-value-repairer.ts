@@ -1,7 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { BlobInfo } from "../../store/table-store.js";
-import type { StoreRunner } from "../store-runner.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { containerOf, ownerOf, parseReference } from "./large-reference.js";
 import { assertBlobStore, blobsOf, largeColumnsOf } from "./large-values.js";
 

@@ -10,9 +10,9 @@ import type { ColumnModel, EntityModel } from "../../schema/entity-model.js";
 import { decodeLargeValue, encodeLargeValue } from "../../serialization/large-value-codec.js";
 import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
-import { readWide } from "../wide-reads.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { readWide } from "../core/wide-reads.js";
 import { containerOf, formatReference, newBlobName, parseReference } from "./large-reference.js";
 
 /** Blob downloads in flight at once while a page of entities is completed. */

@@ -12,7 +12,7 @@ import type { EntityModel, RemoteSummaryModel, SummaryModel } from "../../schema
 import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
-import type { StoreRunner } from "../store-runner.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,

@@ -1,5 +1,5 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoreRunner } from "../store-runner.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { remoteSummariesOf } from "./remote-summaries.js";
 import { SummaryIntents, summaryIntentAge } from "./summary-intents.js";
 import { mirrorLocal } from "./summary-repairer.js";

@@ -15,10 +15,10 @@ import type {
   WriteMode,
   WriteResult,
 } from "../../store/table-store.js";
-import { upcasterOf } from "../entity-rows.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
-import { submitTransaction } from "../submit-transaction.js";
+import { upcasterOf } from "../core/entity-rows.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { submitTransaction } from "../core/submit-transaction.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,

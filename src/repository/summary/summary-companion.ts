@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
-import { upcasterOf } from "../entity-rows.js";
-import type { CompanionWrite, GroupCompanion } from "../group-companion.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
+import { upcasterOf } from "../core/entity-rows.js";
+import type { CompanionWrite, GroupCompanion } from "../core/group-companion.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import {
   addTotals,

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { EntityNotFoundError, StoreError } from "../../errors.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
-import { INTENTS_TABLE } from "../index/intent-log.js";
-import { intentShardRows } from "../intent-shards.js";
-import type { StoreRunner } from "../store-runner.js";
+import { INTENTS_TABLE } from "../core/intent-log.js";
+import { intentShardRows } from "../core/intent-shards.js";
+import type { StoreRunner } from "../core/store-runner.js";
 
 /**
  * Remote-summary intents live in the intents table beside index intents and eventual transactions,

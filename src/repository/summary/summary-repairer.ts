@@ -3,8 +3,8 @@ import { ConcurrencyError, EntityAlreadyExistsError } from "../../errors.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation } from "../../store/table-store.js";
-import { upcasterOf } from "../entity-rows.js";
-import type { StoreRunner } from "../store-runner.js";
+import { upcasterOf } from "../core/entity-rows.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {

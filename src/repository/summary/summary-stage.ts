@@ -1,9 +1,9 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "../group-companion.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
+import type { CompanionSource, CompanionWrite, GroupCompanion } from "../core/group-companion.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import {
   RemoteSummaries,
   type RemoteSummary,

@@ -1,8 +1,8 @@
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation } from "../../store/table-store.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
-import { upcasterOf } from "../entity-rows.js";
-import type { StoreRunner } from "../store-runner.js";
+import { upcasterOf } from "../core/entity-rows.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import {
   contributionRowKey,
   RemoteSummaries,

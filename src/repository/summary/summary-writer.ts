@@ -2,13 +2,13 @@ import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
-import { assertWithinLimits } from "../backend-limits.js";
-import { runBulk } from "../bulk/bulk-runner.js";
-import type { BulkOptions, BulkResult, WriteUnit } from "../bulk/bulk-types.js";
-import type { EntityWriter } from "../entity-writer.js";
-import { isOutcomeUnknown } from "../lost-answers.js";
-import type { StoreRunner } from "../store-runner.js";
-import { holdsWrittenState } from "../written-state.js";
+import { runBulk } from "../core/bulk/bulk-runner.js";
+import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types.js";
+import type { EntityWriter } from "../core/entity-writer.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { holdsWrittenState } from "../core/written-state.js";
+import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import {
   RemoteSummaries,
   type RemoteSummary,

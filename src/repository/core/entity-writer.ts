@@ -1,0 +1,34 @@
+import type { StoredEntity, WriteMode } from "../../store/table-store.js";
+import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
+
+/**
+ * How a repository writes one entity class: plain entities in one request each (`PlainWriter`),
+ * entities with secondary indexes together with their copies (`IndexedWriter`). Both settle lost
+ * answers by the same rules (`lost-answers.ts`) and track the written ETag (and copies) of the
+ * instance in the runner's scope.
+ */
+export interface EntityWriter<T extends object> {
+  /** Inserts; `EntityAlreadyExistsError` (or `UniqueConstraintError`) if the key (or a unique value) is taken. */
+  insert(entity: T): Promise<void>;
+  /** Inserts or replaces (or merges) without a condition. */
+  upsert(entity: T, mode: WriteMode): Promise<void>;
+  /** Replaces or merges an existing entity conditional on `ifMatch` (`"*"`: any version). */
+  update(entity: T, mode: WriteMode, ifMatch: string): Promise<void>;
+  /** Deletes by key; `ifMatch` default: the instance's tracked ETag, else unconditional. Resolves whether it existed. */
+  delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean>;
+  /** Inserts many; see `Repository.bulkInsert`. */
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>>;
+  /** Upserts many; see `Repository.bulkUpsert`. */
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>>;
+  /** Deletes many by key; see `Repository.bulkDelete`. */
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>>;
+  /** Records what a later write of an instance just read needs to know (its copies, for indexed entities). */
+  track(entity: T, stored: StoredEntity): void;
+}

@@ -1,0 +1,49 @@
+import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+
+/** One entity write as a companion sees it: the state it is conditional on and the row it leaves. */
+export interface CompanionWrite {
+  partitionKey: string;
+  rowKey: string;
+  /** The ETag the entity's action is conditional on; undefined for an insert (the entity is absent). */
+  condition: string | undefined;
+  /** The stored row at `condition`, when the writer has read it already (saves the companion a read). */
+  before: StoredEntity | undefined;
+  /** The row the write stores (replace semantics); undefined for a delete. */
+  after: WireEntity | undefined;
+}
+
+/**
+ * Rows that ride in an entity's own entity group transaction besides its copies (e.g. summary rows):
+ * planned afresh each round from what is stored, appended last, each conditional on its own ETag, so
+ * another writer's change in between fails the whole transaction and the round is planned again.
+ */
+export interface GroupCompanion {
+  /** The RowKeys of the rows it adds (each once per transaction), for the rules checked before sending. */
+  readonly rowKeys: readonly string[];
+  /** The actions of this round; round 1 may trust cached state, later rounds (after a lost race) read. */
+  plan(round: number): Promise<TransactionAction[]>;
+  /** The transaction committed: the results of this round's companion actions (undefined: answer lost). */
+  committed(results: readonly WriteResult[] | undefined): void;
+  /**
+   * A submit failed in a way that is not a definite refusal (lost answer, exhausted retries): whether
+   * the transaction committed (`applied`), certainly did not (`retry`), or cannot be told (throws).
+   * `undefined` leaves the error to the writer's own rules.
+   */
+  settle(error: unknown): Promise<"applied" | "retry" | undefined>;
+  /** A step before the commit (a remote summary's intent), awaited before the transaction is sent. */
+  before?(): Promise<void>;
+  /** Steps after the commit (a remote summary's contribution mirrored, its intent removed). */
+  after?(): Promise<void>;
+  /** The commit failed: undoes what `before` did where that is safe. */
+  abandon?(error: unknown): Promise<void>;
+}
+
+/** Where an entity writer gets companions for its writes; `assertKey` refuses entity keys a companion owns. */
+export interface CompanionSource {
+  /** Most actions one write's companion adds (room the writer leaves in a transaction). */
+  readonly reserved: number;
+  assertKey(rowKey: string): void;
+  companion(write: CompanionWrite): GroupCompanion;
+  /** The companion rows of several writes of one partition committed together (a `db.transaction`). */
+  companionOfAll(writes: readonly CompanionWrite[]): GroupCompanion;
+}

@@ -1,0 +1,95 @@
+import type { TableTemplate } from "../../keys/table-template.js";
+import type { QueryExecutor } from "../../query/query.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import { isTableNotFound } from "../pipeline/period-table-store.js";
+import type { BulkResult } from "./bulk/bulk-types.js";
+import type { StoreRunner } from "./store-runner.js";
+
+export { isTableNotFound } from "../pipeline/period-table-store.js";
+
+/** The executor of one period's table: a table that does not exist yet reads as empty. */
+export function tolerateMissingTable<T>(executor: QueryExecutor<T>): QueryExecutor<T> {
+  const tolerant: QueryExecutor<T> = {
+    async fetchPage(table, filter, select, top, continuation) {
+      try {
+        return await executor.fetchPage(table, filter, select, top, continuation);
+      } catch (error) {
+        if (isTableNotFound(error)) return { items: [] };
+        throw error;
+      }
+    },
+    async fetchPoint(table, partitionKey, rowKey, select) {
+      try {
+        return await executor.fetchPoint(table, partitionKey, rowKey, select);
+      } catch (error) {
+        if (isTableNotFound(error)) return undefined;
+        throw error;
+      }
+    },
+  };
+  const fetchFirst = executor.fetchFirst;
+  if (fetchFirst !== undefined) {
+    tolerant.fetchFirst = async (table, filter, select, top) => {
+      try {
+        return await fetchFirst(table, filter, select, top);
+      } catch (error) {
+        if (isTableNotFound(error)) return [];
+        throw error;
+      }
+    };
+  }
+  return tolerant;
+}
+
+/**
+ * A bulk write of a table-per-period entity: reads every item first (so an item without its period
+ * field rejects the whole call before any request), groups them by period table, and runs one bulk
+ * write per table, one table after another; the results add up.
+ */
+export async function periodBulk<I, R>(
+  items: Iterable<I> | AsyncIterable<I>,
+  tableOf: (item: I) => R,
+  write: (table: R, group: I[]) => Promise<BulkResult<I>>,
+): Promise<BulkResult<I>> {
+  const groups = new Map<R, I[]>();
+  for await (const item of items) {
+    const table = tableOf(item);
+    const group = groups.get(table);
+    if (group === undefined) groups.set(table, [item]);
+    else group.push(item);
+  }
+  const total: BulkResult<I> = { written: 0, batches: 0, retries: 0, failed: [] };
+  for (const [table, group] of groups) {
+    const result = await write(table, group);
+    total.written += result.written;
+    total.batches += result.batches;
+    total.retries += result.retries;
+    total.failed.push(...result.failed);
+  }
+  return total;
+}
+
+/** Lets the runner's store create the period tables of an entity (and of its indexes) on first write. */
+export function registerPeriodTables(runner: StoreRunner, model: EntityModel): void {
+  if (model.tableTemplate !== undefined) runner.periodTables.add(model.tableTemplate);
+  for (const index of model.indexes.values()) {
+    if (index.tableTemplate !== undefined) runner.periodTables.add(index.tableTemplate);
+  }
+}
+
+/** The existing tables of a period template with the end of each period, ascending (one listing request). */
+export async function listPeriodTables(
+  runner: StoreRunner,
+  template: TableTemplate,
+): Promise<{ name: string; end: Date }[]> {
+  const contextPrefix = runner.tableName("");
+  const prefix = runner.tableName(template.literalPrefix);
+  const names = await runner.run("listTables", prefix, (s) => s.listTables(prefix));
+  const tables: { name: string; end: Date }[] = [];
+  for (const name of names.sort()) {
+    // The listing matches by prefix; keep only names this template produces (not `Logs2026x`).
+    const start = template.periodOf(name.slice(contextPrefix.length));
+    if (start !== undefined) tables.push({ name, end: template.nextPeriod(start) });
+  }
+  return tables;
+}

@@ -1,0 +1,71 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
+import type { StoredEntity, WriteMode } from "../../store/table-store.js";
+import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
+import { writeBulk } from "./bulk/bulk-writer.js";
+import type { EntityWriter } from "./entity-writer.js";
+import type { StoreRunner } from "./store-runner.js";
+import { deleteWire, insertWire, updateWire, upsertWire } from "./wire-writes.js";
+
+/** Writes entities without secondary indexes: one request per write, bulk writes as batches. */
+export class PlainWriter<T extends object> implements EntityWriter<T> {
+  readonly #model: EntityModel<T>;
+  readonly #table: string;
+  readonly #runner: StoreRunner;
+
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+    this.#model = model;
+    this.#table = table;
+    this.#runner = runner;
+  }
+
+  async insert(entity: T): Promise<void> {
+    const etag = await insertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity));
+    rememberEtag(entity, etag, this.#runner.scope);
+  }
+
+  async upsert(entity: T, mode: WriteMode): Promise<void> {
+    const etag = await upsertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity), mode);
+    rememberEtag(entity, etag, this.#runner.scope);
+  }
+
+  async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
+    const wire = this.#model.mapper.toWire(entity);
+    const etag = await updateWire(this.#runner, this.#table, wire, mode, ifMatch);
+    rememberEtag(entity, etag, this.#runner.scope);
+  }
+
+  async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
+    const values = key as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    const condition = ifMatch ?? etagIn(key, this.#runner.scope) ?? "*";
+    const existed = await deleteWire(this.#runner, this.#table, partitionKey, rowKey, condition);
+    rememberEtag(key, undefined, this.#runner.scope);
+    return existed;
+  }
+
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
+    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "insert" }, options);
+  }
+
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>> {
+    return writeBulk(this.#runner, this.#model, this.#table, items, { kind: "upsert", mode }, options);
+  }
+
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>> {
+    const model = this.#model as unknown as EntityModel<Partial<T>>;
+    return writeBulk(this.#runner, model, this.#table, keys, { kind: "delete" }, options);
+  }
+
+  track(_entity: T, _stored: StoredEntity): void {
+    // A plain entity's ETag is all there is to track, and the reader records it.
+  }
+}

@@ -1,0 +1,121 @@
+import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
+import type { EntityModel } from "../../../schema/entity-model.js";
+import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
+import type { StoreRunner } from "../../core/store-runner.js";
+import { assertWithinLimits } from "../../pipeline/backend-limits.js";
+import type { Repository } from "../repository.js";
+import { applyStep, type StepOutcome } from "./apply-step.js";
+import { readEntityRow } from "./entity-row.js";
+import { EventualLog, payloadOf } from "./eventual-log.js";
+import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
+import type { RecordedStep } from "./recorded-step.js";
+import { encodeWire } from "./wire-json.js";
+
+/** What `db.eventually` did: one outcome per step, in the callback's order. */
+export interface EventualResult {
+  /** `applied`, `alreadyDone` (found applied by an earlier attempt), `absent` (a delete with nothing to delete) or `superseded`. */
+  outcomes: StepOutcome[];
+}
+
+/** A class the context knows: its model and its repository. */
+export interface KnownClass {
+  repository: Repository<object>;
+  model: EntityModel<object>;
+}
+
+/** What running and replaying eventual transactions needs from the context. */
+export interface EventualDeps {
+  runner: StoreRunner;
+  /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
+  repositoryOf(table: string, type: string, model?: EntityModel<object>): KnownClass | undefined;
+  now(): number;
+}
+
+/** A stand-in ETag as long as any real one: the payload's size is checked before the versions are read. */
+const PLACEHOLDER_ETAG = `W/"datetime'${"0".repeat(40)}'"`;
+
+/**
+ * Runs an eventually consistent transaction: validate the whole set (no request), read the
+ * versions that steps without a tracked ETag are conditional on, record the set as one intent,
+ * apply each step idempotently in order, remove the intent. A conflict refuses only its own step:
+ * the others are rolled forward, the intent is removed, and the call rejects with
+ * `EventualStepError`. Any other failure (a fault, an unknown outcome) rejects with that error and
+ * leaves the intent, which `db.repair()` finishes.
+ */
+export async function runEventually(deps: EventualDeps, tx: EventualTransaction): Promise<EventualResult> {
+  const steps = tx.steps;
+  if (steps.length === 0)
+    throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
+  const { runner } = deps;
+  for (const step of steps) {
+    // A wide entity's rows are checked as rows (its repository splits it).
+    if (step.model.wide) continue;
+    // Stricter backends (the Cosmos DB Table API) have their own key and property limits.
+    const { partitionKey, rowKey } = step.wire;
+    const action: TransactionAction =
+      step.op === "delete"
+        ? { kind: "delete", partitionKey, rowKey, ifMatch: "*" }
+        : { kind: "upsert", entity: step.wire, mode: step.mode };
+    assertWithinLimits(
+      runner.limits,
+      action,
+      `eventual step ${step.index} (${step.op} ${step.model.name}, PartitionKey '${partitionKey}', RowKey '${rowKey}')`,
+    );
+  }
+  for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
+  // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
+  const logged = await Promise.all(
+    steps.map((step) => runner.encryption.sealCopy(step.physicalTable, step.wire)),
+  );
+  const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
+  payloadOf(recorded);
+
+  for (const [i, step] of steps.entries()) {
+    if (step.op === "insert") recorded[i] = record(step, null, logged[i]);
+    else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch, logged[i]);
+    else {
+      // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version read now.
+      const stored = await readEntityRow(runner, step.model, step.physicalTable, step.wire);
+      recorded[i] = record(step, stored?.etag ?? null, logged[i]);
+    }
+  }
+  const log = new EventualLog(runner);
+  const intent = await log.record(payloadOf(recorded), recorded, deps.now());
+
+  const outcomes: StepOutcome[] = [];
+  const conflicts: EventualStepConflict[] = [];
+  for (const [i, step] of steps.entries()) {
+    const model = step.model;
+    const known = deps.repositoryOf(model.table, model.type, model);
+    const result = await applyStep(
+      { runner, repository: known, live: true, source: step.source },
+      recorded[i] as RecordedStep,
+      i,
+    );
+    if ("conflict" in result) conflicts.push(result.conflict);
+    else outcomes.push(result.outcome);
+  }
+  try {
+    await log.complete(intent);
+  } catch {
+    // Every step is applied: a removal that failed leaves an intent whose replay finds each step done.
+  }
+  const [first, ...rest] = conflicts;
+  if (first) throw new EventualStepError([first, ...rest]);
+  return { outcomes };
+}
+
+function record(step: PlannedStep, expect: string | null, wire: WireEntity | undefined): RecordedStep {
+  return {
+    op: step.op,
+    table: step.model.table,
+    type: step.model.type,
+    at: step.physicalTable,
+    // Summaries too: their rows change with each write, which only the class's repository does.
+    // Wide entities too: their rows are split and replaced by their repository.
+    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0 || step.model.wide,
+    mode: step.mode,
+    expect,
+    wire: encodeWire(wire ?? step.wire),
+  };
+}

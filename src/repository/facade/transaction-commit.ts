@@ -1,0 +1,401 @@
+import { ConcurrencyError, TransactionError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import { rememberEtag } from "../../serialization/entity-etag.js";
+import { wideEtag } from "../../serialization/wide-rows.js";
+import type { TransactionAction, WriteResult } from "../../store/table-store.js";
+import { isLocal } from "../core/copy-ref.js";
+import type { GroupCompanion } from "../core/group-companion.js";
+import { IntentLog } from "../core/intent-log.js";
+import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { submitTransaction } from "../core/submit-transaction.js";
+import { rememberCopies } from "../index/copy-state.js";
+import {
+  abandonRemoteWork,
+  beginRemoteWork,
+  finishRemoteWork,
+  type IndexedTarget,
+  type RemoteWork,
+} from "../index/intent-protocol.js";
+import { type ListChange, listCompanion } from "../index/list-membership.js";
+import { LargeValues, largeColumnsOf } from "../large/large-values.js";
+import { SummaryCommitter } from "../summary/summary-committer.js";
+import { SummaryStage } from "../summary/summary-stage.js";
+import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
+import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
+
+/** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
+const MAX_COMPANION_ROUNDS = 200;
+
+/** The result of a committed transaction: one ETag per operation (empty for deletes). */
+export interface TransactionResult {
+  etags: string[];
+}
+
+/** The blob half of one operation with large columns: its uploads before, the blobs it replaces after. */
+interface LargeWork {
+  large: LargeValues;
+  uploads: ReturnType<LargeValues["prepare"]>;
+  before: ReadonlyMap<string, string> | undefined;
+  operation: PlannedOperation;
+}
+
+/**
+ * Commits the caller's operations (one table, one partition) as one plan, the same one a single
+ * write of each entity makes, merged into one entity group transaction:
+ * - before: large values uploaded (the rows point at them), intents recorded and unique values
+ *   claimed for copies in other partitions or tables;
+ * - commit: the entity rows, their same-partition copies and the summary rows of their partition
+ *   (conditional on their ETags; a lost race on a summary row is planned again), counted toward the
+ *   transaction's operations;
+ * - after: copies elsewhere written and the intents removed, replaced blobs removed.
+ */
+export async function commitTransaction(
+  runner: StoreRunner,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
+  for (let round = 1; ; round++) {
+    try {
+      return await commitOnce(runner, operations);
+    } catch (error) {
+      if (!(error instanceof OwnConditionLost) || round >= MAX_COMPANION_ROUNDS) {
+        throw error instanceof OwnConditionLost ? error.failure : error;
+      }
+      // Nothing was written (a definite refusal) and the before-steps were undone: read and plan again.
+      await runner.retry.contend(round);
+    }
+  }
+}
+
+/**
+ * The transaction was refused on an entity's own action because of a condition tablekit added (the
+ * version its summary delta or copies were planned from), not one the caller asked for: an upsert,
+ * or an update or delete with `"*"`. Another writer changed the entity in between; like a single
+ * write, the transaction is planned again from what is stored now.
+ */
+class OwnConditionLost extends Error {
+  constructor(readonly failure: TransactionError) {
+    super(failure.message);
+  }
+}
+
+/** Whether the action as sent carries a condition the caller's action did not (tablekit's own). */
+function conditionAdded(caller: TransactionAction, sent: TransactionAction | undefined): boolean {
+  const conditional = (action: TransactionAction) =>
+    action.kind === "insert" || (action.kind !== "upsert" && action.ifMatch !== "*");
+  return sent !== undefined && conditional(sent) && !conditional(caller);
+}
+
+async function commitOnce(
+  runner: StoreRunner,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
+  const first = operations[0] as PlannedOperation;
+  const table = runner.tableName(first.table);
+  const partitionKey = first.partitionKey;
+
+  const committers = summaryCommitters(runner, table, operations);
+  // Before: large values (the rows are pointed at them before the copies are derived).
+  const large = await prepareLarge(runner, table, operations);
+  const expanded = await expandIndexCopies(operations, runner, table);
+  const isLocalChange = (change: ListChange, index: number) =>
+    isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
+  const localLists = expanded.lists.flatMap((changes, index) =>
+    changes
+      .filter((change) => isLocalChange(change, index))
+      .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
+  );
+  const summaries = summaryStages(runner, table, operations, expanded, committers);
+  // Summary rows first: their logs settle a lost answer (see submitRounds).
+  const companions = [
+    ...summaries.map((stage) => stage.companion),
+    ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
+  ];
+  // Every rule that needs no request, the summary rows counted, before anything is sent.
+  assertValidTransaction(
+    withCompanionRows(expanded.operations, companions, first),
+    runner.limits,
+    () => table,
+  );
+  const targets = new Map<EntityModel<object>, IndexedTarget>();
+  const targetOf = (model: EntityModel<object>): IndexedTarget => {
+    let target = targets.get(model);
+    if (target === undefined) {
+      target = { model, table, runner, intents: new IntentLog(runner) };
+      targets.set(model, target);
+    }
+    return target;
+  };
+  const remote: Array<RemoteWork | undefined> = [];
+  try {
+    await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+    for (const stage of summaries) await stage.before();
+    for (const [index, copies] of expanded.remote.entries()) {
+      const operation = operations[index] as PlannedOperation;
+      remote.push(
+        copies && (await beginRemoteWork(targetOf(operation.model), copies.row, copies.before, copies.next)),
+      );
+    }
+  } catch (error) {
+    await abandon(remote, operations, targetOf, large, summaries, error);
+    throw error;
+  }
+
+  // Commit: one entity group transaction.
+  const actions = expanded.operations.map((operation) => operation.action);
+  const firstOf = operations.map((_, index) => expanded.owners.indexOf(index));
+  let results: WriteResult[] | undefined;
+  try {
+    results = await submitRounds(runner, table, partitionKey, actions, companions);
+    runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
+  } catch (error) {
+    runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
+    await abandon(remote, operations, targetOf, large, summaries, error);
+    if (!(error instanceof TransactionError)) throw error;
+    const owner = expanded.owners[error.index];
+    const onEntity = owner !== undefined && firstOf[owner] === error.index;
+    if (
+      onEntity &&
+      !isOutcomeUnknown(error) &&
+      conditionAdded(
+        (operations[owner] as PlannedOperation).action,
+        expanded.operations[error.index]?.action,
+      ) &&
+      (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+    )
+      throw new OwnConditionLost(error);
+    const reported = toCallerIndex(error, expanded.owners, firstOf);
+    // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
+    throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
+  }
+
+  // After: copies elsewhere, intents removed, replaced blobs removed; instances track what they hold.
+  const etags = firstOf.map((at, index) =>
+    (operations[index] as PlannedOperation).model.wide
+      ? wideEtagOf(expanded, index, results)
+      : (results?.[at]?.etag ?? ""),
+  );
+  for (const [index, work] of remote.entries()) {
+    const operation = operations[index] as PlannedOperation;
+    const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+    await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, remoteLists);
+  }
+  for (const stage of summaries) await stage.after();
+  for (const work of large) {
+    if (work.before === undefined) continue;
+    const { action } = work.operation;
+    const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+    await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
+  }
+  operations.forEach((operation, index) => {
+    if (!operation.entity) return;
+    const deleted = operation.action.kind === "delete";
+    rememberEtag(operation.entity, deleted || results === undefined ? undefined : etags[index], runner.scope);
+    if (expanded.copies[index] !== undefined)
+      rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], runner.scope);
+  });
+  return { etags };
+}
+
+/** A wide entity's ETag: its written rows' ETags, in part order. */
+function wideEtagOf(
+  expanded: ExpandedTransaction,
+  owner: number,
+  results: readonly WriteResult[] | undefined,
+): string {
+  if (results === undefined) return "";
+  const etags: string[] = [];
+  expanded.owners.forEach((at, i) => {
+    if (at === owner && expanded.operations[i]?.action.kind !== "delete") etags.push(results[i]?.etag ?? "");
+  });
+  return etags.length === 0 ? "" : wideEtag(etags);
+}
+
+/** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
+async function prepareLarge(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+): Promise<LargeWork[]> {
+  // Per class, once (most transactions hold one or two classes and no large column).
+  const byModel = new Map<EntityModel<object>, LargeValues | undefined>();
+  const work: LargeWork[] = [];
+  for (const operation of operations) {
+    let large = byModel.get(operation.model);
+    if (large === undefined && !byModel.has(operation.model)) {
+      const columns = largeColumnsOf(operation.model);
+      large = columns && new LargeValues(operation.model, columns, table, runner);
+      byModel.set(operation.model, large);
+    }
+    if (large === undefined) continue;
+    const { action } = operation;
+    const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
+    work.push({ large, uploads, before: undefined, operation });
+  }
+  await Promise.all(
+    work.map(async (item) => {
+      if (item.operation.action.kind === "insert") return;
+      item.before = await item.large.current(item.operation.partitionKey, item.operation.rowKey);
+    }),
+  );
+  return work;
+}
+
+/**
+ * The summary committer of each entity class with summaries; refuses, before any request, an entity
+ * whose RowKey is a summary row's.
+ */
+function summaryCommitters(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+): Map<EntityModel<object>, SummaryCommitter> {
+  const committers = new Map<EntityModel<object>, SummaryCommitter>();
+  operations.forEach((operation) => {
+    const { model } = operation;
+    if (model.summaries.size === 0) return;
+    let committer = committers.get(model);
+    if (committer === undefined) {
+      committer = new SummaryCommitter(model, table, runner);
+      committers.set(model, committer);
+    }
+    committer.assertNotSummaryKey(operation.rowKey);
+  });
+  return committers;
+}
+
+/** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
+function summaryStages(
+  runner: StoreRunner,
+  table: string,
+  operations: readonly PlannedOperation[],
+  expanded: ExpandedTransaction,
+  committers: ReadonlyMap<EntityModel<object>, SummaryCommitter>,
+): SummaryStage[] {
+  const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
+  expanded.summarized.forEach((write, index) => {
+    if (write === undefined) return;
+    const model = (operations[index] as PlannedOperation).model;
+    const writes = byModel.get(model) ?? [];
+    writes.push(write);
+    byModel.set(model, writes);
+  });
+  return [...byModel].map(
+    ([model, writes]) =>
+      new SummaryStage(model, table, runner, committers.get(model) as SummaryCommitter, writes),
+  );
+}
+
+/** The operations with one placeholder per summary row, for the service rules (count, one partition). */
+function withCompanionRows(
+  operations: readonly PlannedOperation[],
+  companions: readonly GroupCompanion[],
+  first: PlannedOperation,
+): PlannedOperation[] {
+  const rows: PlannedOperation[] = [];
+  for (const companion of companions) {
+    for (const rowKey of companion.rowKeys) {
+      rows.push({
+        ...first,
+        action: { kind: "upsert", entity: { partitionKey: first.partitionKey, rowKey }, mode: "replace" },
+        rowKey,
+        entity: undefined,
+        describe: `summary row '${rowKey}'`,
+      });
+    }
+  }
+  return [...operations, ...rows];
+}
+
+/**
+ * Sends the transaction with its summary rows, planned afresh each round: another writer's change
+ * of a summary row fails the whole transaction (nothing written), and it is planned again.
+ */
+async function submitRounds(
+  runner: StoreRunner,
+  table: string,
+  partitionKey: string,
+  actions: readonly TransactionAction[],
+  companions: readonly GroupCompanion[],
+): Promise<WriteResult[] | undefined> {
+  for (let round = 1; ; round++) {
+    const planned = await Promise.all(companions.map((c) => c.plan(round)));
+    const all = [...actions, ...planned.flat()];
+    try {
+      const { results } = await submitTransaction(runner, table, partitionKey, all);
+      let at = actions.length;
+      companions.forEach((companion, i) => {
+        const count = (planned[i] as TransactionAction[]).length;
+        companion.committed(results.slice(at, at + count));
+        at += count;
+      });
+      return results;
+    } catch (error) {
+      const definite = error instanceof TransactionError && !isOutcomeUnknown(error);
+      if (definite && error.index >= actions.length && companions.length > 0) {
+        // A summary row changed since it was read: plan again.
+        if (error.statusCode !== 412 && error.statusCode !== 409) throw error;
+        if (round >= MAX_COMPANION_ROUNDS) {
+          throw new ConcurrencyError({ table, partitionKey, rowKey: error.rowKey ?? "" }, { cause: error });
+        }
+        await runner.retry.contend(round);
+        continue;
+      }
+      if (definite || companions.length === 0) throw error;
+      // The answer may be lost after the transaction committed: the summary rows' logs can tell.
+      const verdict = await (companions[0] as GroupCompanion).settle(error);
+      if (verdict === "retry") continue;
+      if (verdict === "applied") {
+        for (const companion of companions) companion.committed(undefined);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+}
+
+/** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
+async function abandon(
+  remote: ReadonlyArray<RemoteWork | undefined>,
+  operations: readonly PlannedOperation[],
+  targetOf: (model: EntityModel<object>) => IndexedTarget,
+  large: readonly LargeWork[],
+  summaries: readonly SummaryStage[],
+  error: unknown,
+): Promise<void> {
+  for (const stage of summaries) await stage.abandon(error);
+  for (const [index, work] of remote.entries()) {
+    const operation = operations[index] as PlannedOperation;
+    await abandonRemoteWork(targetOf(operation.model), work, error);
+  }
+  for (const work of large) await work.large.discard(work.uploads, error);
+}
+
+/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
+function toCallerIndex(
+  error: TransactionError,
+  owners: readonly number[],
+  firstOf: readonly number[],
+): TransactionError {
+  const owner = owners[error.index];
+  if (
+    owner === undefined ||
+    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
+  )
+    return error;
+  const onCopy = firstOf[owner] !== error.index;
+  return new TransactionError(
+    {
+      index: owner,
+      table: error.table,
+      partitionKey: error.partitionKey,
+      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
+      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
+      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
+      message: onCopy
+        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
+        : "",
+    },
+    { cause: error },
+  );
+}

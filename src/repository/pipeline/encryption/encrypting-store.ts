@@ -1,0 +1,155 @@
+import { DelegatingStore } from "../../../store/delegating-store.js";
+import type {
+  PropertyTypes,
+  StoredEntity,
+  StorePage,
+  StoreQuery,
+  TableStore,
+  TransactionAction,
+  WireEntity,
+  WriteMode,
+  WriteResult,
+} from "../../../store/table-store.js";
+import { DataKeyCache } from "./data-key-cache.js";
+import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
+import { EntityOpener } from "./entity-opener.js";
+import { EntitySealer } from "./entity-sealer.js";
+import type { KeyResolver } from "./key-resolver.js";
+
+/** Unwrapped data keys kept per context (a few KiB): enough for the rows of a page read twice. */
+const DATA_KEY_CACHE_SIZE = 1024;
+/** Rows of one page opened at once (each may ask the key resolver to unwrap). */
+const OPEN_CONCURRENCY = 16;
+
+/**
+ * Client-side encryption as a store in front of the context's store: every write (plain, indexed,
+ * bulk, transactions, `db.dynamic`, repair) seals the encrypted columns of the rows it sends, and
+ * every read opens them, so nothing above it sees ciphertext and no write path can send plaintext.
+ * Each entity write gets a fresh data key, wrapped by the resolver's current key; see envelope.ts for
+ * the stored format. Without a resolver, writes of rows with encrypted columns are refused
+ * (`ValidationError`, nothing sent) and reads return the ciphertext as it is stored.
+ */
+export class EncryptingStore extends DelegatingStore {
+  readonly #resolver: KeyResolver | undefined;
+  readonly #types: EncryptedRowTypes;
+  readonly #sealer: EntitySealer;
+  readonly #opener: EntityOpener;
+
+  constructor(inner: TableStore, types: EncryptedRowTypes, resolver: KeyResolver | undefined) {
+    super(inner);
+    this.#types = types;
+    this.#resolver = resolver;
+    // One cache for both: a row read back after its write finds the key its write wrapped.
+    const keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
+    this.#sealer = new EntitySealer(types, resolver, keys);
+    this.#opener = new EntityOpener(types, resolver, keys);
+  }
+
+  /** The key ids of the encrypted values of a row this store opened (empty for rows with none). */
+  keyIdsOf(row: StoredEntity): ReadonlySet<string> {
+    return this.#opener.keyIdsOf(row);
+  }
+
+  /** The key new writes are sealed under; `undefined` without a resolver. */
+  get currentKeyId(): string | undefined {
+    return this.#resolver?.currentKeyId;
+  }
+
+  /**
+   * The wire entity with its encrypted columns sealed for its row in `table`, for copies of a write
+   * kept elsewhere before it is applied (the eventual-transaction log): plaintext is never at rest.
+   * Without a resolver, a row with encrypted columns is a `ValidationError` (nothing is sent).
+   */
+  async sealCopy(table: string, wire: WireEntity): Promise<WireEntity> {
+    return this.#sealer.seal(table, wire);
+  }
+
+  /** What `sealCopy` sealed, in clear again (the write through this store seals it afresh). */
+  async openCopy(table: string, wire: WireEntity): Promise<WireEntity> {
+    const stored = { ...wire, etag: "" } as StoredEntity;
+    if (!this.#opener.opens(table, stored)) return wire;
+    const { etag: _etag, ...opened } = await this.#opener.open(table, stored);
+    return opened as WireEntity;
+  }
+
+  /** The encrypted columns of a row of this table, if any (see `EncryptedRowTypes`). */
+  encryptedColumnsOf(table: string, row: WireEntity): EncryptedColumns | undefined {
+    return this.#types.lookup(table, row);
+  }
+
+  override async getEntity(
+    table: string,
+    partitionKey: string,
+    rowKey: string,
+    select?: readonly string[],
+    types?: PropertyTypes,
+  ): Promise<StoredEntity | undefined> {
+    const row = await super.getEntity(table, partitionKey, rowKey, select, types);
+    return row === undefined ? row : this.#opener.open(table, row);
+  }
+
+  override async queryPage(table: string, query: StoreQuery): Promise<StorePage> {
+    const page = await super.queryPage(table, query);
+    const items = page.items;
+    // Most pages hold no encrypted rows: return them untouched.
+    if (!items.some((row) => this.#opener.opens(table, row))) return page;
+    const opened: StoredEntity[] = new Array(items.length);
+    for (let start = 0; start < items.length; start += OPEN_CONCURRENCY) {
+      const end = Math.min(start + OPEN_CONCURRENCY, items.length);
+      let waiting = false;
+      for (let i = start; i < end; i++) {
+        const done = this.#opener.open(table, items[i] as StoredEntity);
+        if (done instanceof Promise) waiting = true;
+        opened[i] = done as StoredEntity;
+      }
+      // Only rows whose keys a resolver is still unwrapping wait; at most a chunk of them at once.
+      if (waiting) {
+        const done = await Promise.all(opened.slice(start, end));
+        for (let i = start; i < end; i++) opened[i] = done[i - start] as StoredEntity;
+      }
+    }
+    return page.continuation ? { items: opened, continuation: page.continuation } : { items: opened };
+  }
+
+  override async insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    const sealed = this.#sealer.seal(table, entity);
+    return super.insert(table, sealed instanceof Promise ? await sealed : sealed);
+  }
+
+  override async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    const sealed = this.#sealer.seal(table, entity);
+    return super.upsert(table, sealed instanceof Promise ? await sealed : sealed, mode);
+  }
+
+  override async update(
+    table: string,
+    entity: WireEntity,
+    mode: WriteMode,
+    ifMatch: string,
+  ): Promise<WriteResult> {
+    const sealed = this.#sealer.seal(table, entity);
+    return super.update(table, sealed instanceof Promise ? await sealed : sealed, mode, ifMatch);
+  }
+
+  override async submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    let waiting = false;
+    const sealed = actions.map((action): TransactionAction | Promise<TransactionAction> => {
+      if (action.kind === "delete") return action;
+      const entity = this.#sealer.seal(table, action.entity);
+      if (entity instanceof Promise) {
+        waiting = true;
+        return entity.then((e) => (e === action.entity ? action : { ...action, entity: e }));
+      }
+      return entity === action.entity ? action : { ...action, entity };
+    });
+    return super.submitTransaction(
+      table,
+      partitionKey,
+      waiting ? await Promise.all(sealed) : (sealed as TransactionAction[]),
+    );
+  }
+}

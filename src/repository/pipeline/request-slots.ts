@@ -1,0 +1,48 @@
+import { ValidationError } from "../../errors.js";
+
+/**
+ * A first-come, first-served cap on requests in flight: a request waits for a slot in arrival
+ * order (no starvation), and a slot is held only while the request is on the wire, so a retry's
+ * backoff sleep lets others through.
+ */
+export class RequestSlots {
+  readonly #max: number;
+  #inFlight = 0;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(max: number) {
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw new ValidationError(
+        "max-concurrent-requests",
+        `maxConcurrentRequests must be a positive integer, got ${String(max)}`,
+      );
+    }
+    this.#max = max;
+  }
+
+  /** Runs `request` once a slot is free, and frees the slot when it settles. */
+  async run<T>(request: () => Promise<T>): Promise<T> {
+    await this.#acquire();
+    try {
+      return await request();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #acquire(): Promise<void> | undefined {
+    // Nobody queued and room left: go at once (a queued request keeps its turn otherwise).
+    if (this.#inFlight < this.#max && this.#waiting.length === 0) {
+      this.#inFlight++;
+      return undefined;
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #release(): void {
+    const next = this.#waiting.shift();
+    // The slot passes straight to the longest waiter, so a newcomer cannot overtake it.
+    if (next) next();
+    else this.#inFlight--;
+  }
+}

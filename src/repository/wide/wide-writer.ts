@@ -1,0 +1,422 @@
+import { randomBytes } from "node:crypto";
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  StoreError,
+  TransactionError,
+  ValidationError,
+} from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
+import {
+  assertWideRowKey,
+  MAX_WIDE_PARTS,
+  parseWideEtag,
+  partRowKey,
+  splitWide,
+  wideEtag,
+} from "../../serialization/wide-rows.js";
+import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
+import { describeBytes } from "../../util/store-limits.js";
+import { isUserProperty } from "../../wire/system-properties.js";
+import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import type { EntityWriter } from "../core/entity-writer.js";
+import { isOutcomeUnknown } from "../core/lost-answers.js";
+import { batchBodyBytesOver } from "../core/payload-size.js";
+import type { StoreRunner } from "../core/store-runner.js";
+import { submitTransaction } from "../core/submit-transaction.js";
+import { readWide } from "../core/wide-reads.js";
+import { wideBulk } from "./wide-bulk.js";
+
+/**
+ * Writes about which the caller states no version (upsert, `ifMatch: "*"`, merges, deletes without
+ * an ETag) read the entity's rows first, then commit conditional on what they read, so rows left
+ * over from a longer version are deleted in the same transaction; a concurrent write makes the
+ * transaction fail and the write starts over, at most this many times.
+ */
+const MAX_ROUNDS = 10;
+
+/** Only the keys: what a write that replaces every row needs to know of the stored rows. */
+const KEYS_ONLY = ["PartitionKey", "RowKey"];
+
+/** The keys of one wide entity (its rows share the PartitionKey; `base` is the entity's RowKey). */
+interface WideKeys {
+  partitionKey: string;
+  base: string;
+}
+
+/**
+ * Writes wide entities (several rows each, see wide-rows.ts): every write is one entity group
+ * transaction over all the entity's rows, and the ETag it tracks lists every row's, so a change to any
+ * row by someone else makes a conditional write fail with `ConcurrencyError`.
+ */
+export class WideWriter<T extends object> implements EntityWriter<T> {
+  readonly #model: EntityModel<T>;
+  readonly #table: string;
+  readonly #runner: StoreRunner;
+  /** The stored property names in declaration order: how a merged entity is split. */
+  readonly #order: readonly string[];
+
+  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+    this.#model = model;
+    this.#table = table;
+    this.#runner = runner;
+    this.#order = model.columns.map((column) => column.property);
+  }
+
+  async insert(entity: T): Promise<void> {
+    const parts = this.#split(this.#model.mapper.toWire(entity));
+    const keys = keysOf(parts);
+    const etags = await this.#commit(keys, plan(keys, parts, []));
+    rememberEtag(entity, wideEtag(etags), this.#runner.scope);
+  }
+
+  async upsert(entity: T, mode: WriteMode): Promise<void> {
+    const wire = this.#model.mapper.toWire(entity);
+    const parts = this.#split(wire);
+    const keys = keysOf(parts);
+    this.#assertFits(keys, plan(keys, parts, []));
+    const etags = await this.#rounds(keys, mode, wire, parts, "upsert");
+    rememberEtag(entity, wideEtag(etags), this.#runner.scope);
+  }
+
+  async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
+    const wire = this.#model.mapper.toWire(entity);
+    const parts = this.#split(wire);
+    const keys = keysOf(parts);
+    this.#assertFits(keys, plan(keys, parts, []));
+    if (ifMatch === "*") {
+      const etags = await this.#rounds(keys, mode, wire, parts, "update");
+      rememberEtag(entity, wideEtag(etags), this.#runner.scope);
+      return;
+    }
+    const expected = parseWideEtag(this.#model.name, ifMatch);
+    let next = parts;
+    if (mode === "merge") {
+      const current = await this.#read(keys, undefined);
+      if (current === undefined) throw this.#notFound(keys);
+      if (current.etag !== ifMatch) throw new ConcurrencyError(this.#entityKeys(keys));
+      next = this.#split(merged(current, wire, this.#order));
+    }
+    const etags = await this.#commit(keys, plan(keys, next, expected));
+    rememberEtag(entity, wideEtag(etags), this.#runner.scope);
+  }
+
+  async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
+    const values = key as Record<string, unknown>;
+    const keys = {
+      partitionKey: this.#model.partitionKey.encode(values, "PartitionKey"),
+      base: this.#model.rowKey.encode(values, "RowKey"),
+    };
+    assertWideRowKey(this.#model.name, keys.base);
+    const condition = ifMatch ?? etagIn(key, this.#runner.scope) ?? "*";
+    let existed = true;
+    if (condition === "*") {
+      existed = await this.#deleteAny(keys);
+    } else {
+      const expected = parseWideEtag(this.#model.name, condition);
+      try {
+        await this.#commit(keys, plan(keys, [], expected));
+      } catch (error) {
+        // The first row gone: the entity was deleted (a conditional delete of a missing entity is `false`).
+        if (!(error instanceof EntityNotFoundError)) throw error;
+        existed = false;
+      }
+    }
+    rememberEtag(key, undefined, this.#runner.scope);
+    return existed;
+  }
+
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
+    return wideBulk(
+      items,
+      options,
+      (item) => this.#checked(item),
+      (item) => this.insert(item),
+    );
+  }
+
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>> {
+    return wideBulk(
+      items,
+      options,
+      (item) => this.#checked(item),
+      (item) => this.upsert(item, mode),
+    );
+  }
+
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>> {
+    return wideBulk(
+      keys,
+      options,
+      (key) => this.#keysOfItem(key),
+      async (key) => {
+        await this.delete(key, "*");
+      },
+    );
+  }
+
+  track(_entity: T, _stored: StoredEntity): void {
+    // The assembled entity's ETag (every row's) is recorded by the reader.
+  }
+
+  /** The PartitionKey of an entity of a bulk write, the whole entity checked (values, rows, payload). */
+  #checked(entity: T): string {
+    const parts = this.#split(this.#model.mapper.toWire(entity));
+    const keys = keysOf(parts);
+    this.#assertFits(keys, plan(keys, parts, []));
+    return keys.partitionKey;
+  }
+
+  /** The PartitionKey of a key of a bulk delete, checked before anything is sent. */
+  #keysOfItem(item: Partial<T>): string {
+    const values = item as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    assertWideRowKey(this.#model.name, this.#model.rowKey.encode(values, "RowKey"));
+    return partitionKey;
+  }
+
+  /**
+   * Upsert, or update with `ifMatch: "*"`: read the stored rows' ETags (or, to merge, the whole
+   * entity), then commit conditional on them; start over when another write came in between.
+   */
+  async #rounds(
+    keys: WideKeys,
+    mode: WriteMode,
+    wire: WireEntity,
+    parts: WireEntity[],
+    write: "upsert" | "update",
+  ): Promise<string[]> {
+    let conflict: unknown;
+    for (let round = 1; round <= MAX_ROUNDS; round++) {
+      const current = await this.#read(keys, mode === "merge" ? undefined : KEYS_ONLY);
+      if (current === undefined && write === "update") throw this.#notFound(keys);
+      const stored = current === undefined ? [] : parseWideEtag(this.#model.name, current.etag);
+      const next =
+        mode === "merge" && current !== undefined ? this.#split(merged(current, wire, this.#order)) : parts;
+      try {
+        return await this.#commit(keys, plan(keys, next, stored));
+      } catch (error) {
+        const raced =
+          error instanceof ConcurrencyError ||
+          error instanceof EntityAlreadyExistsError ||
+          error instanceof EntityNotFoundError;
+        if (!raced || isOutcomeUnknown(error)) throw error;
+        conflict = error;
+      }
+    }
+    throw conflict;
+  }
+
+  /** Deletes whatever version is stored; resolves whether there was one. */
+  async #deleteAny(keys: WideKeys): Promise<boolean> {
+    let conflict: unknown;
+    for (let round = 1; round <= MAX_ROUNDS; round++) {
+      const current = await this.#read(keys, KEYS_ONLY);
+      if (current === undefined) return false;
+      try {
+        await this.#commit(keys, plan(keys, [], parseWideEtag(this.#model.name, current.etag)));
+        return true;
+      } catch (error) {
+        const raced = error instanceof ConcurrencyError || error instanceof EntityNotFoundError;
+        if (!raced || isOutcomeUnknown(error)) throw error;
+        conflict = error;
+      }
+    }
+    throw conflict;
+  }
+
+  #read(keys: WideKeys, select: readonly string[] | undefined): Promise<StoredEntity | undefined> {
+    return readWide(this.#runner, this.#table, keys.partitionKey, keys.base, select);
+  }
+
+  #split(wire: WireEntity): WireEntity[] {
+    const limits = this.#runner.limits;
+    const maxParts = Math.min(MAX_WIDE_PARTS, limits.maxTransactionOperations);
+    return splitWide(this.#model.name, wire, limits, newWriteId(), maxParts);
+  }
+
+  /** `ValidationError` before any request when the transaction would exceed what the service accepts. */
+  #assertFits(keys: WideKeys, actions: readonly TransactionAction[]): void {
+    const limits = this.#runner.limits;
+    if (actions.length > limits.maxTransactionOperations) {
+      throw new ValidationError(
+        "wide-transaction-operations",
+        `${this.#model.name} (RowKey '${keys.base}'): writing this entity takes ${actions.length} operations; one entity group transaction carries at most ${limits.maxTransactionOperations}`,
+      );
+    }
+    const bytes = batchBodyBytesOver(limits, this.#table, actions, limits.maxTransactionBytes);
+    if (bytes !== undefined) {
+      throw new ValidationError(
+        "wide-transaction-payload",
+        `${this.#model.name} (RowKey '${keys.base}'): this entity's rows make a $batch body of ${bytes} bytes; an entity group transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)}`,
+      );
+    }
+  }
+
+  /**
+   * Sends the entity's transaction and resolves the written rows' ETags in part order. Store answers
+   * become the errors of a single-entity write: 409 `EntityAlreadyExistsError`, 412 `ConcurrencyError`,
+   * 404 on the first row `EntityNotFoundError` (on another row: the entity changed, `ConcurrencyError`).
+   */
+  async #commit(keys: WideKeys, actions: readonly TransactionAction[]): Promise<string[]> {
+    this.#assertFits(keys, actions);
+    let results: Array<{ etag: string }>;
+    try {
+      ({ results } = await submitTransaction(this.#runner, this.#table, keys.partitionKey, actions));
+    } catch (error) {
+      throw this.#translate(error, keys, actions);
+    }
+    const etags: string[] = [];
+    actions.forEach((action, index) => {
+      if (action.kind !== "delete") etags.push((results[index] as { etag: string }).etag);
+    });
+    return etags;
+  }
+
+  #translate(error: unknown, keys: WideKeys, actions: readonly TransactionAction[]): unknown {
+    if (!(error instanceof TransactionError)) return error;
+    if (error.serviceCode === "TableNotFound") {
+      // A period's table not created yet: the repository recognises this StoreError and creates it.
+      return new StoreError(error.message, { statusCode: 404, serviceCode: "TableNotFound", cause: error });
+    }
+    const entityKeys = this.#entityKeys(keys);
+    // Our own lost attempt may have applied and been changed since: the error says so (as for one row).
+    const options = isOutcomeUnknown(error) ? { cause: error, outcomeUnknown: true } : { cause: error };
+    const action = actions[error.index];
+    if (error.statusCode === 409 && action?.kind === "insert") {
+      return error.index === 0
+        ? new EntityAlreadyExistsError(entityKeys, options)
+        : new ConcurrencyError(entityKeys, options);
+    }
+    if (error.statusCode === 412) return new ConcurrencyError(entityKeys, options);
+    if (error.statusCode === 404) {
+      return error.index === 0
+        ? new EntityNotFoundError(entityKeys, options)
+        : new ConcurrencyError(entityKeys, options);
+    }
+    return error;
+  }
+
+  #entityKeys(keys: WideKeys): { table: string; partitionKey: string; rowKey: string } {
+    return { table: this.#table, partitionKey: keys.partitionKey, rowKey: keys.base };
+  }
+
+  #notFound(keys: WideKeys): EntityNotFoundError {
+    return new EntityNotFoundError(this.#entityKeys(keys));
+  }
+}
+
+/**
+ * The actions of one wide entity's write inside a caller's entity group transaction (`db.transaction`):
+ * its rows replacing what is stored, as its own write would send them (an upsert, a merge or an update
+ * with `"*"` reads the stored rows' ETags first, so rows of a longer version are deleted with it).
+ */
+export async function wideTransactionActions(
+  model: EntityModel<object>,
+  runner: StoreRunner,
+  table: string,
+  action: TransactionAction,
+): Promise<TransactionAction[]> {
+  const order = model.columns.map((column) => column.property);
+  const split = (wire: WireEntity) =>
+    splitWide(
+      model.name,
+      wire,
+      runner.limits,
+      newWriteId(),
+      Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
+    );
+  const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
+  const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+  assertWideRowKey(model.name, base);
+  const keys = { partitionKey, base };
+  const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
+  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+  if (action.kind === "insert") return plan(keys, split(action.entity), []);
+  const current =
+    conditional && !merge
+      ? undefined
+      : await readWide(runner, table, partitionKey, base, merge ? undefined : KEYS_ONLY);
+  const stored = conditional
+    ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
+    : current === undefined
+      ? []
+      : parseWideEtag(model.name, current.etag);
+  if (action.kind === "delete") {
+    // Absent: a delete of the first row, which fails the transaction as for any missing entity.
+    return stored.length === 0
+      ? [{ kind: "delete", partitionKey, rowKey: partRowKey(base, 0), ifMatch: "*" }]
+      : plan(keys, [], stored);
+  }
+  if (action.kind === "update" && stored.length === 0) {
+    return [
+      { kind: "update", entity: { partitionKey, rowKey: partRowKey(base, 0) }, mode: "merge", ifMatch: "*" },
+    ];
+  }
+  const wire = merge && current !== undefined ? merged(current, action.entity, order) : action.entity;
+  return plan(keys, split(wire), stored);
+}
+
+/** A fresh id for one write: every row it stores carries it (16 random bytes would be more than enough). */
+function newWriteId(): string {
+  return randomBytes(9).toString("base64url");
+}
+
+function keysOf(parts: readonly WireEntity[]): WideKeys {
+  const first = parts[0] as WireEntity;
+  return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
+}
+
+/**
+ * The transaction replacing the stored rows (`stored`: their ETags in part order, empty when absent)
+ * by `parts`: rows both have are replaced conditional on their ETag, new rows inserted, rows of a
+ * longer stored version deleted conditional on theirs. Writes come first, so results line up with parts.
+ */
+function plan(keys: WideKeys, parts: readonly WireEntity[], stored: readonly string[]): TransactionAction[] {
+  const actions: TransactionAction[] = parts.map((entity, index) => {
+    const ifMatch = stored[index];
+    return ifMatch === undefined
+      ? { kind: "insert", entity }
+      : { kind: "update", entity, mode: "replace", ifMatch };
+  });
+  for (let index = parts.length; index < stored.length; index++) {
+    actions.push({
+      kind: "delete",
+      partitionKey: keys.partitionKey,
+      rowKey: partRowKey(keys.base, index),
+      ifMatch: stored[index] as string,
+    });
+  }
+  return actions;
+}
+
+/**
+ * A merge: the stored entity's properties, overwritten by those the write sends, in the class's
+ * column order (then properties the class does not know), so the rows are split as for a replace.
+ */
+function merged(current: StoredEntity, wire: WireEntity, order: readonly string[]): WireEntity {
+  const values: Record<string, WireEntity[string]> = {};
+  for (const name in current) {
+    if (isUserProperty(name)) values[name] = current[name];
+  }
+  for (const name in wire) {
+    if (name !== "partitionKey" && name !== "rowKey") values[name] = wire[name];
+  }
+  const out: WireEntity = { partitionKey: wire.partitionKey, rowKey: wire.rowKey };
+  for (const name of order) {
+    if (values[name] !== undefined) out[name] = values[name];
+  }
+  for (const name in values) {
+    if (!(name in out)) out[name] = values[name];
+  }
+  return out;
+}
