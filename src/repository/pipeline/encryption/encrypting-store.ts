@@ -32,6 +32,8 @@ const OPEN_CONCURRENCY = 16;
 export class EncryptingStore extends DelegatingStore {
   readonly #resolver: KeyResolver | undefined;
   readonly #types: EncryptedRowTypes;
+  /** Unwrapped data keys, shared by sealing and opening: a row read after its write finds its key. */
+  readonly #keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
   readonly #sealer: EntitySealer;
   readonly #opener: EntityOpener;
 
@@ -39,10 +41,8 @@ export class EncryptingStore extends DelegatingStore {
     super(inner);
     this.#types = types;
     this.#resolver = resolver;
-    // One cache for both: a row read back after its write finds the key its write wrapped.
-    const keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
-    this.#sealer = new EntitySealer(types, resolver, keys);
-    this.#opener = new EntityOpener(types, resolver, keys);
+    this.#sealer = new EntitySealer(types, resolver, this.#keys);
+    this.#opener = new EntityOpener(types, resolver, this.#keys);
   }
 
   /** The key ids of the encrypted values of a row this store opened (empty for rows with none). */
