@@ -7,7 +7,15 @@ import { isLocal } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type {
+  Backend,
+  Backoff,
+  Clock,
+  RequestContext,
+  Requests,
+  Scoped,
+  TableNaming,
+} from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
@@ -51,7 +59,7 @@ interface LargeWork {
  * - after: copies elsewhere written and the intents removed, replaced blobs removed.
  */
 export async function commitTransaction(
-  runner: StoreRunner,
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   for (let round = 1; ; round++) {
@@ -87,7 +95,7 @@ function conditionAdded(caller: TransactionAction, sent: TransactionAction | und
 }
 
 async function commitOnce(
-  runner: StoreRunner,
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
@@ -213,7 +221,7 @@ function wideEtagOf(
 
 /** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
 async function prepareLarge(
-  runner: StoreRunner,
+  runner: Requests & Backend,
   table: string,
   operations: readonly PlannedOperation[],
 ): Promise<LargeWork[]> {
@@ -246,7 +254,7 @@ async function prepareLarge(
  * whose RowKey is a summary row's.
  */
 function summaryCommitters(
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
 ): Map<EntityModel<object>, SummaryCommitter> {
@@ -266,7 +274,7 @@ function summaryCommitters(
 
 /** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
 function summaryStages(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
@@ -312,7 +320,7 @@ function withCompanionRows(
  * of a summary row fails the whole transaction (nothing written), and it is planned again.
  */
 async function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
