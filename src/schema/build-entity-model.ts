@@ -155,11 +155,14 @@ export function buildEntityModel<T extends object>(
     rowKey,
     tableTemplate,
   );
-  assertPropertyBudget(name, properties, columns, indexes, [
-    ...partitionKey.fields,
-    ...rowKey.fields,
-    ...(tableTemplate ? [tableTemplate.field] : []),
-  ]);
+  assertPropertyBudget(
+    name,
+    properties,
+    columns,
+    indexes,
+    [...partitionKey.fields, ...rowKey.fields, ...(tableTemplate ? [tableTemplate.field] : [])],
+    wide,
+  );
   const summaries = resolveSummaries(name, options, columnsByField, rowKey, indexes, {
     table: options.table,
     periodTable: tableTemplate !== undefined,
@@ -199,19 +202,23 @@ function assertPropertyBudget(
   columns: readonly ColumnModel[],
   indexes: ReadonlyMap<string, IndexModel>,
   alwaysCopied: readonly string[],
+  wide: boolean,
 ): void {
   const budget = ServiceLimits.maxProperties;
   const explain = `the service's budget is ${PROPERTY_BUDGET} properties per entity including PartitionKey, RowKey and Timestamp, so ${budget} others`;
   if (indexes.size === 0) return;
   const entityRow = properties + INDEXED_ENTITY_ROW_PROPERTIES.length;
-  if (entityRow > budget) {
+  // A wide entity's properties are spread over its rows; its copies hold keys and key fields (copy-builder.ts).
+  if (entityRow > budget && !wide) {
     throw new SchemaError(
       `${name}: its entity row holds ${entityRow} properties: ${properties} column properties and tablekit's ${INDEXED_ENTITY_ROW_PROPERTIES.join(", ")} (kept on every indexed entity); ${explain}. Remove ${entityRow - budget} column(s) or keep them in a companion entity`,
     );
   }
   for (const index of indexes.values()) {
     if (index.list) continue; // a list index's rows hold keys only
-    const kept = index.project ? new Set([...index.project, ...alwaysCopied]) : undefined;
+    const keyFields = wide ? [...index.partitionKey.fields, ...index.rowKey.fields] : [];
+    const kept =
+      index.project || wide ? new Set([...(index.project ?? []), ...alwaysCopied, ...keyFields]) : undefined;
     let copied = 0;
     for (const column of columns) {
       if (column.large) continue;
@@ -270,11 +277,8 @@ function assertWideCombinations(
   partitionKey: KeyTemplate,
   rowKey: KeyTemplate,
 ): void {
-  if (Object.keys(options.indexes ?? {}).length > 0) {
-    throw new SchemaError(
-      `${entity}: indexes are not supported on wide entities: an index copy is one row holding the entity's columns, and a wide entity's columns do not fit in one row`,
-    );
-  }
+  // Indexes and summaries compose: a copy holds the entity's keys, the index's key fields and its
+  // `project` fields (one row), and summary rows ride in the entity's transaction beside its rows.
   if (rowKey.source.includes(WIDE_SEPARATOR)) {
     throw new SchemaError(
       `${entity}: a wide entity's rowKey '${rowKey.source}' may not contain a space: the space separates the RowKey from each row's part number`,

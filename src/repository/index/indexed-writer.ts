@@ -5,6 +5,7 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../core/bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
@@ -24,7 +25,8 @@ import {
 const MAX_ROUNDS = 10;
 
 /**
- * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`):
+ * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`), and
+ * wide entities with indexes or summaries (their rows in place of the one row, see entity-layout.ts):
  * the rounds of each write (read what is stored, commit, re-read after a lost race) and the
  * bookkeeping of what an instance's copies are.
  */
@@ -34,6 +36,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #runner: StoreRunner;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
+  /** One row per entity, or a wide entity's rows: how the entity is read whole. */
+  readonly #layout: EntityLayout;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
   constructor(model: EntityModel<T>, table: string, runner: StoreRunner, companions?: CompanionSource) {
@@ -41,6 +45,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#table = table;
     this.#runner = runner;
     this.#companions = companions;
+    this.#layout = entityLayout(model as unknown as EntityModel<object>, runner, table);
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
@@ -207,9 +212,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
 
   /** Reads the stored entity's ETag and copy refs. */
   async #read(partitionKey: string, rowKey: string): Promise<Prior> {
-    const stored = await this.#runner.run("get", this.#table, (s) =>
-      s.getEntity(this.#table, partitionKey, rowKey),
-    );
+    const stored = await this.#layout.read(partitionKey, rowKey);
     return stored
       ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored), row: stored }
       : { exists: false };
@@ -224,9 +227,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
 
   /** Merge with copies needs the whole entity: read, overlay the sent properties, write it all back. */
   async #merged(wire: WireEntity): Promise<{ wire: WireEntity; prior: Existing } | undefined> {
-    const stored = await this.#runner.run("get", this.#table, (s) =>
-      s.getEntity(this.#table, wire.partitionKey, wire.rowKey),
-    );
+    const stored = await this.#layout.read(wire.partitionKey, wire.rowKey);
     if (!stored) return undefined;
     const current = this.#model.mapper.toWire(this.#model.mapper.fromWire(stored));
     return {
