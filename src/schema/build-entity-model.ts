@@ -145,7 +145,7 @@ export function buildEntityModel<T extends object>(
     );
   }
 
-  if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
+  if (wide) assertWideCombinations(name, partitionKey, rowKey);
   const indexes = resolveIndexes(
     name,
     options,
@@ -273,7 +273,6 @@ function assertWideColumnCount(entity: string, count: number): void {
  */
 function assertWideCombinations(
   entity: string,
-  options: EntityOptions,
   partitionKey: KeyTemplate,
   rowKey: KeyTemplate,
 ): void {
