@@ -271,11 +271,7 @@ function assertWideColumnCount(entity: string, count: number): void {
  * What a wide entity cannot be combined with, and why: its columns are spread over several rows,
  * so anything that reads or writes one row as the whole entity would see a fragment.
  */
-function assertWideCombinations(
-  entity: string,
-  partitionKey: KeyTemplate,
-  rowKey: KeyTemplate,
-): void {
+function assertWideCombinations(entity: string, partitionKey: KeyTemplate, rowKey: KeyTemplate): void {
   // Indexes and summaries compose: a copy holds the entity's keys, the index's key fields and its
   // `project` fields (one row), and summary rows ride in the entity's transaction beside its rows.
   if (rowKey.source.includes(WIDE_SEPARATOR)) {
