@@ -695,7 +695,10 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
-    return IndexLookup.build(this.#model, index, this.#runner, (stored) => this.readRow(stored));
+    // A list index names entities: a wide one is read whole (its rows assembled) before it is mapped.
+    return IndexLookup.build(this.#model, index, this.#runner, (stored) =>
+      this.#model.wide ? this.#readAssembled(stored) : this.readRow(stored),
+    );
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
