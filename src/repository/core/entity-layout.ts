@@ -13,7 +13,7 @@ import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from ".
 import { describeBytes } from "../../util/store-limits.js";
 import { WIDE_PART_PROPERTY } from "../../wire/system-properties.js";
 import { batchBodyBytesOver } from "./payload-size.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Limited, Requests } from "./requests.js";
 import { readWide } from "./wide-reads.js";
 import { holdsWrittenState } from "./written-state.js";
 
@@ -41,11 +41,28 @@ export interface EntityLayout {
 }
 
 /** The layout of a model's entities in `table`. */
-export function entityLayout(model: EntityModel<object>, runner: StoreRunner, table: string): EntityLayout {
+export function entityLayout(
+  model: EntityModel<object>,
+  runner: Requests & Limited,
+  table: string,
+): EntityLayout {
   return model.wide ? wideLayout(model, runner, table) : rowLayout(runner, table);
 }
 
-function rowLayout(runner: StoreRunner, table: string): EntityLayout {
+/** One entity whole, as stored (a wide entity's rows assembled, its ETag listing every row's), or `undefined`. */
+export function readEntity(
+  model: EntityModel<object>,
+  runner: Requests,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): Promise<StoredEntity | undefined> {
+  if (!model.wide) return runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  assertWideRowKey(model.name, rowKey);
+  return readWide(runner, table, partitionKey, rowKey);
+}
+
+function rowLayout(runner: Requests, table: string): EntityLayout {
   const read = (partitionKey: string, rowKey: string) =>
     runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
   return {
@@ -67,11 +84,9 @@ function rowLayout(runner: StoreRunner, table: string): EntityLayout {
   };
 }
 
-function wideLayout(model: EntityModel<object>, runner: StoreRunner, table: string): EntityLayout {
-  const read = (partitionKey: string, rowKey: string) => {
-    assertWideRowKey(model.name, rowKey);
-    return readWide(runner, table, partitionKey, rowKey);
-  };
+function wideLayout(model: EntityModel<object>, runner: Requests & Limited, table: string): EntityLayout {
+  const read = (partitionKey: string, rowKey: string) =>
+    readEntity(model, runner, table, partitionKey, rowKey);
   const maxParts = Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations);
   return {
     wide: true,
@@ -153,7 +168,7 @@ const COMPANION_ROW_BYTES = 4096;
  * group transaction: at most 100 operations and a 4 MiB body (the service's rules for a $batch).
  */
 export function assertEntityGroupFits(
-  runner: StoreRunner,
+  runner: Limited,
   entity: string,
   table: string,
   rowKey: string,

@@ -10,10 +10,10 @@ import {
   indexOf,
   isLocal,
 } from "../core/copy-ref.js";
-import { entityLayout } from "../core/entity-layout.js";
+import { entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import { foreignProperties } from "../index/foreign-properties.js";
 import { memberOf } from "../index/list-index.js";
@@ -53,7 +53,7 @@ export interface RemoteCopies {
  */
 export async function expandIndexCopies(
   operations: readonly PlannedOperation[],
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup,
   table: string,
 ): Promise<ExpandedTransaction> {
   const expanded: ExpandedTransaction = {
@@ -267,7 +267,11 @@ function mergedRow(stored: StoredEntity, sent: WireEntity): WireEntity {
  * The operation limit counted with index copies, before any read: every entity brings at least
  * the copies its values derive in its own partition (stale ones to delete can only add more).
  */
-function assertCopiesFit(operations: readonly PlannedOperation[], runner: StoreRunner, table: string): void {
+function assertCopiesFit(
+  operations: readonly PlannedOperation[],
+  runner: TableNaming & Limited,
+  table: string,
+): void {
   let total = 0;
   for (const operation of operations) {
     total += 1;
@@ -306,7 +310,7 @@ interface PriorState {
 
 async function priorState(
   operation: PlannedOperation,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & PeriodTableLookup,
   table: string,
 ): Promise<PriorState | undefined> {
   const source = operation.entity;
@@ -322,13 +326,17 @@ async function priorState(
     const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
-  const stored = await entityLayout(operation.model, runner, table)
-    .read(operation.partitionKey, operation.rowKey)
-    .catch((error: unknown) => {
-      // A period's table nobody has written to yet holds no entity (the commit creates it).
-      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
-      throw error;
-    });
+  const stored = await readEntity(
+    operation.model,
+    runner,
+    table,
+    operation.partitionKey,
+    operation.rowKey,
+  ).catch((error: unknown) => {
+    // A period's table nobody has written to yet holds no entity (the commit creates it).
+    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+    throw error;
+  });
   if (!stored) return undefined;
   const model = operation.model;
   const refs =

@@ -9,9 +9,9 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
-import { entityLayout } from "../core/entity-layout.js";
+import { readEntity } from "../core/entity-layout.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
 import {
   entityStateOf,
@@ -70,7 +70,7 @@ type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced";
  */
 export async function reconcileEntity<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   table: string,
   partitionKey: string,
   rowKey: string,
@@ -82,7 +82,7 @@ export async function reconcileEntity<T extends object>(
   for (const ref of candidates) if (isCopyRef(model, ref)) touched.set(refKey(ref), ref);
 
   for (let round = 1; round <= MAX_ROUNDS; round++) {
-    const stored = await readEntity(model, runner, table, partitionKey, rowKey);
+    const stored = await readWhole(model, runner, table, partitionKey, rowKey);
     let baseline = stored?.etag;
     const entity = stored && isEntityRowOf(model, stored) ? stored : undefined;
     if (entity && isNewerRow(model, entity)) {
@@ -144,26 +144,23 @@ export async function reconcileEntity<T extends object>(
     outcome.conflicts = conflicts;
     // Nothing changed: nothing of ours can contradict a newer state of the entity.
     if (!changed) return outcome;
-    const after = await readEntity(model, runner, table, partitionKey, rowKey);
+    const after = await readWhole(model, runner, table, partitionKey, rowKey);
     if (after?.etag === baseline) return outcome;
   }
   throw new ReconcileRaceError(table, partitionKey, rowKey);
 }
 
 /** The entity whole (a wide entity's rows assembled); a period's table not created yet holds nothing. */
-async function readEntity<T extends object>(
+async function readWhole<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & PeriodTableLookup,
   table: string,
   partitionKey: string,
   rowKey: string,
 ): Promise<StoredEntity | undefined> {
   if (!model.wide) return readRow(runner, table, partitionKey, rowKey);
   try {
-    return await entityLayout(model as unknown as EntityModel<object>, runner, table).read(
-      partitionKey,
-      rowKey,
-    );
+    return await readEntity(model as unknown as EntityModel<object>, runner, table, partitionKey, rowKey);
   } catch (error) {
     if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
     throw error;
@@ -171,7 +168,7 @@ async function readEntity<T extends object>(
 }
 
 async function readRow(
-  runner: StoreRunner,
+  runner: Requests & PeriodTableLookup,
   table: string,
   partitionKey: string,
   rowKey: string,
@@ -188,7 +185,7 @@ async function readRow(
 /** Writes one derived copy where it is missing or differs; never overwrites another live entity's copy. */
 async function writeCopy<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   ref: CopyRef,
   copy: WireEntity,
   partitionKey: string,
@@ -223,7 +220,7 @@ async function writeCopy<T extends object>(
  */
 async function abandoned<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   row: StoredEntity,
   ref: CopyRef,
 ): Promise<boolean> {
@@ -241,7 +238,7 @@ async function abandoned<T extends object>(
 /** Deletes a copy the entity no longer derives, if it is still this entity's (ETag-conditional). */
 async function deleteCopy<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & PeriodTableLookup,
   ref: CopyRef,
   partitionKey: string,
   rowKey: string,

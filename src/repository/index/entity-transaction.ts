@@ -5,7 +5,7 @@ import type { CopyRef } from "../core/copy-ref.js";
 import type { EntityLayout } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
@@ -29,7 +29,7 @@ export interface OwnActions {
  */
 export async function submitEntityTransaction(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -68,7 +68,7 @@ export async function submitEntityTransaction(
 
 /** Sends the transaction, dropping copy deletes that are already done, until it commits or fails for good. */
 async function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],

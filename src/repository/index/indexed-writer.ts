@@ -10,7 +10,15 @@ import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type {
+  Backoff,
+  Clock,
+  Limited,
+  PeriodTableLookup,
+  Requests,
+  Scoped,
+  TableNaming,
+} from "../core/requests.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
@@ -33,14 +41,19 @@ const MAX_ROUNDS = 10;
 export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
   /** One row per entity, or a wide entity's rows: how the entity is read whole. */
   readonly #layout: EntityLayout;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, companions?: CompanionSource) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff & PeriodTableLookup & Limited,
+    companions?: CompanionSource,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;

@@ -9,10 +9,10 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
-import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import type { Intent, IntentLog } from "../core/intent-log.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { memberOf } from "./list-index.js";
@@ -30,7 +30,7 @@ export type Prior = { exists: false } | Existing;
 export interface IndexedTarget {
   model: EntityModel<object>;
   table: string;
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
   intents: IntentLog;
   companions?: CompanionSource | undefined;
 }
@@ -302,7 +302,7 @@ async function settleRace(
   intent: Intent,
 ): Promise<void> {
   const { model, table, runner } = target;
-  const now = await entityLayout(model, runner, table).read(partitionKey, rowKey);
+  const now = await readEntity(model, runner, table, partitionKey, rowKey);
   if (now?.etag === etag) return;
   await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
 }

@@ -4,7 +4,7 @@ import { quoteString } from "../../query/odata.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { WideScan } from "../core/wide-reads.js";
 import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
@@ -33,7 +33,7 @@ const MAX_ROUNDS = 20;
  */
 export async function repairSummaries<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
   const drift = await verifySummaries(model, runner, table);
@@ -57,7 +57,7 @@ export async function repairSummaries<T extends object>(
  */
 export async function mirrorLocal(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string,
   sourcePartitionKey: string,
   summary: RemoteSummary,
@@ -94,7 +94,7 @@ export async function mirrorLocal(
 
 async function repairRow(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   partitionKey: string,
   summary: SummaryModel,
@@ -133,7 +133,7 @@ async function repairRow(
 /** The summary of one partition recounted from its entity rows (one partition query). */
 async function recount(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   partitionKey: string,
   summary: SummaryModel,

@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import type { CompanionSource, CompanionWrite, GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
   RemoteSummaries,
   type RemoteSummary,
@@ -26,7 +26,7 @@ export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
   readonly #partitionKey: string;
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
@@ -34,7 +34,7 @@ export class SummaryStage implements GroupCompanion {
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
@@ -111,7 +111,7 @@ export class SummaryStage implements GroupCompanion {
 export function summaryCompanions(
   model: EntityModel<object>,
   table: string,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   committer: SummaryCommitter,
 ): CompanionSource {
   const remote = remoteSummariesOf(model as EntityModel).length > 0;
