@@ -92,6 +92,9 @@ describe("a wide entity's transaction with the rows riding in it", () => {
     for (let i = 0; i < 50; i++) huge[`t${i}`] = "€".repeat(32_000);
     const error = await expectRejection(texts.upsert(huge as never), ValidationError);
     expect(error.message).toContain("4 MiB");
+    // A bulk write of an array checks every entity before its first request.
+    const small = Object.assign(new Texts(), { p: "a", r: "2", note: "n", t0: "€" });
+    await expectRejection(texts.bulkUpsert([small, huge] as never[]), ValidationError);
     expect(store.log, "requests sent").toEqual([]);
     // A smaller one is written with its copy and summary row.
     await texts.upsert(Object.assign(new Texts(), { p: "a", r: "2", note: "n", t0: "€" }) as never);

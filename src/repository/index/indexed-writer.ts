@@ -5,7 +5,7 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../core/bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
-import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
@@ -41,7 +41,7 @@ const MAX_ROUNDS = 10;
 export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Scoped;
+  readonly #runner: Requests & TableNaming & Scoped & Limited;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
   /** One row per entity, or a wide entity's rows: how the entity is read whole. */
@@ -156,7 +156,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#toWire(item));
+    this.#checkAll(items, (item) => this.#checked(item));
     return writeEach(
       items,
       (item) => this.insert(item),
@@ -170,7 +170,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     mode: WriteMode,
     options: BulkOptions,
   ): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#toWire(item));
+    this.#checkAll(items, (item) => this.#checked(item));
     return writeEach(
       items,
       (item) => this.upsert(item, mode),
@@ -255,6 +255,18 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#model.mapper.toWire(entity);
     this.#companions?.assertKey(wire.rowKey);
     return wire;
+  }
+
+  /**
+   * An item of a bulk write, checked before the first request: its RowKey, and for a wide entity that
+   * its rows and summary rows fit one entity group transaction (its copies are counted when it is written).
+   */
+  #checked(item: T): void {
+    const wire = this.#toWire(item);
+    if (!this.#layout.wide) return;
+    const reserved = this.#companions?.reserved ?? 0;
+    const rows = this.#layout.write(wire, undefined);
+    assertEntityGroupFits(this.#runner, this.#model.name, this.#table, wire.rowKey, rows, reserved);
   }
 
   #partitionOf(item: Partial<T>): string {
