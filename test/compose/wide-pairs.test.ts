@@ -6,7 +6,14 @@
  * each of its requests, then repaired by a fresh context, reads back as one whole version with no drift.
  */
 import { describe, expect, it } from "vitest";
-import { Column, Entity, MemoryStore, TableContext, ValidationError } from "../../src/index.js";
+import {
+  Column,
+  Entity,
+  MemoryStore,
+  TableContext,
+  TransactionError,
+  ValidationError,
+} from "../../src/index.js";
 import { expectRejection } from "../support/rejection.js";
 import { uniquePrefix } from "../support/table-names.js";
 import { CrashAfterStore } from "./crash-after-store.js";
@@ -197,5 +204,28 @@ describe("reads through the indexes of a wide entity", () => {
     expect(byTag.map((row) => [row.id, row.tag, row.w0, row.w259])).toEqual(
       rows.filter((row) => row.tag === rows[0]?.tag).map((row) => [row.id, row.tag, undefined, undefined]),
     );
+  });
+});
+
+describe("db.transaction with a wide indexed entity", () => {
+  it("an update of an absent one fails the whole transaction as for any entity (404), nothing written", async () => {
+    const entity = featureEntity(["samePartitionIndex", "summaryHere", "wide"]);
+    const db = new TableContext({ store: new MemoryStore(), tablePrefix: uniquePrefix("wt") });
+    await db.ensureTables(entity.ctor);
+    const repo = db.repository(entity.ctor);
+    const error = await db
+      .transaction((tx) => {
+        tx.insert(makeRow(entity, "A", 1, 1));
+        tx.update(makeRow(entity, "A", 2, 1), { ifMatch: "*" });
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error & { statusCode?: number },
+      );
+    expect(error, String(error)).toBeInstanceOf(TransactionError);
+    expect(error?.statusCode).toBe(404);
+    expect(await repo.get(keyOf(entity, { group: "A", id: 1 }))).toBeUndefined();
+    expect(await db.verifyIndexes(entity.ctor)).toEqual({ missing: [], stale: [], orphans: [] });
+    expect(await db.verifySummaries(entity.ctor)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { ValidationError } from "../../errors.js";
 import { etagIn } from "../../serialization/entity-etag.js";
+import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import {
   COPY_REFS_PROPERTY,
@@ -156,8 +157,13 @@ export async function expandIndexCopies(
       continue;
     }
     if (!prior && action.kind === "update") {
-      // The service will answer 404 for the whole transaction, as it would without indexes.
-      push(expanded, index, [operation]);
+      // The service will answer 404 for the whole transaction, as it would without indexes (a wide
+      // entity: a merge of its first row's keys only, which cannot break a row limit first).
+      const keysOnly = { partitionKey: operation.partitionKey, rowKey: partRowKey(operation.rowKey, 0) };
+      const missing: PlannedOperation["action"] = layout
+        ? { kind: "update", entity: keysOnly, mode: "merge", ifMatch: "*" }
+        : action;
+      push(expanded, index, [copyOperation(operation, missing)]);
       expanded.copies.push(undefined);
       expanded.remote.push(undefined);
       expanded.summarized.push(
