@@ -171,18 +171,20 @@ export class Repository<T extends object> {
     // as companion rows, summarized, or plain), and around it the large values' blob stage.
     const prepared = new WeakMap<object, WireEntity>();
     const rowModel = large ? withPreparedWires(model, prepared) : model;
-    const rowWriter: EntityWriter<T> = model.wide
-      ? new WideWriter(rowModel, this.#table, runner)
-      : model.indexes.size > 0
-        ? new IndexedWriter(
-            rowModel,
-            this.#table,
-            runner,
-            this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
-          )
-        : this.#summaries
-          ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
-          : new PlainWriter(rowModel, this.#table, runner);
+    // A wide entity with indexes or summaries is written as an indexed one, its rows in place of the row.
+    const rowWriter: EntityWriter<T> =
+      model.wide && model.indexes.size === 0 && !this.#summaries
+        ? new WideWriter(rowModel, this.#table, runner)
+        : model.indexes.size > 0 || model.wide
+          ? new IndexedWriter(
+              rowModel,
+              this.#table,
+              runner,
+              this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
+            )
+          : this.#summaries
+            ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
+            : new PlainWriter(rowModel, this.#table, runner);
     this.#writer = large ? new LargeStage(model, large, rowWriter, prepared) : rowWriter;
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
@@ -705,7 +707,10 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
-    return IndexLookup.build(this.#model, index, this.#runner, (stored) => this.readRow(stored));
+    // A list index names entities: a wide one is read whole (its rows assembled) before it is mapped.
+    return IndexLookup.build(this.#model, index, this.#runner, (stored) =>
+      this.#model.wide ? this.#readAssembled(stored) : this.readRow(stored),
+    );
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */
