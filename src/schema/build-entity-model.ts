@@ -485,16 +485,19 @@ function resolveIndexes(
       ? TableTemplate.parse(String(table), fieldTypeIn(`${what}.table`), `${what}: table`)
       : undefined;
     if (!tableTemplate) assertTableName(table, `${what}: table`);
-    if (spec.list && (tableTemplate || entityTableTemplate)) {
-      // A list entry names its entities by PartitionKey and RowKey only: not which period's table holds them.
+    if (spec.list && entityTableTemplate && table !== options.table) {
+      // A list entry names its entities by keys only; in the entity's own period tables, the table holding it names the period.
       throw new SchemaError(
-        `${what}: a list index cannot ${entityTableTemplate ? `index an entity kept in a table per period ('${options.table}'): its entries name entities by keys only, not by their period's table` : `live in a table per period ('${String(table)}')`}; use a copy index (list: false)`,
+        `${what}: a list index of an entity kept in a table per period ('${options.table}') lives in the entity's own period tables (its entries name entities by keys only; the period's table holding them names the period): leave out table, or use a copy index (list: false)`,
       );
     }
+    const partitionKeyOfIndex = spec.partitionKey ?? partitionKeySource;
+    // The entity's own PartitionKey (hash bucket included): each copy lands in its entity's bucket partition.
     const partitionKey = parseTemplate(
-      spec.partitionKey ?? partitionKeySource,
+      partitionKeyOfIndex,
       fieldTypeIn(`${what}.partitionKey`),
       `${what}.partitionKey`,
+      { allowHash: partitionKeyOfIndex === partitionKeySource },
     );
     const rowKey = parseTemplate(spec.rowKey, fieldTypeIn(`${what}.rowKey`), `${what}.rowKey`);
     assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`);

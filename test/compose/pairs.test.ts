@@ -313,9 +313,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   "listIndex + wide": "indexes of wide entities are not planned yet",
   "summaryHere + wide": "summaries of wide entities are not planned yet",
   "summaryElsewhere + wide": "summaries of wide entities are not planned yet",
-  "samePartitionIndex + hashBucket": "a same-partition index of a hash-bucketed PartitionKey is refused yet",
-  "listIndex + hashBucket": "a list index of a hash-bucketed PartitionKey is refused yet",
-  "listIndex + periodTable": "a list index with a table per period is refused yet",
   "summaryElsewhere + periodTable": "a summary in another partition with a table per period is refused yet",
 };
 
