@@ -313,7 +313,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   "listIndex + wide": "indexes of wide entities are not planned yet",
   "summaryHere + wide": "summaries of wide entities are not planned yet",
   "summaryElsewhere + wide": "summaries of wide entities are not planned yet",
-  "summaryElsewhere + periodTable": "a summary in another partition with a table per period is refused yet",
 };
 
 for (const { kind, combinations } of runs) {
