@@ -16,6 +16,7 @@ import type {
 import { propertyValueBytes } from "../../../util/entity-size.js";
 import { ServiceLimits } from "../../../util/service-limits.js";
 import type { EdmType } from "../../../wire/wire-entity.js";
+import { BlobSealer } from "./blob-sealing.js";
 import { DataKeyCache } from "./data-key-cache.js";
 import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
 import {
@@ -60,6 +61,7 @@ export class EncryptingStore extends DelegatingStore {
   readonly #sealed = new Map<WireEntity, SealedWrite>();
   /** The key ids each opened row's values were under (for `db.reencrypt`). */
   readonly #keyIds = new WeakMap<StoredEntity, ReadonlySet<string>>();
+  #blobSealer: BlobSealer | undefined;
 
   constructor(inner: TableStore, types: EncryptedRowTypes, resolver: KeyResolver | undefined) {
     super(inner);
@@ -92,6 +94,14 @@ export class EncryptingStore extends DelegatingStore {
     if (!this.#opens(table, stored)) return wire;
     const { etag: _etag, ...opened } = await this.#open(table, stored);
     return opened as WireEntity;
+  }
+
+  /** Seals and opens the blobs of encrypted large columns; `undefined` without a resolver. */
+  get blobSealer(): BlobSealer | undefined {
+    const resolver = this.#resolver;
+    if (resolver === undefined) return undefined;
+    this.#blobSealer ??= new BlobSealer(resolver, this.#keys, (table) => this.#types.logicalTable(table));
+    return this.#blobSealer;
   }
 
   /** The encrypted columns of a row of this table, if any (see `EncryptedRowTypes`). */
