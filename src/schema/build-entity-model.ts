@@ -146,15 +146,7 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
-  const indexes = resolveIndexes(
-    name,
-    options,
-    columnsByField,
-    fieldTypeIn,
-    partitionKey.source,
-    rowKey,
-    tableTemplate,
-  );
+  const indexes = resolveIndexes(name, options, columnsByField, fieldTypeIn, partitionKey.source, rowKey);
   assertPropertyBudget(name, properties, columns, indexes, [
     ...partitionKey.fields,
     ...rowKey.fields,
@@ -466,7 +458,6 @@ function resolveIndexes(
   fieldTypeIn: (what: string) => (field: string) => KeyFieldType | "unsupported" | undefined,
   partitionKeySource: string,
   rowKeyOfEntity: KeyTemplate,
-  entityTableTemplate: TableTemplate | undefined,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
   const rowKeyPrefixes = new Map<string, string>();
@@ -481,12 +472,6 @@ function resolveIndexes(
       ? TableTemplate.parse(String(table), fieldTypeIn(`${what}.table`), `${what}: table`)
       : undefined;
     if (!tableTemplate) assertTableName(table, `${what}: table`);
-    if (spec.list && entityTableTemplate && table !== options.table) {
-      // A list entry names its entities by keys only; in the entity's own period tables, the table holding it names the period.
-      throw new SchemaError(
-        `${what}: a list index of an entity kept in a table per period ('${options.table}') lives in the entity's own period tables (its entries name entities by keys only; the period's table holding them names the period): leave out table, or use a copy index (list: false)`,
-      );
-    }
     const partitionKeyOfIndex = spec.partitionKey ?? partitionKeySource;
     // The entity's own PartitionKey (hash bucket included): each copy lands in its entity's bucket partition.
     const partitionKey = parseTemplate(

@@ -61,7 +61,7 @@ describe("table templates are checked at definition time", () => {
     }
   });
 
-  it("accepts copy and list indexes on a table per period; a list index of a period entity lives in its period tables", () => {
+  it("accepts copy and list indexes on a table per period, of an entity kept in one or beside it", () => {
     @Entity({
       table: "Logs{at:day}",
       partitionKey: "{id}",
@@ -78,23 +78,19 @@ describe("table templates are checked at definition time", () => {
       @Column({ type: "String" }) text!: string;
     }
     expect(Indexed).toBeDefined();
-    const list = schemaError(() => {
-      @Entity({
-        table: "Logs{at:day}",
-        partitionKey: "{id}",
-        rowKey: "r",
-        indexes: { byText: { table: "LogTexts", partitionKey: "{text}", rowKey: "t", list: true } },
-      })
-      class Listed {
-        @Column({ type: "DateTime" }) at!: Date;
-        @Column({ type: "String" }) id!: string;
-        @Column({ type: "String" }) text!: string;
-      }
-      return Listed;
-    });
-    expect(list.message).toMatch(
-      /Listed\.indexes\.byText: a list index of an entity kept in a table per period .*lives in the entity's own period tables .*entries name entities by keys only/,
-    );
+    // A list elsewhere names each entity's period table in its entries (its keys alone do not say it).
+    @Entity({
+      table: "Logs{at:day}",
+      partitionKey: "{id}",
+      rowKey: "r",
+      indexes: { byText: { table: "LogTexts", partitionKey: "{text}", rowKey: "t", list: true } },
+    })
+    class Listed {
+      @Column({ type: "DateTime" }) at!: Date;
+      @Column({ type: "String" }) id!: string;
+      @Column({ type: "String" }) text!: string;
+    }
+    expect(Listed).toBeDefined();
     @Entity({
       table: "Logs{at:day}",
       partitionKey: "{id}",

@@ -113,8 +113,9 @@ export class IndexLookup<T extends object> {
    * The entities listed under one value: reads the value's index entity (a range over its shards)
    * and fetches the listed entities in parallel, at most 8 at a time, in key order. For an entity
    * whose PartitionKey has a hash bucket, a value without the hashed field is listed in every bucket's
-   * partition: each is read and the members merged in RowKey order (as `find()` merges buckets). For a
-   * table per period, the period field picks the table, which holds the list and the entities it names.
+   * partition: each is read and the members merged in RowKey order (as `find()` merges buckets). For an
+   * index in a table per period, the period field picks the table; for an entity kept in a table per
+   * period, each member names its entity's period table.
    */
   #findInList(values: Record<string, unknown>): Query<T> {
     const index = this.#index;
@@ -141,8 +142,8 @@ export class IndexLookup<T extends object> {
     };
     const model = this.#model;
     const runner = this.#runner;
-    // The list lives beside its entities when the entity has a table per period (the schema's rule).
-    const entityTable = model.tableTemplate === undefined ? runner.tableName(model.table) : table;
+    // The entities' table: fixed, or for a table per period the one each member names.
+    const entityTable = runner.tableName(model.table);
     const types = readTypesOf(model);
     const hashed = index.partitionKey.hashed?.field;
     const pinned = hashed === undefined ? undefined : keyValues[hashed];
@@ -168,18 +169,27 @@ export class IndexLookup<T extends object> {
         const members = lists
           .flatMap((list) => list.shards.flatMap((shard) => shard.members))
           .map(parseMember);
-        members.sort((a, b) =>
-          fanOut
-            ? compareKeys(a.rowKey, b.rowKey) || compareKeys(a.partitionKey, b.partitionKey)
-            : compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey),
+        members.sort(
+          (a, b) =>
+            (fanOut
+              ? compareKeys(a.rowKey, b.rowKey) || compareKeys(a.partitionKey, b.partitionKey)
+              : compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey)) ||
+            compareKeys(a.table ?? "", b.table ?? ""),
         );
         const offset = continuation?.nextRowKey === undefined ? 0 : Number(continuation.nextRowKey);
         const slice = members.slice(offset, offset + top);
-        const found = await mapBounded(slice, 8, (key) =>
-          runner.run("get", entityTable, (s) =>
-            s.getEntity(entityTable, key.partitionKey, key.rowKey, select, types),
-          ),
-        );
+        const found = await mapBounded(slice, 8, async (key) => {
+          const table = key.table === undefined ? entityTable : runner.tableName(key.table);
+          try {
+            return await runner.run("get", table, (s) =>
+              s.getEntity(table, key.partitionKey, key.rowKey, select, types),
+            );
+          } catch (error) {
+            // A period's table dropped since (db.dropTables): its entities are gone.
+            if (key.table !== undefined && isTableNotFound(error)) return undefined;
+            throw error;
+          }
+        });
         const items: T[] = [];
         for (const stored of found) {
           if (stored && stored[COPY_INDEX_PROPERTY] === undefined) {

@@ -14,7 +14,7 @@ import type { Intent, IntentLog } from "../core/intent-log.js";
 import type { StoreRunner } from "../core/store-runner.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import { memberOf } from "./list-index.js";
+import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
@@ -61,7 +61,7 @@ export async function commitEntity(
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
-    memberOf(wire.partitionKey, wire.rowKey),
+    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
   );
 
   const remote = await beginRemoteWork(target, row, remoteBefore, remoteNext);
@@ -213,7 +213,11 @@ export async function commitDelete(
   const remote = prior.refs.filter((r) => !local(r));
   const intent =
     remote.length > 0 ? await intents.record(model.type, table, partitionKey, rowKey, remote) : undefined;
-  const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
+  const listChanges = membershipChanges(
+    prior.refs.filter(isList),
+    [],
+    entityMember(model, runner, table, partitionKey, rowKey),
+  );
   const actions: TransactionAction[] = [{ kind: "delete", partitionKey, rowKey, ifMatch: prior.etag }];
   for (const ref of prior.refs)
     if (local(ref) && !isList(ref))
