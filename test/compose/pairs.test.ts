@@ -10,9 +10,9 @@
  * Combinations that cannot be expressed: none of the pairs. (Period table + hash bucket is a
  * bucketed PartitionKey in each period's table; wide + hash bucket needs the hashed field first in
  * the RowKey, which `e_{id:6}` with `{id:hash:4}` gives; the list index is in the entity's partition,
- * so with a table per period its rows live in the period's table beside the entities they list,
- * which API.md does not refuse, though today's definition does.) A large column that is itself
- * encrypted is one column with two features, not a pair of features: it is not part of this matrix.
+ * so with a table per period its rows live in the period's table beside the entities they list, and
+ * with a hash bucket in the entity's bucket partition.) A large column that is itself encrypted is one
+ * column with two features, not a pair of features: test/large/encrypted.test.ts covers it.
  */
 import { describe, expect, it } from "vitest";
 import {
