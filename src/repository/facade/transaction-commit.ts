@@ -7,7 +7,16 @@ import { isLocal } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type {
+  Backend,
+  Backoff,
+  BlobSealing,
+  Clock,
+  RequestContext,
+  Requests,
+  Scoped,
+  TableNaming,
+} from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
@@ -51,7 +60,43 @@ interface LargeWork {
  * - after: copies elsewhere written and the intents removed, replaced blobs removed.
  */
 export async function commitTransaction(
-  runner: StoreRunner,
+  runner: RequestContext,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
+  for (let round = 1; ; round++) {
+    try {
+      return await commitOnce(runner, operations);
+    } catch (error) {
+      if (!(error instanceof OwnConditionLost) || round >= MAX_COMPANION_ROUNDS) {
+        throw error instanceof OwnConditionLost ? error.failure : error;
+      }
+      // Nothing was written (a definite refusal) and the before-steps were undone: read and plan again.
+      await runner.retry.contend(round);
+    }
+  }
+}
+
+/**
+ * The transaction was refused on an entity's own action because of a condition tablekit added (the
+ * version its summary delta or copies were planned from), not one the caller asked for: an upsert,
+ * or an update or delete with `"*"`. Another writer changed the entity in between; like a single
+ * write, the transaction is planned again from what is stored now.
+ */
+class OwnConditionLost extends Error {
+  constructor(readonly failure: TransactionError) {
+    super(failure.message);
+  }
+}
+
+/** Whether the action as sent carries a condition the caller's action did not (tablekit's own). */
+function conditionAdded(caller: TransactionAction, sent: TransactionAction | undefined): boolean {
+  const conditional = (action: TransactionAction) =>
+    action.kind === "insert" || (action.kind !== "upsert" && action.ifMatch !== "*");
+  return sent !== undefined && conditional(sent) && !conditional(caller);
+}
+
+async function commitOnce(
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
@@ -116,6 +161,18 @@ export async function commitTransaction(
     runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
     await abandon(remote, operations, targetOf, large, summaries, error);
     if (!(error instanceof TransactionError)) throw error;
+    const owner = expanded.owners[error.index];
+    const onEntity = owner !== undefined && firstOf[owner] === error.index;
+    if (
+      onEntity &&
+      !isOutcomeUnknown(error) &&
+      conditionAdded(
+        (operations[owner] as PlannedOperation).action,
+        expanded.operations[error.index]?.action,
+      ) &&
+      (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+    )
+      throw new OwnConditionLost(error);
     const reported = toCallerIndex(error, expanded.owners, firstOf);
     // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
     throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
@@ -165,7 +222,7 @@ function wideEtagOf(
 
 /** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
 async function prepareLarge(
-  runner: StoreRunner,
+  runner: Requests & Backend & BlobSealing,
   table: string,
   operations: readonly PlannedOperation[],
 ): Promise<LargeWork[]> {
@@ -198,7 +255,7 @@ async function prepareLarge(
  * whose RowKey is a summary row's.
  */
 function summaryCommitters(
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
 ): Map<EntityModel<object>, SummaryCommitter> {
@@ -218,7 +275,7 @@ function summaryCommitters(
 
 /** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
 function summaryStages(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
@@ -264,7 +321,7 @@ function withCompanionRows(
  * of a summary row fails the whole transaction (nothing written), and it is planned again.
  */
 async function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],

@@ -4,7 +4,7 @@ import type { TransactionAction } from "../../store/table-store.js";
 import type { CopyRef } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
@@ -21,7 +21,7 @@ const MAX_COMPANION_ROUNDS = 200;
  */
 export async function submitEntityTransaction(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -58,7 +58,7 @@ export async function submitEntityTransaction(
 
 /** Sends the transaction, dropping copy deletes that are already done, until it commits or fails for good. */
 async function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -98,7 +98,7 @@ function isDefiniteRefusal(error: unknown): boolean {
 
 /** The entity's ETag after a transaction known to have committed without its answer: if it still holds what was written. */
 async function appliedEtag(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   action: TransactionAction | undefined,
 ): Promise<string> {

@@ -11,7 +11,7 @@ import {
 } from "../core/copy-ref.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import type { Intent, IntentLog } from "../core/intent-log.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
@@ -29,7 +29,7 @@ export type Prior = { exists: false } | Existing;
 export interface IndexedTarget {
   model: EntityModel<object>;
   table: string;
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup;
   intents: IntentLog;
   companions?: CompanionSource | undefined;
 }

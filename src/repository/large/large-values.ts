@@ -12,7 +12,7 @@ import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
 import { withSystemProperties } from "../../wire/system-properties.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, BlobSealing, Requests } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import {
   type BlobSealer,
@@ -60,12 +60,12 @@ export function largeColumnsOf(model: EntityModel): ColumnModel[] | undefined {
 }
 
 /** Refuses an entity with large columns on a store without blobs, before any request. */
-export function assertBlobStore(model: EntityModel, runner: StoreRunner): void {
+export function assertBlobStore(model: EntityModel, store: Pick<TableStore, "name" | "blobs">): void {
   const large = largeColumnsOf(model);
-  if (large === undefined || runner.store.blobs !== undefined) return;
+  if (large === undefined || store.blobs !== undefined) return;
   throw new ValidationError(
     "no-blob-store",
-    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${runner.store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
+    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
   );
 }
 
@@ -100,15 +100,20 @@ export class LargeValues {
   readonly columns: readonly ColumnModel[];
   readonly container: string;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & BlobSealing;
   readonly #properties: string[];
   /** A wide entity's references may be in any of its rows: they are read assembled. */
   readonly #wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
   readonly #model: string;
 
-  constructor(model: EntityModel, columns: readonly ColumnModel[], table: string, runner: StoreRunner) {
-    assertBlobStore(model, runner);
+  constructor(
+    model: EntityModel,
+    columns: readonly ColumnModel[],
+    table: string,
+    runner: Requests & Backend & BlobSealing,
+  ) {
+    assertBlobStore(model, runner.backend);
     this.#model = model.name;
     this.columns = columns;
     this.container = containerOf(table);
@@ -140,7 +145,7 @@ export class LargeValues {
         continue;
       }
       // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
-      if (this.#runner.encryption.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
+      if (this.#runner.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
       const sealed = { ...this.#owner(column, name), partitionKey: wire.partitionKey, rowKey: wire.rowKey };
       uploads.push({ name, bytes, sealed });
     }
@@ -159,7 +164,7 @@ export class LargeValues {
 
   /** The sealer of encrypted large values (present: `prepare` refused them without keys). */
   #sealer(): BlobSealer {
-    const sealer = this.#runner.encryption.blobSealer;
+    const sealer = this.#runner.blobSealer;
     if (sealer === undefined) throw blobKeysMissing(this.#model, "large");
     return sealer;
   }

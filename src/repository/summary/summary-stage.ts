@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import type { CompanionSource, CompanionWrite, GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
   RemoteSummaries,
   type RemoteSummary,
@@ -27,7 +27,7 @@ export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
   /** The source partition (and period table) whose local rows are mirrored (see `summarySource`). */
   readonly #source: string;
   readonly #remote: RemoteSummary[];
@@ -36,7 +36,7 @@ export class SummaryStage implements GroupCompanion {
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
@@ -114,7 +114,7 @@ export class SummaryStage implements GroupCompanion {
 export function summaryCompanions(
   model: EntityModel<object>,
   table: string,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   committer: SummaryCommitter,
 ): CompanionSource {
   const remote = remoteSummariesOf(model as EntityModel).length > 0;
