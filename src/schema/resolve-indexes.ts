@@ -74,6 +74,14 @@ export function resolveIndexes(
       }
       rowKeyPrefixes.set(prefix, indexName);
     }
+    const unique = spec.list ? false : (spec.unique ?? true);
+    const hashed = partitionKey.hashed?.field;
+    if (unique && hashed !== undefined && !rowKey.fields.includes(hashed)) {
+      // The service keeps a key unique within its partition only, and each bucket is a partition.
+      throw new SchemaError(
+        `${what}: a unique index with the entity's hash-bucketed partitionKey '${partitionKey.source}' would be unique per bucket only (keys are unique within a partition, and each bucket is one): put '${hashed}' in its rowKey, give it a partitionKey without the bucket (an index in another partition), or unique: false`,
+      );
+    }
     indexes.set(indexName, {
       name: indexName,
       table,
@@ -81,7 +89,7 @@ export function resolveIndexes(
       partitionKey,
       rowKey,
       intraPartition,
-      unique: spec.list ? false : (spec.unique ?? true),
+      unique,
       list: spec.list ?? false,
       project: spec.project,
       when: spec.when,

@@ -331,6 +331,15 @@ for (const { kind, combinations } of runs) {
   );
 }
 
+function failureOfSync(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the definition was accepted");
+}
+
 /**
  * Refused by design (API.md, "Features compose"): an encrypted or large column in a key template,
  * an index key, a summary sum or a `where`; a series in a `where`. Each refusal is a typed error,
@@ -389,6 +398,18 @@ describe("combinations refused by design", () => {
     const error = refusal(feature, alter);
     expect(error).toBeInstanceOf(SchemaError);
     expect(error.message).toMatch(why);
+  });
+
+  it("a unique index keyed in a hash bucket must name the hashed field: keys are unique per partition (SchemaError says why)", () => {
+    const hashed = optionsOf(["hashBucket"]);
+    const withIndex = (rowKey: string, unique: boolean) => () =>
+      declareFeatureClass(["hashBucket"], { ...hashed, indexes: { byCode: { rowKey, unique } } });
+    const error = failureOfSync(withIndex("u_{code}", true));
+    expect(error).toBeInstanceOf(SchemaError);
+    expect(error.message).toMatch(/unique per bucket only .*unique within a partition/);
+    // The hashed field in the RowKey makes the key pick its bucket, so it is unique; or not unique at all.
+    expect(withIndex("u_{code}_{id}", true)).not.toThrow();
+    expect(withIndex("u_{code}", false)).not.toThrow();
   });
 
   it.each([
