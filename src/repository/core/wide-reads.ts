@@ -21,9 +21,9 @@ const MAX_READS = 10;
 
 /** The `$select` of a wide read: the caller's, plus the part marker every part carries. */
 function wideSelect(select: readonly string[] | undefined): readonly string[] | undefined {
-  // The service answers a $select with the named properties only: RowKey must be named, as the
-  // parts are told apart by it (MemoryStore's reads return the keys anyway; Azure's and serve's do not).
-  return select === undefined ? undefined : [...select, WIDE_PART_PROPERTY, "RowKey"];
+  // Every store answers a $select with the named properties only (table-store.ts): the parts are told
+  // apart by RowKey, and the assembled entity carries both keys.
+  return select === undefined ? undefined : [...select, WIDE_PART_PROPERTY, "PartitionKey", "RowKey"];
 }
 
 /** Every row of one wide entity's parts: one range query (continued only if the service pages it). */

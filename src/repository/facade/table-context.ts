@@ -210,6 +210,11 @@ export class TableContext {
   /** Entity classes whose schema warnings this context has reported. */
   readonly #warned = new Set<Function>();
   readonly #now: () => number;
+  /**
+   * The blobs of eventual intents this pass left for later (their values are uploaded before their
+   * steps run): the large-value kind keeps them. `undefined` when the eventual kind did not list every intent.
+   */
+  #heldBlobs: Set<string> | undefined;
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
@@ -279,9 +284,13 @@ export class TableContext {
       },
       {
         name: "eventually",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
-        }),
+        run: async ({ minIntentAgeMs, errors }) => {
+          this.#heldBlobs = undefined;
+          const held = new Set<string>();
+          const counts = await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors, held);
+          this.#heldBlobs = held;
+          return { ...counts };
+        },
       },
       {
         name: "summaries",
@@ -707,10 +716,13 @@ export class TableContext {
   /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
   async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
     const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
+    // Which blobs pending eventual intents point at is unknown: removing none is the safe side.
+    const held = this.#heldBlobs;
+    if (held === undefined) return total;
     for (const model of this.#types.values()) {
       if (largeColumnsOf(model) === undefined) continue;
       try {
-        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs });
+        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs, held });
         total.blobsChecked += result.blobsChecked;
         total.blobsDeleted += result.blobsDeleted;
       } catch (error) {
