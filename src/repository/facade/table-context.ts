@@ -117,6 +117,7 @@ function composeStores(
     limits,
     periodTables,
     store,
+    encryption.blobSealer,
   );
   return { runner, encryption, encryptedTypes, periodTables };
 }

@@ -11,6 +11,7 @@ import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type {
   Backend,
   Backoff,
+  BlobSealing,
   Clock,
   RequestContext,
   Requests,
@@ -224,7 +225,7 @@ function wideEtagOf(
 
 /** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
 async function prepareLarge(
-  runner: Requests & Backend,
+  runner: Requests & Backend & BlobSealing,
   table: string,
   operations: readonly PlannedOperation[],
 ): Promise<LargeWork[]> {

@@ -15,7 +15,7 @@ import type { Intent, IntentLog } from "../core/intent-log.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import { memberOf } from "./list-index.js";
+import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
@@ -62,7 +62,7 @@ export async function commitEntity(
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
-    memberOf(wire.partitionKey, wire.rowKey),
+    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
   );
 
   const layout = entityLayout(model, runner, table);
@@ -229,7 +229,11 @@ export async function commitDelete(
   const remote = prior.refs.filter((r) => !local(r));
   const intent =
     remote.length > 0 ? await intents.record(model.type, table, partitionKey, rowKey, remote) : undefined;
-  const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
+  const listChanges = membershipChanges(
+    prior.refs.filter(isList),
+    [],
+    entityMember(model, runner, table, partitionKey, rowKey),
+  );
   const layout = entityLayout(model, runner, table);
   const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior.etag);
   const own = { layout, count: actions.length, rowKey };

@@ -10,6 +10,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../../../store/table-store.js";
+import { BlobSealer } from "./blob-sealing.js";
 import { DataKeyCache } from "./data-key-cache.js";
 import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
 import { EntityOpener } from "./entity-opener.js";
@@ -36,6 +37,7 @@ export class EncryptingStore extends DelegatingStore {
   readonly #keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
   readonly #sealer: EntitySealer;
   readonly #opener: EntityOpener;
+  #blobSealer: BlobSealer | undefined;
 
   constructor(inner: TableStore, types: EncryptedRowTypes, resolver: KeyResolver | undefined) {
     super(inner);
@@ -48,6 +50,14 @@ export class EncryptingStore extends DelegatingStore {
   /** The key ids of the encrypted values of a row this store opened (empty for rows with none). */
   keyIdsOf(row: StoredEntity): ReadonlySet<string> {
     return this.#opener.keyIdsOf(row);
+  }
+
+  /** Seals and opens the blobs of encrypted large columns; `undefined` without a resolver. */
+  get blobSealer(): BlobSealer | undefined {
+    const resolver = this.#resolver;
+    if (resolver === undefined) return undefined;
+    this.#blobSealer ??= new BlobSealer(resolver, this.#keys, (table) => this.#types.logicalTable(table));
+    return this.#blobSealer;
   }
 
   /** The key new writes are sealed under; `undefined` without a resolver. */
