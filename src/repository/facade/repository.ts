@@ -9,7 +9,7 @@ import { assertLogTail } from "../../query/log-tail.js";
 import { Query, type QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
-import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
+import type { StoredEntity, TableStore, WireEntity, WriteMode } from "../../store/table-store.js";
 import type { CreateValues, DataField, Selected, WhereValues } from "../../util/entity-fields.js";
 import {
   ENTITY_TYPE_PROPERTY,
@@ -33,7 +33,7 @@ import {
 import { PlainWriter } from "../core/plain-writer.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { wideExecutor } from "../core/wide-reads.js";
 import { writeMode } from "../core/write-mode.js";
 import { IndexLookup } from "../index/index-lookup.js";
@@ -41,6 +41,7 @@ import { IndexedWriter } from "../index/indexed-writer.js";
 import { LargeStage, withPreparedWires } from "../large/large-stage.js";
 import { withLargeValues } from "../large/large-value-executor.js";
 import { assertBlobStore, LargeValues, largeColumnsOf } from "../large/large-values.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { RemoteSummaries, type RemoteSummary } from "../summary/remote-summaries.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { publicValues, type SummaryValues, zeroTotals } from "../summary/summary-row.js";
@@ -112,7 +113,11 @@ export interface EntityKey {
 export class Repository<T extends object> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: RequestContext;
+  /** The context's store as given (signing a SAS needs the AzureStore itself). */
+  readonly #store: TableStore;
+  /** Where the period tables of the entity are registered (its period repositories' too). */
+  readonly #periodTableNames: PeriodTableNames;
   readonly #executor: QueryExecutor<T>;
   /** Plain or indexed, chosen once: every write goes through it. */
   readonly #writer: EntityWriter<T>;
@@ -126,19 +131,32 @@ export class Repository<T extends object> {
   readonly #large: LargeValues | undefined;
 
   /** @internal Use `TableContext.repository(Entity)`. */
-  static build<T extends object>(model: EntityModel<T>, runner: StoreRunner): Repository<T> {
-    return new Repository(model, runner, undefined);
+  static build<T extends object>(
+    model: EntityModel<T>,
+    runner: RequestContext,
+    store: TableStore,
+    periodTables: PeriodTableNames,
+  ): Repository<T> {
+    return new Repository(model, runner, store, periodTables, undefined);
   }
 
-  private constructor(model: EntityModel<T>, runner: StoreRunner, periodTable: string | undefined) {
+  private constructor(
+    model: EntityModel<T>,
+    runner: RequestContext,
+    store: TableStore,
+    periodTables: PeriodTableNames,
+    periodTable: string | undefined,
+  ) {
     this.#model = model;
     // The router of a period entity has no table of its own: its name is the template, for messages.
     this.#table = periodTable ?? runner.tableName(model.table);
     this.#runner = runner;
+    this.#store = store;
+    this.#periodTableNames = periodTables;
     this.#periodTable = periodTable !== undefined;
     this.#periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
-    registerPeriodTables(runner, model);
-    assertBlobStore(model, runner);
+    registerPeriodTables(periodTables, model);
+    assertBlobStore(model, store);
     const largeColumns = largeColumnsOf(model);
     // A period router has no table (nor container) of its own: its period repositories have.
     const large =
@@ -153,18 +171,20 @@ export class Repository<T extends object> {
     // as companion rows, summarized, or plain), and around it the large values' blob stage.
     const prepared = new WeakMap<object, WireEntity>();
     const rowModel = large ? withPreparedWires(model, prepared) : model;
-    const rowWriter: EntityWriter<T> = model.wide
-      ? new WideWriter(rowModel, this.#table, runner)
-      : model.indexes.size > 0
-        ? new IndexedWriter(
-            rowModel,
-            this.#table,
-            runner,
-            this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
-          )
-        : this.#summaries
-          ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
-          : new PlainWriter(rowModel, this.#table, runner);
+    // A wide entity with indexes or summaries is written as an indexed one, its rows in place of the row.
+    const rowWriter: EntityWriter<T> =
+      model.wide && model.indexes.size === 0 && !this.#summaries
+        ? new WideWriter(rowModel, this.#table, runner)
+        : model.indexes.size > 0 || model.wide
+          ? new IndexedWriter(
+              rowModel,
+              this.#table,
+              runner,
+              this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
+            )
+          : this.#summaries
+            ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
+            : new PlainWriter(rowModel, this.#table, runner);
     this.#writer = large ? new LargeStage(model, large, rowWriter, prepared) : rowWriter;
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
@@ -189,7 +209,7 @@ export class Repository<T extends object> {
     const table = this.#runner.tableName(template.nameOf(values as Record<string, unknown>));
     let repository = periods.get(table);
     if (repository === undefined) {
-      repository = new Repository(this.#model, this.#runner, table);
+      repository = new Repository(this.#model, this.#runner, this.#store, this.#periodTableNames, table);
       periods.set(table, repository);
     }
     return repository;
@@ -588,13 +608,7 @@ export class Repository<T extends object> {
   sasFor(partial: Partial<T>, options: SasOptions): string {
     const period = this.#route(partial);
     if (period) return period.sasFor(partial, options);
-    return scopedSas(
-      this.#model,
-      this.#runner.store,
-      this.#table,
-      partial as Record<string, unknown>,
-      options,
-    );
+    return scopedSas(this.#model, this.#store, this.#table, partial as Record<string, unknown>, options);
   }
 
   /**
@@ -702,7 +716,10 @@ export class Repository<T extends object> {
         { field: name },
       );
     }
-    return IndexLookup.build(this.#model, index, this.#runner, (stored) => this.readRow(stored));
+    // A list index names entities: a wide one is read whole (its rows assembled) before it is mapped.
+    return IndexLookup.build(this.#model, index, this.#runner, (stored) =>
+      this.#model.wide ? this.#readAssembled(stored) : this.readRow(stored),
+    );
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */

@@ -3,6 +3,7 @@ import type { TableTemplate } from "../../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import { contextTelemetry } from "../../telemetry/context-telemetry.js";
+import type { StateScope } from "../../util/scoped-state.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
 import { listPeriodTables, registerPeriodTables } from "../core/period-tables.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
@@ -19,10 +20,22 @@ import {
   repairLargeValues,
 } from "../large/large-value-repairer.js";
 import { assertBlobStore, blobsOf, largeColumnsOf } from "../large/large-values.js";
-import { assertEncryptionOptions, type EncryptionOptions } from "../pipeline/encryption/key-resolver.js";
+import { limitsOf } from "../pipeline/backend-limits.js";
+import { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
+import { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
+import {
+  assertEncryptionOptions,
+  type EncryptionOptions,
+  type KeyResolver,
+} from "../pipeline/encryption/key-resolver.js";
+import { LimitCheckedStore } from "../pipeline/limit-checked-store.js";
+import { PacedStore } from "../pipeline/pacing/paced-store.js";
 import { Pacer } from "../pipeline/pacing/pacer.js";
 import { readThroughput, type ThroughputOptions } from "../pipeline/pacing/throughput-options.js";
+import { PeriodTableNames, PeriodTableStore } from "../pipeline/period-table-store.js";
+import { RequestSlots } from "../pipeline/request-slots.js";
 import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "../pipeline/retry-policy.js";
+import { SlotLimitedStore } from "../pipeline/slot-limited-store.js";
 import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
 import { repairSummaries } from "../summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.js";
@@ -42,6 +55,72 @@ import { assertValidTransaction, type PlannedOperation, Transaction } from "./tr
 import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
 
 export type { TransactionResult } from "./transaction-commit.js";
+
+/** One scope token per (store, prefix): contexts on the same tables share what they know of an instance. */
+const scopes = new WeakMap<TableStore, Map<string, StateScope>>();
+
+function scopeOf(store: TableStore, prefix: string): StateScope {
+  const byPrefix = scopes.get(store) ?? new Map<string, StateScope>();
+  scopes.set(store, byPrefix);
+  const scope = byPrefix.get(prefix) ?? Object.freeze({ prefix });
+  byPrefix.set(prefix, scope);
+  return scope;
+}
+
+/** The store stack of a context and the pieces of it that are handed out to what uses them. */
+interface ComposedStores {
+  /** Sends requests through the stack; plays the roles of requests.ts. */
+  runner: StoreRunner;
+  encryption: EncryptingStore;
+  encryptedTypes: EncryptedRowTypes;
+  periodTables: PeriodTableNames;
+}
+
+/**
+ * Builds the request path of a context: the store wrapped in limit checks, request slots, pacing,
+ * encryption and period-table creation (pipeline/), and the runner that sends through it.
+ */
+function composeStores(
+  store: TableStore,
+  retry: RetryPolicy,
+  listener: TableKitEventListener | undefined,
+  tablePrefix: string,
+  maxConcurrentRequests: number | undefined,
+  pacer: Pacer | undefined,
+  keys: KeyResolver | undefined,
+  instrument: ((store: TableStore) => TableStore) | undefined,
+): ComposedStores {
+  const limits = limitsOf(store);
+  // Innermost: a request's span (telemetry) times the service call, not its wait for a slot or pace.
+  const sent = instrument === undefined ? store : instrument(store);
+  // Every row is checked as sent (copies, summaries and intents too), on every backend.
+  const checked = new LimitCheckedStore(sent, limits);
+  // Every request reaches the store through the runner's target, so a cap there covers them all.
+  const slotted =
+    maxConcurrentRequests === undefined
+      ? checked
+      : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
+  // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
+  const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+  // Limits see the sealed rows, and sealing (a key service call) holds no request slot.
+  const encryptedTypes = new EncryptedRowTypes(tablePrefix);
+  const encryption = new EncryptingStore(paced, encryptedTypes, keys);
+  // Outermost: a period table's creation and the write sent again (already sealed) are each paced and slotted.
+  const periodTables = new PeriodTableNames(tablePrefix);
+  const target = new PeriodTableStore(encryption, periodTables);
+  const runner = new StoreRunner(
+    target,
+    retry,
+    listener,
+    tablePrefix,
+    scopeOf(store, tablePrefix),
+    limits,
+    periodTables,
+    store,
+    encryption.blobSealer,
+  );
+  return { runner, encryption, encryptedTypes, periodTables };
+}
 
 /** Options of a `TableContext`. */
 export interface TableContextOptions {
@@ -119,12 +198,23 @@ export interface RepairAllOptions {
 export class TableContext {
   readonly store: TableStore;
   readonly #runner: StoreRunner;
+  /** Seals and opens encrypted columns on every request (see encrypting-store.ts). */
+  readonly #encryption: EncryptingStore;
+  /** Which rows hold encrypted columns; the context records the models it uses here. */
+  readonly #encryptedTypes: EncryptedRowTypes;
+  /** The period tables (`Logs{at:month}`) of the entities used: their first write creates them. */
+  readonly #periodTableNames: PeriodTableNames;
   readonly #repositories = new Map<Function, Repository<object>>();
   /** The class holding each (table, type) pair used in this context: rows are told apart by type. */
   readonly #types = new Map<string, EntityModel>();
   /** Entity classes whose schema warnings this context has reported. */
   readonly #warned = new Set<Function>();
   readonly #now: () => number;
+  /**
+   * The blobs of eventual intents this pass left for later (their values are uploaded before their
+   * steps run): the large-value kind keeps them. `undefined` when the eventual kind did not list every intent.
+   */
+  #heldBlobs: Set<string> | undefined;
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
@@ -163,7 +253,7 @@ export class TableContext {
     this.#encrypts = options.encryption !== undefined;
     const telemetry = contextTelemetry(options.tracing);
     retry.observer = telemetry?.retries;
-    this.#runner = new StoreRunner(
+    const stores = composeStores(
       options.store,
       retry,
       options.onEvent,
@@ -173,6 +263,10 @@ export class TableContext {
       options.encryption?.keys,
       telemetry?.instrument,
     );
+    this.#runner = stores.runner;
+    this.#encryption = stores.encryption;
+    this.#encryptedTypes = stores.encryptedTypes;
+    this.#periodTableNames = stores.periodTables;
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
@@ -180,14 +274,23 @@ export class TableContext {
       {
         name: "indexes",
         run: async ({ minIntentAgeMs }) => ({
-          ...(await repairAllIndexes(this.#runner, this.#types.values(), minIntentAgeMs)),
+          ...(await repairAllIndexes(
+            this.#runner,
+            this.#periodTableNames,
+            this.#types.values(),
+            minIntentAgeMs,
+          )),
         }),
       },
       {
         name: "eventually",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
-        }),
+        run: async ({ minIntentAgeMs, errors }) => {
+          this.#heldBlobs = undefined;
+          const held = new Set<string>();
+          const counts = await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors, held);
+          this.#heldBlobs = held;
+          return { ...counts };
+        },
       },
       {
         name: "summaries",
@@ -219,7 +322,12 @@ export class TableContext {
       const model = getEntityModel(entityClass);
       this.#claimType(model);
       this.#warn(model);
-      repository = Repository.build(model, this.#runner) as unknown as Repository<object>;
+      repository = Repository.build(
+        model,
+        this.#runner,
+        this.store,
+        this.#periodTableNames,
+      ) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
@@ -280,6 +388,7 @@ export class TableContext {
   #eventualDeps(): EventualDeps {
     return {
       runner: this.#runner,
+      encryption: this.#encryption,
       repositoryOf: (table, type, model) => this.#known(table, type, model),
       now: this.#now,
     };
@@ -382,7 +491,7 @@ export class TableContext {
         { field: "encryption" },
       );
     }
-    this.#runner.encryptedTypes.claim(model);
+    this.#encryptedTypes.claim(model);
   }
 
   /**
@@ -415,7 +524,7 @@ export class TableContext {
     if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
     else for (const name of await this.tablesOf(entityClass)) tables.add(name);
     for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
-    return reencrypt(model, this.#runner, [...tables]);
+    return reencrypt(model, this.#runner, this.#encryption, [...tables]);
   }
 
   /**
@@ -505,11 +614,11 @@ export class TableContext {
   /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
   async #recordCutoffs(entityClass: EntityClass, before: Date): Promise<void> {
     const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#runner, model);
+    registerPeriodTables(this.#periodTableNames, model);
     const templates = new Set<TableTemplate>();
     if (model.tableTemplate) templates.add(model.tableTemplate);
     for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
-    const cutoffs = this.#runner.periodTables.cutoffs;
+    const cutoffs = this.#periodTableNames.cutoffs;
     for (const template of templates) {
       await this.#runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
     }
@@ -536,7 +645,7 @@ export class TableContext {
    */
   verifyIndexes<T extends object>(entityClass: EntityClass<T>): Promise<IndexDrift> {
     const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#runner, model);
+    registerPeriodTables(this.#periodTableNames, model);
     return verifyIndexes(model, this.#runner);
   }
 
@@ -551,8 +660,8 @@ export class TableContext {
   ): Promise<RepairResult> {
     const model = getEntityModel(entityClass);
     // Repair writes copies: a period's copy table missing meanwhile is created like on any write.
-    registerPeriodTables(this.#runner, model);
-    return repairIndexes(model, this.#runner, options);
+    registerPeriodTables(this.#periodTableNames, model);
+    return repairIndexes(model, this.#runner, this.#periodTableNames, options);
   }
 
   /**
@@ -607,10 +716,13 @@ export class TableContext {
   /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
   async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
     const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
+    // Which blobs pending eventual intents point at is unknown: removing none is the safe side.
+    const held = this.#heldBlobs;
+    if (held === undefined) return total;
     for (const model of this.#types.values()) {
       if (largeColumnsOf(model) === undefined) continue;
       try {
-        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs });
+        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs, held });
         total.blobsChecked += result.blobsChecked;
         total.blobsDeleted += result.blobsDeleted;
       } catch (error) {
@@ -633,13 +745,13 @@ export class TableContext {
     for (const operation of tx.operations) {
       this.#claimEncryption(operation.model);
       // A large column's blob container is named after the entity's table: the context must know it.
-      assertBlobStore(operation.model, this.#runner);
+      assertBlobStore(operation.model, this.store);
     }
     // The caller's operations first (no request), then again with what each entity keeps added.
     assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
     const first = tx.operations[0] as PlannedOperation;
     // A period's table that does not exist yet is created by the transaction's first write of it.
-    registerPeriodTables(this.#runner, first.model);
+    registerPeriodTables(this.#periodTableNames, first.model);
     return commitTransaction(this.#runner, tx.operations);
   }
 }

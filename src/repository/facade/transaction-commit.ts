@@ -4,10 +4,20 @@ import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import { isLocal } from "../core/copy-ref.js";
+import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type {
+  Backend,
+  Backoff,
+  BlobSealing,
+  Clock,
+  RequestContext,
+  Requests,
+  Scoped,
+  TableNaming,
+} from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
@@ -51,7 +61,7 @@ interface LargeWork {
  * - after: copies elsewhere written and the intents removed, replaced blobs removed.
  */
 export async function commitTransaction(
-  runner: StoreRunner,
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   for (let round = 1; ; round++) {
@@ -87,7 +97,7 @@ function conditionAdded(caller: TransactionAction, sent: TransactionAction | und
 }
 
 async function commitOnce(
-  runner: StoreRunner,
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
@@ -207,14 +217,16 @@ function wideEtagOf(
   if (results === undefined) return "";
   const etags: string[] = [];
   expanded.owners.forEach((at, i) => {
-    if (at === owner && expanded.operations[i]?.action.kind !== "delete") etags.push(results[i]?.etag ?? "");
+    // The entity's own rows (not its copies in the partition), in part order.
+    const action = expanded.operations[i]?.action;
+    if (at === owner && action !== undefined && isPartAction(action)) etags.push(results[i]?.etag ?? "");
   });
   return etags.length === 0 ? "" : wideEtag(etags);
 }
 
 /** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
 async function prepareLarge(
-  runner: StoreRunner,
+  runner: Requests & Backend & BlobSealing,
   table: string,
   operations: readonly PlannedOperation[],
 ): Promise<LargeWork[]> {
@@ -247,7 +259,7 @@ async function prepareLarge(
  * whose RowKey is a summary row's.
  */
 function summaryCommitters(
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
 ): Map<EntityModel<object>, SummaryCommitter> {
@@ -267,7 +279,7 @@ function summaryCommitters(
 
 /** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
 function summaryStages(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
@@ -313,7 +325,7 @@ function withCompanionRows(
  * of a summary row fails the whole transaction (nothing written), and it is planned again.
  */
 async function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],

@@ -1,5 +1,6 @@
 import { ValidationError } from "../../errors.js";
 import { etagIn } from "../../serialization/entity-etag.js";
+import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import {
   COPY_REFS_PROPERTY,
@@ -10,12 +11,13 @@ import {
   indexOf,
   isLocal,
 } from "../core/copy-ref.js";
+import { entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import { foreignProperties } from "../index/foreign-properties.js";
-import { memberOf } from "../index/list-index.js";
+import { entityMember } from "../index/list-index.js";
 import { type ListChange, membershipChanges } from "../index/list-membership.js";
 import { planLocalActions } from "../index/local-plan.js";
 import { wideTransactionActions } from "../wide/wide-writer.js";
@@ -52,7 +54,7 @@ export interface RemoteCopies {
  */
 export async function expandIndexCopies(
   operations: readonly PlannedOperation[],
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup,
   table: string,
 ): Promise<ExpandedTransaction> {
   const expanded: ExpandedTransaction = {
@@ -88,8 +90,9 @@ export async function expandIndexCopies(
       model.summaries.size === 0
         ? undefined
         : { partitionKey: operation.partitionKey, rowKey: operation.rowKey, ...write };
-    if (model.wide) {
-      // Its rows, replacing what is stored (wide entities keep no indexes or summaries).
+    const layout = model.wide ? entityLayout(model, runner, table) : undefined;
+    if (model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+      // Its rows, replacing what is stored.
       const actions = await wideTransactionActions(model, runner, table, action);
       push(
         expanded,
@@ -101,7 +104,7 @@ export async function expandIndexCopies(
       expanded.summarized.push(undefined);
       continue;
     }
-    if (model.indexes.size === 0) {
+    if (model.indexes.size === 0 && !layout) {
       // Without summaries the operation goes as the caller gave it (no read: still one request).
       const conditioned =
         model.summaries.size === 0
@@ -118,7 +121,7 @@ export async function expandIndexCopies(
     const local = (ref: CopyRef) => isLocal(ref, table, operation.partitionKey);
     // List indexes keep index entities (one per value, listing members), not copies: see list-membership.ts.
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
-    const member = memberOf(operation.partitionKey, operation.rowKey);
+    const member = entityMember(model, runner, table, operation.partitionKey, operation.rowKey);
     const tableName = (t: string) => runner.tableName(t);
     if (action.kind === "delete") {
       if (!prior) {
@@ -132,6 +135,11 @@ export async function expandIndexCopies(
       }
       const ifMatch = action.ifMatch === "*" ? prior.etag : action.ifMatch;
       expanded.lists[index] = membershipChanges(prior.refs.filter(isList), [], member);
+      const removal = layout
+        ? layout
+            .remove(operation.partitionKey, operation.rowKey, ifMatch)
+            .map((a) => copyOperation(operation, a))
+        : [{ ...operation, action: { ...action, ifMatch } }];
       const deletes = prior.refs
         .filter((ref) => local(ref) && !isList(ref))
         .map((ref) =>
@@ -142,7 +150,7 @@ export async function expandIndexCopies(
             ifMatch: "*",
           }),
         );
-      push(expanded, index, [{ ...operation, action: { ...action, ifMatch } }, ...deletes]);
+      push(expanded, index, [...removal, ...deletes]);
       expanded.copies.push([]);
       const remoteBefore = prior.refs.filter((ref) => !local(ref));
       expanded.remote.push(
@@ -158,8 +166,13 @@ export async function expandIndexCopies(
       continue;
     }
     if (!prior && action.kind === "update") {
-      // The service will answer 404 for the whole transaction, as it would without indexes.
-      push(expanded, index, [operation]);
+      // The service will answer 404 for the whole transaction, as it would without indexes (a wide
+      // entity: a merge of its first row's keys only, which cannot break a row limit first).
+      const keysOnly = { partitionKey: operation.partitionKey, rowKey: partRowKey(operation.rowKey, 0) };
+      const missing: PlannedOperation["action"] = layout
+        ? { kind: "update", entity: keysOnly, mode: "merge", ifMatch: "*" }
+        : action;
+      push(expanded, index, [copyOperation(operation, missing)]);
       expanded.copies.push(undefined);
       expanded.remote.push(undefined);
       expanded.summarized.push(
@@ -187,7 +200,15 @@ export async function expandIndexCopies(
       next.filter(isList),
       member,
     );
-    const actions = planLocalActions(model, row, ifMatch, copies(prior?.refs ?? []), copies(next), local);
+    const actions = planLocalActions(
+      model,
+      row,
+      ifMatch,
+      copies(prior?.refs ?? []),
+      copies(next),
+      local,
+      layout?.write(row, ifMatch),
+    );
     push(
       expanded,
       index,
@@ -261,7 +282,11 @@ function mergedRow(stored: StoredEntity, sent: WireEntity): WireEntity {
  * The operation limit counted with index copies, before any read: every entity brings at least
  * the copies its values derive in its own partition (stale ones to delete can only add more).
  */
-function assertCopiesFit(operations: readonly PlannedOperation[], runner: StoreRunner, table: string): void {
+function assertCopiesFit(
+  operations: readonly PlannedOperation[],
+  runner: TableNaming & Limited,
+  table: string,
+): void {
   let total = 0;
   for (const operation of operations) {
     total += 1;
@@ -300,7 +325,7 @@ interface PriorState {
 
 async function priorState(
   operation: PlannedOperation,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & PeriodTableLookup,
   table: string,
 ): Promise<PriorState | undefined> {
   const source = operation.entity;
@@ -316,13 +341,17 @@ async function priorState(
     const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
-  const stored = await runner
-    .run("get", table, (s) => s.getEntity(table, operation.partitionKey, operation.rowKey))
-    .catch((error: unknown) => {
-      // A period's table nobody has written to yet holds no entity (the commit creates it).
-      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
-      throw error;
-    });
+  const stored = await readEntity(
+    operation.model,
+    runner,
+    table,
+    operation.partitionKey,
+    operation.rowKey,
+  ).catch((error: unknown) => {
+    // A period's table nobody has written to yet holds no entity (the commit creates it).
+    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+    throw error;
+  });
   if (!stored) return undefined;
   const model = operation.model;
   const refs =

@@ -9,12 +9,13 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
+import { assertEntityGroupFits, entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import type { Intent, IntentLog } from "../core/intent-log.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import { memberOf } from "./list-index.js";
+import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
@@ -29,7 +30,7 @@ export type Prior = { exists: false } | Existing;
 export interface IndexedTarget {
   model: EntityModel<object>;
   table: string;
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
   intents: IntentLog;
   companions?: CompanionSource | undefined;
 }
@@ -61,10 +62,11 @@ export async function commitEntity(
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
-    memberOf(wire.partitionKey, wire.rowKey),
+    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
   );
 
-  const remote = await beginRemoteWork(target, row, remoteBefore, remoteNext);
+  const layout = entityLayout(model, runner, table);
+  const entityActions = layout.write(row, ifMatch);
   const actions = planLocalActions(
     model,
     row,
@@ -72,7 +74,20 @@ export async function commitEntity(
     before.filter((r) => !isList(r)),
     next.filter((r) => !isList(r)),
     local,
+    entityActions,
   );
+  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
+  const localLists = listChanges.filter((c) => local(c.ref));
+  // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
+  assertEntityGroupFits(
+    runner,
+    model.name,
+    table,
+    wire.rowKey,
+    actions,
+    localLists.length + (target.companions?.reserved ?? 0),
+  );
+  const remote = await beginRemoteWork(target, row, remoteBefore, remoteNext);
   const companion = target.companions?.companion({
     partitionKey: wire.partitionKey,
     rowKey: wire.rowKey,
@@ -94,8 +109,9 @@ export async function commitEntity(
       table,
       wire.partitionKey,
       actions,
-      listChanges.filter((c) => local(c.ref)),
+      localLists,
       next,
+      own,
       companion,
     );
   } catch (error) {
@@ -213,8 +229,14 @@ export async function commitDelete(
   const remote = prior.refs.filter((r) => !local(r));
   const intent =
     remote.length > 0 ? await intents.record(model.type, table, partitionKey, rowKey, remote) : undefined;
-  const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
-  const actions: TransactionAction[] = [{ kind: "delete", partitionKey, rowKey, ifMatch: prior.etag }];
+  const listChanges = membershipChanges(
+    prior.refs.filter(isList),
+    [],
+    entityMember(model, runner, table, partitionKey, rowKey),
+  );
+  const layout = entityLayout(model, runner, table);
+  const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior.etag);
+  const own = { layout, count: actions.length, rowKey };
   for (const ref of prior.refs)
     if (local(ref) && !isList(ref))
       actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
@@ -235,6 +257,7 @@ export async function commitDelete(
       actions,
       listChanges.filter((c) => local(c.ref)),
       prior.refs,
+      own,
       companion,
     );
   } catch (error) {
@@ -283,7 +306,7 @@ async function settleRace(
   intent: Intent,
 ): Promise<void> {
   const { model, table, runner } = target;
-  const now = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  const now = await readEntity(model, runner, table, partitionKey, rowKey);
   if (now?.etag === etag) return;
   await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
 }

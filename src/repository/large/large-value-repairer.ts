@@ -1,7 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { BlobInfo } from "../../store/table-store.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests } from "../core/requests.js";
 import { containerOf, ownerOf, parseReference } from "./large-reference.js";
 import { assertBlobStore, blobsOf, largeColumnsOf } from "./large-values.js";
 
@@ -15,6 +15,11 @@ export interface LargeValueRepairOptions {
   minIntentAgeMs?: number | undefined;
   /** The clock (tests); default `Date.now`. */
   now?: (() => number) | undefined;
+  /**
+   * Blobs kept though no row points at them yet, as `<container>/<blob name>`: those of recorded
+   * writes still to be replayed (a `db.eventually` intent uploads its values before its steps run).
+   */
+  held?: ReadonlySet<string> | undefined;
 }
 
 /** What `repairLargeValues` found and changed. */
@@ -35,7 +40,7 @@ export interface LargeValueRepairResult {
  */
 export async function repairLargeValues(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & Backend,
   tables: readonly string[],
   options: LargeValueRepairOptions = {},
 ): Promise<LargeValueRepairResult> {
@@ -50,7 +55,7 @@ export async function repairLargeValues(
   }
   const columns = largeColumnsOf(model);
   if (columns === undefined) return result;
-  assertBlobStore(model, runner);
+  assertBlobStore(model, runner.backend);
   const properties = columns.map((c) => c.property);
   const now = options.now ?? Date.now;
   for (const table of tables) {
@@ -83,7 +88,7 @@ export async function repairLargeValues(
         );
         const referenced = new Set(properties.map((p) => parseReference(stored?.[p])));
         for (const blob of blobs) {
-          if (referenced.has(blob.name)) continue;
+          if (referenced.has(blob.name) || options.held?.has(`${container}/${blob.name}`)) continue;
           const deleted = await runner.run("deleteBlob", table, (s) =>
             blobsOf(s).delete(container, blob.name),
           );

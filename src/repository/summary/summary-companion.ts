@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+import { readEntity } from "../core/entity-layout.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { CompanionWrite, GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import {
   addTotals,
@@ -20,7 +21,7 @@ import {
 export class SummaryCompanion implements GroupCompanion {
   readonly #model: EntityModel<object>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #committer: SummaryCommitter;
   readonly #writes: readonly CompanionWrite[];
   readonly #partitionKey: string;
@@ -31,7 +32,7 @@ export class SummaryCompanion implements GroupCompanion {
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
@@ -109,7 +110,7 @@ export class SummaryCompanion implements GroupCompanion {
     const stored: StoredEntity | undefined =
       before?.etag === condition
         ? before
-        : await this.#runner.run("get", this.#table, (s) => s.getEntity(this.#table, partitionKey, rowKey));
+        : await readEntity(this.#model, this.#runner, this.#table, partitionKey, rowKey);
     if (!stored || !isSummarizedRow(this.#model, stored)) return undefined;
     const upcast = upcasterOf(this.#model);
     return upcast ? upcast(stored) : stored;

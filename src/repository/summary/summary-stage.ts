@@ -3,12 +3,13 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import type { CompanionSource, CompanionWrite, GroupCompanion } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
   RemoteSummaries,
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  summarySource,
 } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import { SummaryCompanion } from "./summary-companion.js";
@@ -26,24 +27,26 @@ export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
-  readonly #runner: StoreRunner;
-  readonly #partitionKey: string;
+  readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
+  /** The source partition (and period table) whose local rows are mirrored (see `summarySource`). */
+  readonly #source: string;
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
 
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
     this.#model = model;
     this.#runner = runner;
-    this.#partitionKey = (writes[0] as CompanionWrite).partitionKey;
+    const partitionKey = (writes[0] as CompanionWrite).partitionKey;
+    this.#source = summarySource(model as EntityModel, runner, table, partitionKey);
     this.#remote = remoteSummariesOf(model as EntityModel);
     // Bad remote keys are refused before any request.
-    for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#partitionKey);
+    for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#source);
     this.#summaries = new SummaryCompanion(model, table, runner, committer, writes);
     this.companion = this.#summaries;
   }
@@ -71,7 +74,7 @@ export class SummaryStage implements GroupCompanion {
     this.#intent = await intents.record(
       this.#model.type,
       this.#model.table,
-      this.#partitionKey,
+      this.#source,
       this.#runner.now(),
     );
   }
@@ -85,7 +88,7 @@ export class SummaryStage implements GroupCompanion {
       for (const summary of this.#remote) {
         const state = this.#summaries.plannedState(summary);
         if (state === undefined) return;
-        await mirrors.mirror(summary, this.#partitionKey, state);
+        await mirrors.mirror(summary, this.#source, state);
       }
     } catch {
       // The write committed: its remote summaries catch up through the intent, on `db.repair()`.
@@ -111,7 +114,7 @@ export class SummaryStage implements GroupCompanion {
 export function summaryCompanions(
   model: EntityModel<object>,
   table: string,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   committer: SummaryCommitter,
 ): CompanionSource {
   const remote = remoteSummariesOf(model as EntityModel).length > 0;

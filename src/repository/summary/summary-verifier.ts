@@ -1,14 +1,17 @@
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation } from "../../store/table-store.js";
+import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { upcasterOf } from "../core/entity-rows.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
+import { WideScan } from "../core/wide-reads.js";
 import {
   contributionRowKey,
   RemoteSummaries,
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  sourceOf,
+  summarySource,
 } from "./remote-summaries.js";
 import {
   absoluteTotals,
@@ -56,7 +59,7 @@ interface Tally {
  */
 export async function verifySummaries<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
   const summaries = [...model.summaries.values()];
@@ -75,31 +78,35 @@ export async function verifySummaries<T extends object>(
     }
     return tally;
   };
+  const visit = (row: StoredEntity) => {
+    const marker = row[SUMMARY_PROPERTY];
+    if (marker !== undefined) {
+      const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
+      if (summary && row.rowKey === summary.rowKey) {
+        tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
+      }
+      return;
+    }
+    if (!isSummarizedRow(model, row)) return;
+    const entity = upcast ? upcast(row) : row;
+    for (const summary of summaries) {
+      const tally = tallyOf(row.partitionKey, summary);
+      const contribution = contributionOf(summary, entity);
+      tally.actual = addTotals(tally.actual, contribution, 1);
+      tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
+    }
+  };
+  // A wide entity counts once, whole (its summed columns may be on any of its rows).
+  const wide = model.wide ? new WideScan(runner, table) : undefined;
   let continuation: StoreContinuation | undefined;
   do {
     const page = await runner.run("verifyScan", table, (s) =>
       s.queryPage(table, { top: 1000, ...(continuation ? { continuation } : {}) }),
     );
-    for (const row of page.items) {
-      const marker = row[SUMMARY_PROPERTY];
-      if (marker !== undefined) {
-        const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
-        if (summary && row.rowKey === summary.rowKey) {
-          tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
-        }
-        continue;
-      }
-      if (!isSummarizedRow(model, row)) continue;
-      const entity = upcast ? upcast(row) : row;
-      for (const summary of summaries) {
-        const tally = tallyOf(row.partitionKey, summary);
-        const contribution = contributionOf(summary, entity);
-        tally.actual = addTotals(tally.actual, contribution, 1);
-        tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
-      }
-    }
+    for (const item of page.items) for (const row of wide ? await wide.add(item) : [item]) visit(row);
     continuation = page.continuation;
   } while (continuation);
+  for (const row of wide ? await wide.end() : []) visit(row);
 
   const drift: SummaryDrift[] = [];
   for (const [partitionKey, byName] of tallies) {
@@ -121,7 +128,7 @@ export async function verifySummaries<T extends object>(
     }
   }
   for (const summary of remoteSummariesOf(model))
-    drift.push(...(await remoteDrift(model, runner, summary, tallies)));
+    drift.push(...(await remoteDrift(model, runner, table, summary, tallies)));
   return drift.sort((a, b) =>
     a.partitionKey === b.partitionKey
       ? a.summary.localeCompare(b.summary)
@@ -138,21 +145,25 @@ export async function verifySummaries<T extends object>(
  */
 async function remoteDrift(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
+  table: string,
   summary: RemoteSummary,
   tallies: ReadonlyMap<string, ReadonlyMap<string, Tally>>,
 ): Promise<SummaryDrift[]> {
   const mirrors = new RemoteSummaries(model, runner);
   const byRemote = new Map<string, string[]>();
-  for (const source of tallies.keys()) {
+  for (const partitionKey of tallies.keys()) {
+    const source = summarySource(model, runner, table, partitionKey);
     const target = remotePartitionOf(model, summary, source);
     byRemote.set(target, [...(byRemote.get(target) ?? []), source]);
   }
+  // For a table per period, the contributions of this period's table only (the others are verified with theirs).
+  const ours = (source: string) => sourceOf(model, runner, source).table === table;
   const drift: SummaryDrift[] = [];
   for (const [partitionKey, sources] of byRemote) {
     const stored = await mirrors.contributions(summary, partitionKey);
-    for (const source of new Set([...sources, ...stored.keys()])) {
-      const tally = tallies.get(source)?.get(summary.name);
+    for (const source of new Set([...sources, ...[...stored.keys()].filter(ours)])) {
+      const tally = tallies.get(sourceOf(model, runner, source).partitionKey)?.get(summary.name);
       const actual = tally?.actual ?? zeroTotals(summary);
       const kept = stored.get(source)?.totals ?? zeroTotals(summary);
       const local = tally?.stored ?? zeroTotals(summary);
@@ -162,7 +173,7 @@ async function remoteDrift(
         table: mirrors.tableOf(summary),
         partitionKey,
         rowKey: contributionRowKey(summary, source),
-        sourcePartitionKey: source,
+        sourcePartitionKey: sourceOf(model, runner, source).partitionKey,
         stored: publicValues(summary, kept),
         actual: publicValues(summary, actual),
       });

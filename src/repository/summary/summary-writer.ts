@@ -6,7 +6,7 @@ import { runBulk } from "../core/bulk/bulk-runner.js";
 import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import {
@@ -14,6 +14,7 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  summarySource,
 } from "./remote-summaries.js";
 import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryIntents } from "./summary-intents.js";
@@ -27,7 +28,7 @@ import type { SummaryState } from "./summary-row.js";
 export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped & Limited;
   readonly #committer: SummaryCommitter;
   /** Summaries kept in another partition (mirrored after each commit), and their intents. */
   readonly #remote: RemoteSummary[];
@@ -35,7 +36,12 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #intents: SummaryIntents;
   readonly #now: () => number;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, committer: SummaryCommitter) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: Requests & TableNaming & Scoped & Limited & Clock & Backoff,
+    committer: SummaryCommitter,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
@@ -57,9 +63,11 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
    */
   async #commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
     if (this.#remote.length === 0) return this.#committer.commit(partitionKey, writes);
+    // The partition (and for a table per period, its period's table) whose local rows are mirrored.
+    const source = summarySource(this.#model as EntityModel, this.#runner, this.#table, partitionKey);
     // Bad remote keys are refused before any request.
-    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, partitionKey);
-    const recording = this.#intents.record(this.#model.type, this.#model.table, partitionKey, this.#now());
+    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, source);
+    const recording = this.#intents.record(this.#model.type, this.#model.table, source, this.#now());
     // Awaited below whatever the commit does: never an unhandled rejection.
     const recorded = recording.then(
       (intent) => ({ intent }),
@@ -85,7 +93,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
           this.#remote.map((summary) => {
             const at = this.#committer.summaries.indexOf(summary);
             const state = states[at] as Omit<SummaryState, "etag">;
-            return this.#mirrors.mirror(summary, partitionKey, state);
+            return this.#mirrors.mirror(summary, source, state);
           }),
         );
       } catch {

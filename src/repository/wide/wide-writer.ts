@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   ConcurrencyError,
   EntityAlreadyExistsError,
@@ -21,10 +20,11 @@ import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../
 import { describeBytes } from "../../util/store-limits.js";
 import { isUserProperty } from "../../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import { newWriteId, wideRowActions } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import { batchBodyBytesOver } from "../core/payload-size.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Limited, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { readWide } from "../core/wide-reads.js";
 import { wideBulk } from "./wide-bulk.js";
@@ -54,11 +54,11 @@ interface WideKeys {
 export class WideWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Scoped & Limited & Backoff;
   /** The stored property names in declaration order: how a merged entity is split. */
   readonly #order: readonly string[];
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+  constructor(model: EntityModel<T>, table: string, runner: Requests & Scoped & Limited & Backoff) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
@@ -322,7 +322,7 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
  */
 export async function wideTransactionActions(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Limited,
   table: string,
   action: TransactionAction,
 ): Promise<TransactionAction[]> {
@@ -366,37 +366,14 @@ export async function wideTransactionActions(
   return plan(keys, split(wire), stored);
 }
 
-/** A fresh id for one write: every row it stores carries it (16 random bytes would be more than enough). */
-function newWriteId(): string {
-  return randomBytes(9).toString("base64url");
-}
-
 function keysOf(parts: readonly WireEntity[]): WideKeys {
   const first = parts[0] as WireEntity;
   return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
 }
 
-/**
- * The transaction replacing the stored rows (`stored`: their ETags in part order, empty when absent)
- * by `parts`: rows both have are replaced conditional on their ETag, new rows inserted, rows of a
- * longer stored version deleted conditional on theirs. Writes come first, so results line up with parts.
- */
+/** The transaction replacing the stored rows by `parts` (see `wideRowActions`). */
 function plan(keys: WideKeys, parts: readonly WireEntity[], stored: readonly string[]): TransactionAction[] {
-  const actions: TransactionAction[] = parts.map((entity, index) => {
-    const ifMatch = stored[index];
-    return ifMatch === undefined
-      ? { kind: "insert", entity }
-      : { kind: "update", entity, mode: "replace", ifMatch };
-  });
-  for (let index = parts.length; index < stored.length; index++) {
-    actions.push({
-      kind: "delete",
-      partitionKey: keys.partitionKey,
-      rowKey: partRowKey(keys.base, index),
-      ifMatch: stored[index] as string,
-    });
-  }
-  return actions;
+  return wideRowActions(keys.partitionKey, keys.base, parts, stored);
 }
 
 /**
