@@ -171,7 +171,11 @@ async function commitOnce(
         (operations[owner] as PlannedOperation).action,
         expanded.operations[error.index]?.action,
       ) &&
-      (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+      // 409/412: the entity appeared or changed since it was read. 404 only for an upsert (it was
+      // deleted since: the upsert inserts); a delete or update of an absent entity is answered 404.
+      (error.statusCode === 409 ||
+        error.statusCode === 412 ||
+        (error.statusCode === 404 && (operations[owner] as PlannedOperation).action.kind === "upsert"))
     )
       throw new OwnConditionLost(error);
     const reported = toCallerIndex(error, expanded.owners, firstOf);

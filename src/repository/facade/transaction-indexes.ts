@@ -2,6 +2,7 @@ import { ValidationError } from "../../errors.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+import { ABSENT_ETAG } from "../core/absent-etag.js";
 import {
   COPY_REFS_PROPERTY,
   type CopyRef,
@@ -125,7 +126,9 @@ export async function expandIndexCopies(
     const tableName = (t: string) => runner.tableName(t);
     if (action.kind === "delete") {
       if (!prior) {
-        push(expanded, index, [operation]);
+        // Absent when planned: 404 as the service answers, or 412 (planned again) if it appeared meanwhile.
+        const ifMatch = action.ifMatch === "*" ? ABSENT_ETAG : action.ifMatch;
+        push(expanded, index, [{ ...operation, action: { ...action, ifMatch } }]);
         expanded.copies.push(undefined);
         expanded.remote.push(undefined);
         expanded.summarized.push(
@@ -169,9 +172,10 @@ export async function expandIndexCopies(
       // The service will answer 404 for the whole transaction, as it would without indexes (a wide
       // entity: a merge of its first row's keys only, which cannot break a row limit first).
       const keysOnly = { partitionKey: operation.partitionKey, rowKey: partRowKey(operation.rowKey, 0) };
+      const ifMatch = action.ifMatch === "*" ? ABSENT_ETAG : action.ifMatch;
       const missing: PlannedOperation["action"] = layout
-        ? { kind: "update", entity: keysOnly, mode: "merge", ifMatch: "*" }
-        : action;
+        ? { kind: "update", entity: keysOnly, mode: "merge", ifMatch }
+        : { ...action, ifMatch };
       push(expanded, index, [copyOperation(operation, missing)]);
       expanded.copies.push(undefined);
       expanded.remote.push(undefined);
@@ -239,7 +243,7 @@ function conditionOn(
 ): { operation: PlannedOperation; condition: string | undefined; after: WireEntity | undefined } {
   const { action } = operation;
   if (action.kind === "delete") {
-    const ifMatch = prior && action.ifMatch === "*" ? prior.etag : action.ifMatch;
+    const ifMatch = action.ifMatch === "*" ? (prior?.etag ?? ABSENT_ETAG) : action.ifMatch;
     return {
       operation: { ...operation, action: { ...action, ifMatch } },
       condition: ifMatch,
@@ -248,8 +252,16 @@ function conditionOn(
   }
   if (action.kind === "insert") return { operation, condition: undefined, after: action.entity };
   if (!prior) {
-    // Absent: an upsert inserts (failing if the entity appears meanwhile); an update fails with 404.
-    if (action.kind === "update") return { operation, condition: action.ifMatch, after: undefined };
+    // Absent: an upsert inserts (failing if the entity appears meanwhile); an update fails with 404
+    // (an update with "*" stays conditional on the absence it was planned from: see ABSENT_ETAG).
+    if (action.kind === "update") {
+      const ifMatch = action.ifMatch === "*" ? ABSENT_ETAG : action.ifMatch;
+      return {
+        operation: { ...operation, action: { ...action, ifMatch } },
+        condition: ifMatch,
+        after: undefined,
+      };
+    }
     return {
       operation: { ...operation, action: { kind: "insert", entity: action.entity } },
       condition: undefined,
