@@ -10,14 +10,23 @@ import {
   refKey,
 } from "../core/copy-ref.js";
 import type { CompanionSource } from "../core/group-companion.js";
-import type { Intent, IntentLog } from "../core/intent-log.js";
+import { INTENTS_TABLE, type Intent, type IntentLog } from "../core/intent-log.js";
 import type { StoreRunner } from "../core/store-runner.js";
+import {
+  type PlanCommit,
+  type PlanOperation,
+  type PlanStep,
+  runPlan,
+  type StepTarget,
+  type WritePlan,
+  type WriteStage,
+} from "../core/write-plan.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { memberOf } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
-import { claimUnique, releaseCopies, syncRemoteCopies } from "./unique-claims.js";
+import { claimOne, claimUnique, releaseCopies, syncRemoteCopies, upsertCopy } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
 /** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
@@ -42,17 +51,33 @@ export interface IndexedTarget {
  * removed; `repairIndexes` replays intents left by a crash (or by a write whose outcome is unknown).
  * Resolves the entity's new ETag and the copies it now has.
  */
-export async function commitEntity(
+export function commitEntity(
   target: IndexedTarget,
   wire: WireEntity,
   prior: Prior,
   ifMatch: string | undefined,
 ): Promise<{ etag: string; refs: CopyRef[] }> {
+  return runPlan(planEntityWrite(target, wire, prior, ifMatch));
+}
+
+/**
+ * The plan of `commitEntity`: the intent and claims before, one transaction (the entity, its
+ * same-partition copies and list entities, the stages' rows), copies elsewhere and the intent's
+ * removal after. `prior` undefined: not known (an explained write), the steps that depend on it are
+ * described by index instead of by copy; `operation` names the entity's action then.
+ */
+export function planEntityWrite(
+  target: IndexedTarget,
+  wire: WireEntity,
+  prior: Prior | undefined,
+  ifMatch: string | undefined,
+  operation?: string,
+): WritePlan<{ etag: string; refs: CopyRef[] }> {
   const { model, table, runner } = target;
   const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
     runner.tableName(t),
   );
-  const before = prior.exists ? prior.refs : [];
+  const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remoteBefore = before.filter((r) => !local(r));
@@ -63,8 +88,6 @@ export async function commitEntity(
     next.filter(isList),
     memberOf(wire.partitionKey, wire.rowKey),
   );
-
-  const remote = await beginRemoteWork(target, row, remoteBefore, remoteNext);
   const actions = planLocalActions(
     model,
     row,
@@ -77,40 +100,212 @@ export async function commitEntity(
     partitionKey: wire.partitionKey,
     rowKey: wire.rowKey,
     condition: ifMatch,
-    before: prior.exists ? prior.row : undefined,
+    before: prior?.exists ? prior.row : undefined,
     after: row,
   });
-  try {
-    await companion?.before?.();
-  } catch (error) {
-    await abandonRemoteWork(target, remote, error);
-    throw error;
-  }
-  let etag: string;
-  try {
-    etag = await submitEntityTransaction(
-      model,
-      runner,
-      table,
-      wire.partitionKey,
-      actions,
-      listChanges.filter((c) => local(c.ref)),
-      next,
-      companion,
-    );
-  } catch (error) {
-    await companion?.abandon?.(error);
-    await abandonRemoteWork(target, remote, error);
-    throw error;
-  }
-  await companion?.after?.();
-  await finishRemoteWork(
+  const committed = { etag: "" };
+  const remote = remoteSteps(
     target,
-    remote,
-    etag,
+    row,
+    remoteBefore,
+    remoteNext,
     listChanges.filter((c) => !local(c.ref)),
+    prior === undefined,
+    () => committed.etag,
   );
-  return { etag, refs: next };
+  const localLists = listChanges.filter((c) => local(c.ref));
+  const stage = companion && stageSteps(companion);
+  return {
+    before: [...remote.before, ...(stage?.before ?? [])],
+    commit: {
+      ...commitTarget(table, wire.partitionKey, wire.rowKey),
+      operations: [
+        ...describeActions(actions, [...before, ...next], operation),
+        ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
+        ...(stage?.operations ?? []),
+      ],
+      send: async () => {
+        committed.etag = await submitEntityTransaction(
+          model,
+          runner,
+          table,
+          wire.partitionKey,
+          actions,
+          localLists,
+          next,
+          companion,
+        );
+        return { etag: committed.etag, refs: next };
+      },
+    },
+    after: [...(stage?.after ?? []), ...remote.after],
+  };
+}
+
+/** The commit's target: a transaction in the entity's partition (the request is named by `withRequest`). */
+function commitTarget(table: string, partitionKey: string, rowKey: string): StepTarget {
+  return { request: "transaction", table, partitionKey, rowKey };
+}
+
+/**
+ * The commit as rendered: one operation alone is sent as that single request (submit-transaction.ts),
+ * named by its kind and keyed by its row; more are one `transaction` in the partition.
+ */
+export function withRequest<R>(commit: PlanCommit<R>): PlanCommit<R> {
+  const [only, ...rest] = commit.operations;
+  if (only !== undefined && rest.length === 0) return { ...commit, request: only.kind, rowKey: only.rowKey };
+  const { rowKey: _rowKey, ...transaction } = commit;
+  return { ...transaction, request: "transaction" };
+}
+
+/** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */
+function describeActions(
+  actions: readonly TransactionAction[],
+  refs: readonly CopyRef[],
+  operation: string | undefined,
+): PlanOperation[] {
+  return actions.map((action, i) => {
+    const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+    if (i === 0) return { kind: operation ?? action.kind, rowKey };
+    const index = refs.find((r) => r.rowKey === rowKey)?.index ?? "?";
+    return { kind: `${action.kind} copy (${index})`, rowKey };
+  });
+}
+
+/** A stage's steps and rows, as plan steps: its before-step, its rows in the transaction, its after-step. */
+export function stageSteps(stage: WriteStage): {
+  before: PlanStep[];
+  operations: PlanOperation[];
+  after: PlanStep[];
+} {
+  const described = stage.describe?.();
+  const before: PlanStep[] = (described?.before ?? []).map((step, i) =>
+    i === 0
+      ? {
+          ...step,
+          run: () => stage.before?.() ?? Promise.resolve(),
+          abandon: (error: unknown) => stage.abandon?.(error) ?? Promise.resolve(),
+        }
+      : step,
+  );
+  if (before.length === 0 && (stage.before || stage.abandon)) {
+    before.push({
+      request: "stage",
+      table: "",
+      run: () => stage.before?.() ?? Promise.resolve(),
+      abandon: (error: unknown) => stage.abandon?.(error) ?? Promise.resolve(),
+    });
+  }
+  const after: PlanStep[] = (described?.after ?? []).map((step, i) =>
+    i === 0 ? { ...step, run: () => stage.after?.() ?? Promise.resolve() } : step,
+  );
+  if (after.length === 0 && stage.after)
+    after.push({ request: "stage", table: "", run: () => stage.after?.() ?? Promise.resolve() });
+  return {
+    before,
+    operations: described?.operations ?? stage.rowKeys.map((rowKey) => ({ kind: "update", rowKey })),
+    after,
+  };
+}
+
+/**
+ * The steps of a write whose copies live elsewhere (none when it has none): before the commit, the
+ * intent naming every remote copy that may exist after it (old and new), then the claims of new
+ * unique values; after it, the remote copies written and the stale ones removed, list entities
+ * elsewhere brought in line, a race with another writer settled, the intent removed. When the
+ * commit is definitely refused, the intent's step brings the claims back in line and drops it;
+ * otherwise the write may have applied, and the intent stays for repair. `unknown`: the copies the
+ * entity held are not known (an explained write): each remote index may drop one.
+ */
+function remoteSteps(
+  target: IndexedTarget,
+  row: WireEntity,
+  remoteBefore: readonly CopyRef[],
+  remoteNext: readonly CopyRef[],
+  remoteLists: readonly ListChange[],
+  unknown: boolean,
+  etag: () => string,
+): { before: PlanStep[]; after: PlanStep[] } {
+  const { model, table, runner, intents } = target;
+  const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
+  if (remoteBefore.length === 0 && remoteNext.length === 0 && !(unknown && remoteIndexes.length > 0))
+    return { before: [], after: [] };
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const intentTable = runner.tableName(INTENTS_TABLE);
+  const held = new Set(remoteBefore.map(refKey));
+  let intent: Intent | undefined;
+  const before: PlanStep[] = [
+    {
+      request: "insert intent",
+      table: intentTable,
+      run: async () => {
+        intent = await intents.record(
+          model.type,
+          table,
+          row.partitionKey,
+          row.rowKey,
+          union(remoteBefore, remoteNext),
+        );
+      },
+      // A claim whose answer was lost may have been written: only a definite refusal abandons.
+      abandon: async (error) => {
+        if (intent && isDefinitive(error)) await abandon(target, row, intent);
+      },
+    },
+  ];
+  const after: PlanStep[] = [];
+  for (const ref of remoteNext) {
+    if (isList(ref)) continue;
+    const at = { table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
+    if (indexOf(model, ref).unique && !held.has(refKey(ref))) {
+      // The claim: the copy inserted (or, when this entity holds it already, refreshed).
+      before.push({ request: `claim (${ref.index})`, ...at, run: () => claimOne(model, runner, row, ref) });
+    } else {
+      after.push({
+        request: `upsert copy (${ref.index})`,
+        ...at,
+        run: () => upsertCopy(model, runner, row, ref),
+      });
+    }
+  }
+  const keep = new Set(remoteNext.map(refKey));
+  for (const ref of remoteBefore) {
+    if (isList(ref) || keep.has(refKey(ref))) continue;
+    after.push({
+      request: `delete replaced copy (${ref.index})`,
+      table: ref.table,
+      partitionKey: ref.partitionKey,
+      rowKey: ref.rowKey,
+      run: () => releaseCopies(runner, [ref]),
+    });
+  }
+  if (unknown) {
+    for (const index of remoteIndexes)
+      after.push({ request: `delete replaced copy (${index.name})`, table: runner.tableName(index.table) });
+  }
+  for (const change of remoteLists) {
+    after.push({
+      request: `update list (${change.ref.index})`,
+      table: change.ref.table,
+      partitionKey: change.ref.partitionKey,
+      rowKey: change.ref.rowKey,
+      run: () => syncList(model, runner, change),
+    });
+  }
+  after.push({
+    request: "get (settle race)",
+    table,
+    partitionKey: row.partitionKey,
+    rowKey: row.rowKey,
+    run: () =>
+      intent ? settleRace(target, row.partitionKey, row.rowKey, etag(), intent) : Promise.resolve(),
+  });
+  after.push({
+    request: "delete intent",
+    table: intentTable,
+    run: () => (intent ? intents.complete(intent) : Promise.resolve()),
+  });
+  return { before, after };
 }
 
 /**
@@ -207,50 +402,110 @@ export async function commitDelete(
   rowKey: string,
   prior: Existing,
 ): Promise<void> {
+  await runPlan(planEntityDelete(target, partitionKey, rowKey, prior));
+}
+
+/**
+ * The plan of `commitDelete`: with copies elsewhere, an intent before; the transaction deleting the
+ * entity and its same-partition copies (with the stages' rows); after it, the copies elsewhere
+ * removed, list entities elsewhere brought in line, the intent removed. `prior` undefined: not known
+ * (an explained delete): every index may hold a copy.
+ */
+export function planEntityDelete(
+  target: IndexedTarget,
+  partitionKey: string,
+  rowKey: string,
+  prior: Existing | undefined,
+): WritePlan {
   const { model, table, runner, intents } = target;
+  const refs = prior?.refs ?? [];
   const local = (ref: CopyRef) => isLocal(ref, table, partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
-  const remote = prior.refs.filter((r) => !local(r));
-  const intent =
-    remote.length > 0 ? await intents.record(model.type, table, partitionKey, rowKey, remote) : undefined;
-  const listChanges = membershipChanges(prior.refs.filter(isList), [], memberOf(partitionKey, rowKey));
-  const actions: TransactionAction[] = [{ kind: "delete", partitionKey, rowKey, ifMatch: prior.etag }];
-  for (const ref of prior.refs)
+  const remote = refs.filter((r) => !local(r));
+  const listChanges = membershipChanges(refs.filter(isList), [], memberOf(partitionKey, rowKey));
+  const actions: TransactionAction[] = [
+    { kind: "delete", partitionKey, rowKey, ifMatch: prior?.etag ?? "*" },
+  ];
+  for (const ref of refs)
     if (local(ref) && !isList(ref))
       actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
   const companion = target.companions?.companion({
     partitionKey,
     rowKey,
-    condition: prior.etag,
-    before: prior.row,
+    condition: prior?.etag ?? "*",
+    before: prior?.row,
     after: undefined,
   });
-  try {
-    await companion?.before?.();
-    await submitEntityTransaction(
-      model,
-      runner,
-      table,
-      partitionKey,
-      actions,
-      listChanges.filter((c) => local(c.ref)),
-      prior.refs,
-      companion,
-    );
-  } catch (error) {
-    await companion?.abandon?.(error);
-    if (intent && isDefinitive(error)) await intents.complete(intent);
-    throw error;
+  const stage = companion && stageSteps(companion);
+  const intentTable = runner.tableName(INTENTS_TABLE);
+  const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
+  const withIntent = prior === undefined ? remoteIndexes.length > 0 : remote.length > 0;
+  let intent: Intent | undefined;
+  const before: PlanStep[] = [];
+  const after: PlanStep[] = [];
+  if (withIntent) {
+    before.push({
+      request: "insert intent",
+      table: intentTable,
+      run: async () => {
+        intent = await intents.record(model.type, table, partitionKey, rowKey, remote);
+      },
+      // Only a definite refusal left nothing to do; otherwise the delete may stand: repair finishes it.
+      abandon: async (error) => {
+        if (intent && isDefinitive(error)) await intents.complete(intent);
+      },
+    });
+    for (const ref of remote.filter((r) => !isList(r)))
+      after.push({
+        request: `delete copy (${ref.index})`,
+        table: ref.table,
+        partitionKey: ref.partitionKey,
+        rowKey: ref.rowKey,
+        run: () => releaseCopies(runner, [ref]),
+      });
+    if (prior === undefined)
+      for (const index of remoteIndexes)
+        after.push({ request: `delete copy (${index.name})`, table: runner.tableName(index.table) });
+    for (const change of listChanges)
+      if (!local(change.ref))
+        after.push({
+          request: `update list (${change.ref.index})`,
+          table: change.ref.table,
+          partitionKey: change.ref.partitionKey,
+          rowKey: change.ref.rowKey,
+          run: () => syncList(model, runner, change),
+        });
+    after.push({
+      request: "delete intent",
+      table: intentTable,
+      run: () => (intent ? intents.complete(intent) : Promise.resolve()),
+    });
   }
-  await companion?.after?.();
-  if (intent) {
-    await releaseCopies(
-      runner,
-      remote.filter((r) => !isList(r)),
-    );
-    for (const change of listChanges) if (!local(change.ref)) await syncList(model, runner, change);
-    await intents.complete(intent);
-  }
+  const localLists = listChanges.filter((c) => local(c.ref));
+  return {
+    before: [...before, ...(stage?.before ?? [])],
+    commit: {
+      ...commitTarget(table, partitionKey, rowKey),
+      operations: [
+        ...describeActions(actions, refs, undefined),
+        ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
+        ...(stage?.operations ?? []),
+      ],
+      send: async () => {
+        await submitEntityTransaction(
+          model,
+          runner,
+          table,
+          partitionKey,
+          actions,
+          localLists,
+          refs,
+          companion,
+        );
+      },
+    },
+    after: [...(stage?.after ?? []), ...after],
+  };
 }
 
 /**

@@ -20,6 +20,8 @@ export const LARGE_READ_CONCURRENCY = 8;
 
 /** One value to upload before the row is written. */
 interface Upload {
+  /** The column's field, for a write's plan. */
+  readonly field: string;
   readonly name: string;
   readonly bytes: Uint8Array;
 }
@@ -89,6 +91,8 @@ export function largeUnsupported(model: EntityModel, what: string): ValidationEr
 export class LargeValues {
   readonly columns: readonly ColumnModel[];
   readonly container: string;
+  /** The physical table of the rows. */
+  readonly table: string;
   readonly #table: string;
   readonly #runner: StoreRunner;
   readonly #properties: string[];
@@ -100,6 +104,7 @@ export class LargeValues {
     assertBlobStore(model, runner);
     this.columns = columns;
     this.container = containerOf(table);
+    this.table = table;
     this.#table = table;
     this.#runner = runner;
     this.#properties = columns.map((c) => c.property);
@@ -123,7 +128,7 @@ export class LargeValues {
         property: column.property,
       });
       (wire as Record<string, unknown>)[column.property] = formatReference(bytes.byteLength, name);
-      uploads.push({ name, bytes });
+      uploads.push({ field: column.field, name, bytes });
     }
     return uploads;
   }
