@@ -11,6 +11,9 @@ export type StageSource = CompanionSource;
 /** One entity write as a stage sees it. */
 export type StagedWrite = CompanionWrite;
 
+/** The write operations a plan is explained for (`explainWrite`). */
+export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "delete";
+
 /** Where a plan's step sits: before the commit, the commit itself, or after it. */
 export type WritePhase = "before" | "commit" | "after";
 
@@ -120,4 +123,20 @@ export function renderPlan(plan: WritePlan<unknown>): RenderedPlan {
       ...plan.after.map((s) => step("after", s)),
     ],
   };
+}
+
+/** The entity action a single write sends for `operation` (a patch is a merge). */
+export function actionOf(operation: ExplainedOperation): string {
+  return operation === "patch" ? "merge" : operation;
+}
+
+/** A plan of one request: a single write in the entity's partition. */
+export function singleRequest(
+  operation: ExplainedOperation,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): WritePlan<unknown> {
+  const kind = actionOf(operation);
+  return commitOnly({ request: kind, table, partitionKey, rowKey, operations: [{ kind, rowKey }] });
 }

@@ -9,7 +9,7 @@ import { assertLogTail } from "../../query/log-tail.js";
 import { Query, type QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
-import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
+import type { StoredEntity, WriteMode } from "../../store/table-store.js";
 import type { CreateValues, DataField, Selected, WhereValues } from "../../util/entity-fields.js";
 import {
   ENTITY_TYPE_PROPERTY,
@@ -30,25 +30,20 @@ import {
   registerPeriodTables,
   tolerateMissingTable,
 } from "../core/period-tables.js";
-import { PlainWriter } from "../core/plain-writer.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
 import type { StoreRunner } from "../core/store-runner.js";
 import { wideExecutor } from "../core/wide-reads.js";
 import { writeMode } from "../core/write-mode.js";
 import { IndexLookup } from "../index/index-lookup.js";
-import { IndexedWriter } from "../index/indexed-writer.js";
-import { LargeStage, withPreparedWires } from "../large/large-stage.js";
 import { withLargeValues } from "../large/large-value-executor.js";
 import { assertBlobStore, LargeValues, largeColumnsOf } from "../large/large-values.js";
 import { RemoteSummaries, type RemoteSummary } from "../summary/remote-summaries.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { publicValues, type SummaryValues, zeroTotals } from "../summary/summary-row.js";
-import { summaryCompanions } from "../summary/summary-stage.js";
-import { SummaryWriter } from "../summary/summary-writer.js";
-import { WideWriter } from "../wide/wide-writer.js";
 import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
 import { type SasOptions, scopedSas } from "./scoped-sas.js";
+import { composeWriter } from "./write-stages.js";
 
 /** Options of `upsert`. */
 export interface UpsertOptions {
@@ -149,23 +144,8 @@ export class Repository<T extends object> {
     const untyped = model as unknown as EntityModel<object>;
     this.#summaries =
       model.summaries.size > 0 ? new SummaryCommitter(untyped, this.#table, runner) : undefined;
-    // Each feature is a stage of the write: the row's own writer (wide, indexed with its summaries
-    // as companion rows, summarized, or plain), and around it the large values' blob stage.
-    const prepared = new WeakMap<object, WireEntity>();
-    const rowModel = large ? withPreparedWires(model, prepared) : model;
-    const rowWriter: EntityWriter<T> = model.wide
-      ? new WideWriter(rowModel, this.#table, runner)
-      : model.indexes.size > 0
-        ? new IndexedWriter(
-            rowModel,
-            this.#table,
-            runner,
-            this.#summaries && summaryCompanions(untyped, this.#table, runner, this.#summaries),
-          )
-        : this.#summaries
-          ? new SummaryWriter(rowModel, this.#table, runner, this.#summaries)
-          : new PlainWriter(rowModel, this.#table, runner);
-    this.#writer = large ? new LargeStage(model, large, rowWriter, prepared) : rowWriter;
+    // Each feature is a stage of the write (write-stages.ts): built once, here.
+    this.#writer = composeWriter({ model, table: this.#table, runner, summaries: this.#summaries, large });
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))
@@ -475,16 +455,7 @@ export class Repository<T extends object> {
   explainWrite(operation: ExplainedOperation, value: Partial<T>): WritePlan {
     const period = this.#route(value);
     if (period) return period.explainWrite(operation, value);
-    return explainWrite(
-      {
-        model: this.#model as unknown as EntityModel<object>,
-        table: this.#table,
-        tableName: (t) => this.#runner.tableName(t),
-        scope: this.#runner.scope,
-      },
-      operation,
-      value,
-    );
+    return explainWrite(this.#model, this.#table, this.#writer, operation, value);
   }
 
   /** Point query; `undefined` when absent. With `select`, the result has the selected fields (and keys). */

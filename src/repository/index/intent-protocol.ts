@@ -13,7 +13,6 @@ import type { CompanionSource } from "../core/group-companion.js";
 import { INTENTS_TABLE, type Intent, type IntentLog } from "../core/intent-log.js";
 import type { StoreRunner } from "../core/store-runner.js";
 import {
-  type PlanCommit,
   type PlanOperation,
   type PlanStep,
   runPlan,
@@ -118,7 +117,7 @@ export function planEntityWrite(
   return {
     before: [...remote.before, ...(stage?.before ?? [])],
     commit: {
-      ...commitTarget(table, wire.partitionKey, wire.rowKey),
+      ...commitTarget(table, wire.partitionKey),
       operations: [
         ...describeActions(actions, [...before, ...next], operation),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
@@ -142,20 +141,9 @@ export function planEntityWrite(
   };
 }
 
-/** The commit's target: a transaction in the entity's partition (the request is named by `withRequest`). */
-function commitTarget(table: string, partitionKey: string, rowKey: string): StepTarget {
-  return { request: "transaction", table, partitionKey, rowKey };
-}
-
-/**
- * The commit as rendered: one operation alone is sent as that single request (submit-transaction.ts),
- * named by its kind and keyed by its row; more are one `transaction` in the partition.
- */
-export function withRequest<R>(commit: PlanCommit<R>): PlanCommit<R> {
-  const [only, ...rest] = commit.operations;
-  if (only !== undefined && rest.length === 0) return { ...commit, request: only.kind, rowKey: only.rowKey };
-  const { rowKey: _rowKey, ...transaction } = commit;
-  return { ...transaction, request: "transaction" };
+/** The commit's target: one entity group transaction in the entity's partition (even of one action). */
+function commitTarget(table: string, partitionKey: string): StepTarget {
+  return { request: "transaction", table, partitionKey };
 }
 
 /** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */
@@ -485,7 +473,7 @@ export function planEntityDelete(
   return {
     before: [...before, ...(stage?.before ?? [])],
     commit: {
-      ...commitTarget(table, partitionKey, rowKey),
+      ...commitTarget(table, partitionKey),
       operations: [
         ...describeActions(actions, refs, undefined),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),

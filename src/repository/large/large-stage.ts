@@ -3,7 +3,14 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../core/bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
-import { type PlanStep, runPlan } from "../core/write-plan.js";
+import {
+  around,
+  type ExplainedOperation,
+  type PlanStep,
+  runPlan,
+  singleRequest,
+  type WritePlan,
+} from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
 
 /**
@@ -75,6 +82,19 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     options: BulkOptions,
   ): Promise<BulkResult<Partial<T>>> {
     return writeEach(keys, (key) => this.delete(key, undefined), this.#partitionOf, options);
+  }
+
+  /** The large values' steps around the inner writer's plan. */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const inner = this.#inner.explain?.(operation, value);
+    const values = value as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    const row = { partitionKey, rowKey };
+    // Encodes the values (a bad one is a ValidationError here too) under names nothing is sent to.
+    const uploads = operation === "delete" ? undefined : this.#large.prepare(value, { ...row });
+    const steps = largeSteps(this.#large, row, uploads, operation !== "insert", operation === "patch");
+    return around(steps, inner ?? singleRequest(operation, this.#large.table, partitionKey, rowKey));
   }
 
   track(entity: T, stored: StoredEntity): void {
