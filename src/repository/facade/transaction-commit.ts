@@ -3,12 +3,12 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
+import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
 import { isLocal } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type { StoreRunner } from "../core/store-runner.js";
-import { submitTransaction } from "../core/submit-transaction.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
   abandonRemoteWork,
@@ -59,8 +59,9 @@ export async function commitTransaction(
   const partitionKey = first.partitionKey;
 
   const committers = summaryCommitters(runner, table, operations);
-  // Before: large values (the rows are pointed at them before the copies are derived).
-  const large = await prepareLarge(runner, table, operations);
+  // Before: large values (the rows are pointed at them before the copies are derived; nothing is
+  // sent for them until every rule has been checked).
+  const large = prepareLarge(runner, table, operations);
   const expanded = await expandIndexCopies(operations, runner, table);
   const isLocalChange = (change: ListChange, index: number) =>
     isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
@@ -91,6 +92,7 @@ export async function commitTransaction(
     return target;
   };
   const remote: Array<RemoteWork | undefined> = [];
+  await readReplaced(large);
   try {
     await Promise.all(large.map((work) => work.large.upload(work.uploads)));
     for (const stage of summaries) await stage.before();
@@ -163,12 +165,12 @@ function wideEtagOf(
   return etags.length === 0 ? "" : wideEtag(etags);
 }
 
-/** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
-async function prepareLarge(
+/** Points the rows of entities with large columns at fresh blobs (no request: see `readReplaced`). */
+function prepareLarge(
   runner: StoreRunner,
   table: string,
   operations: readonly PlannedOperation[],
-): Promise<LargeWork[]> {
+): LargeWork[] {
   // Per class, once (most transactions hold one or two classes and no large column).
   const byModel = new Map<EntityModel<object>, LargeValues | undefined>();
   const work: LargeWork[] = [];
@@ -184,13 +186,17 @@ async function prepareLarge(
     const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
     work.push({ large, uploads, before: undefined, operation });
   }
+  return work;
+}
+
+/** Reads the blobs the rows replace (their references now), once the transaction passed every rule. */
+async function readReplaced(work: readonly LargeWork[]): Promise<void> {
   await Promise.all(
     work.map(async (item) => {
       if (item.operation.action.kind === "insert") return;
       item.before = await item.large.current(item.operation.partitionKey, item.operation.rowKey);
     }),
   );
-  return work;
 }
 
 /**
@@ -260,50 +266,33 @@ function withCompanionRows(
 }
 
 /**
- * Sends the transaction with its summary rows, planned afresh each round: another writer's change
- * of a summary row fails the whole transaction (nothing written), and it is planned again.
+ * Sends the transaction with its summary rows, planned afresh each round (core/commit-rounds.ts):
+ * another writer's change of a summary row fails the whole transaction (nothing written), and it is
+ * planned again; any other refusal is the caller's answer.
  */
-async function submitRounds(
+function submitRounds(
   runner: StoreRunner,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
   companions: readonly GroupCompanion[],
 ): Promise<WriteResult[] | undefined> {
-  for (let round = 1; ; round++) {
-    const planned = await Promise.all(companions.map((c) => c.plan(round)));
-    const all = [...actions, ...planned.flat()];
-    try {
-      const { results } = await submitTransaction(runner, table, partitionKey, all);
-      let at = actions.length;
-      companions.forEach((companion, i) => {
-        const count = (planned[i] as TransactionAction[]).length;
-        companion.committed(results.slice(at, at + count));
-        at += count;
-      });
-      return results;
-    } catch (error) {
-      const definite = error instanceof TransactionError && !isOutcomeUnknown(error);
-      if (definite && error.index >= actions.length && companions.length > 0) {
-        // A summary row changed since it was read: plan again.
-        if (error.statusCode !== 412 && error.statusCode !== 409) throw error;
-        if (round >= MAX_COMPANION_ROUNDS) {
-          throw new ConcurrencyError({ table, partitionKey, rowKey: error.rowKey ?? "" }, { cause: error });
-        }
-        await runner.retry.contend(round);
-        continue;
-      }
-      if (definite || companions.length === 0) throw error;
-      // The answer may be lost after the transaction committed: the summary rows' logs can tell.
-      const verdict = await (companions[0] as GroupCompanion).settle(error);
-      if (verdict === "retry") continue;
-      if (verdict === "applied") {
-        for (const companion of companions) companion.committed(undefined);
-        return undefined;
-      }
-      throw error;
-    }
-  }
+  return commitRounds(runner, table, partitionKey, actions, companions, {
+    maxRounds: MAX_COMPANION_ROUNDS,
+    refused: (error, _pending, stageStart) => {
+      const onStageRow =
+        isDefiniteRefusal(error) && companions.length > 0 && (error as TransactionError).index >= stageStart;
+      if (!onStageRow) return { error };
+      const { statusCode } = error as TransactionError;
+      // A summary row changed since it was read: plan again.
+      return statusCode === 412 || statusCode === 409 ? { replan: error } : { error };
+    },
+    exhausted: (cause) =>
+      new ConcurrencyError(
+        { table, partitionKey, rowKey: (cause as TransactionError).rowKey ?? "" },
+        { cause },
+      ),
+  });
 }
 
 /** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
