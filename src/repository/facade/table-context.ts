@@ -1,34 +1,22 @@
 import { SchemaError, ValidationError } from "../../errors.js";
-import type { TableTemplate } from "../../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
-import { contextTelemetry } from "../../telemetry/context-telemetry.js";
-import { INTENTS_TABLE } from "../core/intent-log.js";
-import { listPeriodTables, registerPeriodTables } from "../core/period-tables.js";
+import { registerPeriodTables } from "../core/period-tables.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "../core/repair-worker.js";
-import { StoreRunner } from "../core/store-runner.js";
-import type { TableKitEventListener } from "../core/table-kit-event.js";
-import { repairAllIndexes } from "../index/index-repair-kind.js";
+import type { StoreRunner } from "../core/store-runner.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "../index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "../index/index-verifier.js";
-import { containerOf } from "../large/large-reference.js";
-import {
-  type LargeValueRepairOptions,
-  type LargeValueRepairResult,
-  repairLargeValues,
-} from "../large/large-value-repairer.js";
-import { assertBlobStore, blobsOf, largeColumnsOf } from "../large/large-values.js";
-import { assertEncryptionOptions, type EncryptionOptions } from "../pipeline/encryption/key-resolver.js";
-import { Pacer } from "../pipeline/pacing/pacer.js";
-import { readThroughput, type ThroughputOptions } from "../pipeline/pacing/throughput-options.js";
-import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "../pipeline/retry-policy.js";
-import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
-import { repairSummaries } from "../summary/summary-repairer.js";
-import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.js";
+import type { LargeValueRepairOptions, LargeValueRepairResult } from "../large/large-value-repairer.js";
+import { assertBlobStore } from "../large/large-values.js";
+import type { SummaryDrift } from "../summary/summary-verifier.js";
+import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
+import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
+import { buildRunner } from "./context-runner.js";
+import { dropPeriodTables, ensureTablesOf, periodTablesOf } from "./context-tables.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
-import { checkMinAge, repairEventual } from "./eventual/repair-eventual.js";
+import { checkMinAge } from "./eventual/repair-eventual.js";
 import {
   type EventualDeps,
   type EventualResult,
@@ -41,73 +29,8 @@ import { Repository } from "./repository.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
 import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
 
+export type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 export type { TransactionResult } from "./transaction-commit.js";
-
-/** Options of a `TableContext`. */
-export interface TableContextOptions {
-  /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
-  store: TableStore;
-  /**
-   * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
-   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
-   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
-   */
-  retry?: RetryOptions | false | undefined;
-  /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
-  onEvent?: TableKitEventListener | undefined;
-  /**
-   * Prepended to every table name (letters and digits, starting with a letter), e.g. per environment
-   * or per test run; the result must still be a valid table name.
-   */
-  tablePrefix?: string | undefined;
-  /**
-   * At most this many store requests in flight for the whole context (a positive integer; default
-   * unlimited): queries, writes, bulk writes and index work alike wait for a slot in arrival order,
-   * and a retry's backoff holds no slot.
-   */
-  maxConcurrentRequests?: number | undefined;
-  /**
-   * Client-side pacing in entities per second, off by default: `{ perPartition: 2000, perAccount: 20000 }`
-   * are the service's targets. A batch counts its operations, a query page its rows; the pace starts
-   * at half the limit, doubles each quiet second up to it, and halves on a 503/429 answer (see README).
-   */
-  throughput?: ThroughputOptions | undefined;
-  /**
-   * Client-side encryption of `@Column({ encrypt: true })` columns: `{ keys }` is a key resolver
-   * (`localKeys({ k1: key }, "k1")`, or one backed by Azure Key Vault). Required by entities with
-   * encrypted columns.
-   */
-  encryption?: EncryptionOptions | undefined;
-  /**
-   * OpenTelemetry spans and metrics when `@opentelemetry/api` is installed (default on; `false` turns
-   * them off): a span per call, a CLIENT span per request (see docs/opentelemetry.md).
-   */
-  tracing?: boolean | undefined;
-  /** @internal The clock retries and pacing sleep on (tests inject one). */
-  sleep?: Sleep | undefined;
-  /** @internal The random source of backoff jitter (tests inject a seeded one). */
-  random?: (() => number) | undefined;
-  /**
-   * @internal The clock intents are dated and leased by, in milliseconds, and the pacer's when given
-   * (tests inject a virtual one with `sleep`; the pacer defaults to the monotonic `performance.now`).
-   */
-  now?: (() => number) | undefined;
-}
-
-/** Options of `db.repair`. */
-export interface RepairAllOptions {
-  /**
-   * Leave intents younger than this alone (default 0: replay all). A running writer's intent is
-   * indistinguishable from a crashed one's: next to live writers, give their longest write time.
-   */
-  minIntentAgeMs?: number | undefined;
-  /**
-   * Entity classes to register first. Repair finds index intents and indexed steps of eventual
-   * transactions only for classes this context has seen (a repository, `ensureTables`,
-   * `eventually` or this list): their copies derive from the class.
-   */
-  entities?: readonly EntityClass[] | undefined;
-}
 
 /**
  * The entry point: binds entity classes to a store.
@@ -137,79 +60,18 @@ export class TableContext {
     if (!options?.store)
       throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
     this.store = options.store;
-    const retry = new RetryPolicy(
-      options.retry === false ? { retries: 0 } : options.retry,
-      options.sleep,
-      options.random,
-      options.now,
-    );
-    const prefix = options.tablePrefix ?? "";
-    if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
-      throw new ValidationError(
-        "table-prefix",
-        `tablePrefix '${prefix}' must be letters and digits, starting with a letter`,
-      );
-    }
-    const limits = options.throughput === undefined ? undefined : readThroughput(options.throughput);
-    const pacer =
-      limits === undefined || (limits.perPartition === undefined && limits.perAccount === undefined)
-        ? undefined
-        : new Pacer(
-            limits,
-            { now: options.now ?? (() => performance.now()), sleep: options.sleep ?? defaultSleep },
-            (report) => this.#runner.emit({ type: "throughput", ...report }),
-          );
-    if (options.encryption !== undefined) assertEncryptionOptions(options.encryption);
+    const built = buildRunner(options, (report) => this.#runner.emit({ type: "throughput", ...report }));
+    this.#runner = built.runner;
     this.#encrypts = options.encryption !== undefined;
-    const telemetry = contextTelemetry(options.tracing);
-    retry.observer = telemetry?.retries;
-    this.#runner = new StoreRunner(
-      options.store,
-      retry,
-      options.onEvent,
-      prefix,
-      options.maxConcurrentRequests,
-      pacer,
-      options.encryption?.keys,
-      telemetry?.instrument,
-    );
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
     this.#repairKinds.push(
-      {
-        name: "indexes",
-        run: async ({ minIntentAgeMs }) => ({
-          ...(await repairAllIndexes(this.#runner, this.#types.values(), minIntentAgeMs)),
-        }),
-      },
-      {
-        name: "eventually",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors)),
-        }),
-      },
-      {
-        name: "summaries",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await repairSummaryIntents(
-            this.#runner,
-            (table, type) => this.#types.get(`${table.toLowerCase()}\u0000${type}`),
-            minIntentAgeMs,
-            errors,
-          )),
-        }),
-      },
-      {
-        name: "largeValues",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await this.#repairAllLargeValues(minIntentAgeMs, errors)),
-        }),
-      },
+      ...repairKindsOf({ runner: this.#runner, types: this.#types, eventual: () => this.#eventualDeps() }),
     );
     // Each call a span: the context's methods run on this object, the proxy only opens their spans.
     // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
-    if (telemetry !== undefined) return telemetry.trace(this);
+    if (built.telemetry !== undefined) return built.telemetry.trace(this);
   }
 
   /** The repository of an entity class (one per class per context). */
@@ -423,25 +285,12 @@ export class TableContext {
    * period (of an entity or of an index) gets none here: each period's table is created by its first write.
    */
   async ensureTables(...entityClasses: EntityClass[]): Promise<void> {
-    const tables = new Set<string>();
-    for (const entityClass of entityClasses) {
-      const model = getEntityModel(entityClass);
+    const models = entityClasses.map((entityClass) => getEntityModel(entityClass));
+    for (const model of models) {
       this.#warn(model);
       this.#claimType(model);
-      if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
-      for (const index of model.indexes.values()) {
-        if (index.tableTemplate === undefined) tables.add(this.#runner.tableName(index.table));
-        // Copies outside the entity's partition are kept consistent through the intent log.
-        if (!index.intraPartition) tables.add(this.#runner.tableName(INTENTS_TABLE));
-      }
-      for (const summary of model.summaries.values()) {
-        if (summary.remote === undefined) continue;
-        // A summary in another partition: its table, and the intents that make it repairable.
-        tables.add(this.#runner.tableName(summary.remote.table));
-        tables.add(this.#runner.tableName(INTENTS_TABLE));
-      }
     }
-    for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
+    await ensureTablesOf(this.#runner, models);
   }
 
   /**
@@ -451,7 +300,7 @@ export class TableContext {
    * const months = await db.tablesOf(LogEntry); // ["Logs202610", "Logs202611"]
    */
   async tablesOf(entityClass: EntityClass): Promise<string[]> {
-    return (await this.#periodTables(entityClass, "tablesOf")).map((table) => table.name);
+    return (await periodTablesOf(this.#runner, entityClass, "tablesOf")).map((table) => table.name);
   }
 
   /**
@@ -462,70 +311,7 @@ export class TableContext {
    * await db.dropTables(LogEntry, { before: new Date("2026-01-01T00:00:00Z") }); // drops 2025's months
    */
   async dropTables(entityClass: EntityClass, options: { before: Date }): Promise<string[]> {
-    const before = options?.before;
-    if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
-      throw new ValidationError("drop-before", "dropTables needs { before: Date } with a valid Date", {
-        field: "before",
-      });
-    }
-    const dropped: string[] = [];
-    const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
-    const periodTables = await this.#periodTables(entityClass, "dropTables");
-    // The cut-off is stored first, so no late write (of any process) re-creates a table dropped below.
-    await this.#recordCutoffs(entityClass, before);
-    for (const { name, end } of periodTables) {
-      if (end.getTime() > before.getTime()) break;
-      await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
-      // The rows first, then their blobs: no row ever points at a removed blob.
-      if (large) {
-        const container = containerOf(name);
-        await this.#runner.run("deleteContainer", name, (s) => blobsOf(s).deleteContainer(container));
-      }
-      dropped.push(name);
-    }
-    // Index copies kept in a table per period of their own go with their periods (copies in a fixed
-    // table outlive their entities as orphans, which repairIndexes({ scan: true }) removes).
-    const model = getEntityModel(entityClass);
-    const templates = new Map<string, TableTemplate>();
-    for (const index of model.indexes.values()) {
-      const template = index.tableTemplate;
-      if (template && template.source !== model.tableTemplate?.source)
-        templates.set(template.source, template);
-    }
-    for (const template of templates.values()) {
-      for (const { name, end } of await listPeriodTables(this.#runner, template)) {
-        if (end.getTime() > before.getTime()) break;
-        await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
-        dropped.push(name);
-      }
-    }
-    return dropped;
-  }
-
-  /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
-  async #recordCutoffs(entityClass: EntityClass, before: Date): Promise<void> {
-    const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#runner, model);
-    const templates = new Set<TableTemplate>();
-    if (model.tableTemplate) templates.add(model.tableTemplate);
-    for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
-    const cutoffs = this.#runner.periodTables.cutoffs;
-    for (const template of templates) {
-      await this.#runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
-    }
-  }
-
-  /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
-  async #periodTables(entityClass: EntityClass, method: string): Promise<{ name: string; end: Date }[]> {
-    const model = getEntityModel(entityClass);
-    const template = model.tableTemplate;
-    if (template === undefined) {
-      throw new ValidationError(
-        "period-table",
-        `${method}: ${model.name} has a fixed table '${model.table}', not a table per period ('Logs{at:month}')`,
-      );
-    }
-    return listPeriodTables(this.#runner, template);
+    return dropPeriodTables(this.#runner, entityClass, options);
   }
 
   /**
@@ -561,13 +347,8 @@ export class TableContext {
    * @example
    * const drift = await db.verifySummaries(Employee); // [] when exact
    */
-  async verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    const model = getEntityModel(entityClass);
-    if (model.tableTemplate === undefined) return verifySummaries(model, this.#runner);
-    const drift: SummaryDrift[] = [];
-    for (const { name } of await this.#periodTables(entityClass, "verifySummaries"))
-      drift.push(...(await verifySummaries(model, this.#runner, name)));
-    return drift;
+  verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return summariesOf(this.#runner, entityClass, false);
   }
 
   /**
@@ -578,13 +359,8 @@ export class TableContext {
    * @example
    * const corrected = await db.repairSummaries(Employee);
    */
-  async repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    const model = getEntityModel(entityClass);
-    if (model.tableTemplate === undefined) return repairSummaries(model, this.#runner);
-    const corrected: SummaryDrift[] = [];
-    for (const { name } of await this.#periodTables(entityClass, "repairSummaries"))
-      corrected.push(...(await repairSummaries(model, this.#runner, name)));
-    return corrected;
+  repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return summariesOf(this.#runner, entityClass, true);
   }
 
   /**
@@ -592,32 +368,11 @@ export class TableContext {
    * between a write's requests leaves), in its table or every period's table; blobs younger than
    * `minIntentAgeMs` are left alone. The large-value part of `db.repair()`.
    */
-  async repairLargeValues<T extends object>(
+  repairLargeValues<T extends object>(
     entityClass: EntityClass<T>,
     options: LargeValueRepairOptions = {},
   ): Promise<LargeValueRepairResult> {
-    const model = getEntityModel(entityClass) as EntityModel;
-    const tables =
-      model.tableTemplate === undefined
-        ? [this.#runner.tableName(model.table)]
-        : (await this.#periodTables(entityClass, "repairLargeValues")).map((t) => t.name);
-    return repairLargeValues(model, this.#runner, tables, options);
-  }
-
-  /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
-  async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
-    const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
-    for (const model of this.#types.values()) {
-      if (largeColumnsOf(model) === undefined) continue;
-      try {
-        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs });
-        total.blobsChecked += result.blobsChecked;
-        total.blobsDeleted += result.blobsDeleted;
-      } catch (error) {
-        errors.push(error);
-      }
-    }
-    return total;
+    return repairLargeValuesOf(this.#runner, entityClass, options);
   }
 
   /**
