@@ -1,3 +1,6 @@
+import { ValidationError } from "../errors.js";
+import { ServiceLimits } from "../util/service-limits.js";
+
 const COMPARISON = /^(eq|ne|gt|ge|lt|le)$/;
 
 /**
@@ -55,5 +58,16 @@ function* unquotedWords(filter: string): Generator<string> {
     word = "";
     // A typed literal's prefix (datetime'…', X'…') is a word too; its quote opens the literal.
     if (ch === "'") quoted = true;
+  }
+}
+
+/** Refuses, before any request, a filter with more comparisons than the service allows in one query. */
+export function assertComparisonLimit(filter: string): void {
+  const comparisons = countComparisons(filter);
+  if (comparisons > ServiceLimits.maxFilterComparisons) {
+    throw new ValidationError(
+      "filter-comparisons",
+      `The query has ${comparisons} comparisons; the service allows at most ${ServiceLimits.maxFilterComparisons}`,
+    );
   }
 }

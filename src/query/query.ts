@@ -1,96 +1,28 @@
 import { QueryBudgetError, ValidationError } from "../errors.js";
 import type { EntityModel } from "../schema/entity-model.js";
-import { assertWideRowKey, partRange } from "../serialization/wide-rows.js";
 import type { DataField, Selected, WhereValues } from "../util/entity-fields.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
-import { formatColumnLiteral } from "./column-literal.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { type FanOut, firstOfFanOut, iterateFanOut, pageFanOut } from "./fan-out.js";
-import { countComparisons, filterIdentifiers, isSelfContained } from "./filter-comparisons.js";
-import { checkedMaxRequests, type QueryPageStats, RequestBudget } from "./query-budget.js";
-import { planQuery, type QueryExplanation, type RowKeyBounds } from "./query-plan.js";
-import { assertKeyOrderBounded, assertTakeFitsPage } from "./unsorted-order.js";
+import { assertComparisonLimit } from "./filter-comparisons.js";
+import type { Page, PageOptions, ToArrayOptions } from "./page-options.js";
+import { checkedMaxRequests, RequestBudget } from "./query-budget.js";
+import type { FetchFirst, QueryExecutor } from "./query-executor.js";
+import {
+  assertRowFilterable,
+  type ComparisonOperator,
+  checkFilterExpression,
+  compileComparison,
+} from "./query-filters.js";
+import { planQuery, type QueryExplanation } from "./query-plan.js";
+import { fanOutOf, type QueryState, rowBoundsOf } from "./query-state.js";
+import { assertKeyOrderBounded, assertNoBudget, assertTakeFitsPage } from "./unsorted-order.js";
 
-/** Comparison operators of `where`. */
-export type ComparisonOperator = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
-
-/** One page of results and, when more may follow, an opaque continuation string that can be stored. */
-export interface Page<T> {
-  items: T[];
-  continuation?: string | undefined;
-  /** Present when the page stopped at its `maxRequests` before filling up; `continuation` reads on. */
-  budgetExhausted?: true;
-}
-
-/** Options of `page`; `continuation: undefined` (a last page's) starts from the beginning. */
-export interface PageOptions {
-  /** At most this many results (default 1,000). */
-  size?: number | undefined;
-  /** Where to resume: a previous page's `continuation`. */
-  continuation?: string | undefined;
-  /**
-   * At most this many store requests (a positive integer): a sparse scan whose pages come back empty
-   * stops there, with `budgetExhausted: true` and a continuation.
-   */
-  maxRequests?: number | undefined;
-}
-
-/** Options of `toArray`. */
-export interface ToArrayOptions {
-  /**
-   * At most this many store requests (a positive integer); when they run out before the end of the
-   * results, `toArray` rejects with a `QueryBudgetError` holding what it read and a continuation.
-   */
-  maxRequests?: number | undefined;
-}
-
-/** Runs compiled queries against a store (implemented by the repository). */
-export interface QueryExecutor<T> {
-  fetchPage(
-    table: string,
-    filter: string,
-    select: readonly string[] | undefined,
-    top: number,
-    continuation: StoreContinuation | undefined,
-  ): Promise<{ items: T[]; continuation?: StoreContinuation }>;
-  fetchPoint(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    select: readonly string[] | undefined,
-  ): Promise<T | undefined>;
-  /**
-   * Present only when the store returns results unsorted (`capabilities.sortedResults` false, the
-   * Cosmos DB Table API): reads every page of the filter and resolves its first `top` results in
-   * (PartitionKey, RowKey) order (`top` may be `Infinity`).
-   */
-  fetchFirst?(
-    table: string,
-    filter: string,
-    select: readonly string[] | undefined,
-    top: number,
-  ): Promise<T[]>;
-  /** Hears what each `page()`, `toArray()` or iteration cost (the context's `query-page` event). */
-  reportPage?(stats: QueryPageStats): void;
-}
-
-interface QueryState {
-  /** The physical table (the model's, after the context's table prefix). */
-  table: string;
-  partitionKey?: string;
-  /** Every hash bucket's partition when the query fans out over them (see fan-out.ts). */
-  partitionKeys?: readonly string[];
-  /** Row-key fields fixed by `find`, merged into `between`/`startsWith` bounds. */
-  rowFields: Record<string, unknown>;
-  rowKey: RowKeyBounds;
-  filters: readonly string[];
-  select?: readonly string[];
-  take?: number;
-}
-
-const OPERATORS = new Set<ComparisonOperator>(["eq", "ne", "gt", "ge", "lt", "le"]);
+export type { Page, PageOptions, ToArrayOptions } from "./page-options.js";
+export type { QueryExecutor } from "./query-executor.js";
+export type { ComparisonOperator } from "./query-filters.js";
 
 /**
  * An immutable query over one entity class: each method returns a new query; nothing is sent
@@ -126,10 +58,10 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   where<K extends DataField<T>>(field: K, op: ComparisonOperator, value: NonNullable<T[K]>): Query<T, R>;
   where(equalities: WhereValues<T>): Query<T, R>;
   where(fieldOrEqualities: string | WhereValues<T>, op?: ComparisonOperator, value?: unknown): Query<T, R> {
-    this.#assertRowFilterable("where()");
+    assertRowFilterable(this.#model, "where()");
     if (typeof fieldOrEqualities === "string") {
       return this.#with({
-        filters: [...this.#state.filters, this.#comparison(fieldOrEqualities, op, value)],
+        filters: [...this.#state.filters, compileComparison(this.#model, fieldOrEqualities, op, value)],
       });
     }
     if (fieldOrEqualities === null || typeof fieldOrEqualities !== "object") {
@@ -139,7 +71,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
       );
     }
     const comparisons = Object.entries(fieldOrEqualities).map(([field, v]) =>
-      this.#comparison(field, "eq", v),
+      compileComparison(this.#model, field, "eq", v),
     );
     if (comparisons.length === 0) return this;
     return this.#with({ filters: [...this.#state.filters, comparisons.join(" and ")] });
@@ -147,20 +79,8 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
   filter(expression: string): Query<T, R> {
-    this.#assertRowFilterable("filter()");
-    if (typeof expression !== "string" || expression.trim() === "") {
-      throw new ValidationError("filter", "filter() needs a non-empty OData expression");
-    }
-    if (!isSelfContained(expression)) {
-      throw new ValidationError(
-        "filter",
-        "filter() needs one self-contained expression (closed quotes, balanced parentheses); build it with the odata template",
-      );
-    }
-    for (const name of filterIdentifiers(expression)) {
-      const column = this.#model.columns.find((c) => c.encrypted && c.property === name);
-      if (column) throw encryptedFilter(this.#model.name, column.field);
-    }
+    assertRowFilterable(this.#model, "filter()");
+    checkFilterExpression(this.#model, expression);
     return this.#with({ filters: [...this.#state.filters, expression] });
   }
 
@@ -205,20 +125,14 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   /** How the query will run, without sending anything. */
   explain(): QueryExplanation {
     const { partitionKey, filters } = this.#state;
-    const rowKey = this.#rowBounds();
+    const rowKey = rowBoundsOf(this.#model, this.#state.rowKey);
     const plan = planQuery({
       table: this.#state.table,
       ...(partitionKey === undefined ? {} : { partitionKey }),
       rowKey,
       filters,
     });
-    const comparisons = countComparisons(plan.filter);
-    if (comparisons > ServiceLimits.maxFilterComparisons) {
-      throw new ValidationError(
-        "filter-comparisons",
-        `The query has ${comparisons} comparisons; the service allows at most ${ServiceLimits.maxFilterComparisons}`,
-      );
-    }
+    assertComparisonLimit(plan.filter);
     if (this.#state.partitionKeys === undefined) return plan;
     return { ...plan, kind: "fan-out", partitions: this.#state.partitionKeys.length };
   }
@@ -432,19 +346,10 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
    * more than one result (a point query has at most one, so its order cannot be wrong). The
    * executor maps rows to entities of T; a projection only leaves fields out, so they are R.
    */
-  #orderFix(
-    plan: QueryExplanation,
-  ):
-    | ((table: string, filter: string, select: readonly string[] | undefined, top: number) => Promise<R[]>)
-    | undefined {
+  #orderFix(plan: QueryExplanation): FetchFirst<R> | undefined {
     const fetchFirst = this.#executor.fetchFirst;
     if (fetchFirst === undefined || plan.kind === "point") return undefined;
-    return fetchFirst.bind(this.#executor) as unknown as (
-      table: string,
-      filter: string,
-      select: readonly string[] | undefined,
-      top: number,
-    ) => Promise<R[]>;
+    return fetchFirst.bind(this.#executor) as unknown as FetchFirst<R>;
   }
 
   #report(budget: RequestBudget, plan: QueryExplanation, rows: number): void {
@@ -453,25 +358,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   /** The fan-out over hash buckets, when `find` left out only the hashed partition field. */
   #fanOut(): FanOut<T> | undefined {
-    const { partitionKeys, table, filters } = this.#state;
-    const rowKey = this.#rowBounds();
-    if (partitionKeys === undefined) return undefined;
-    const bucketFilters = partitionKeys.map(
-      (partitionKey) => planQuery({ table, partitionKey, rowKey, filters }).filter,
-    );
-    const model = this.#model;
-    return {
-      executor: this.#executor,
-      table,
-      filters: bucketFilters,
-      select: this.#selectWithKeys(),
-      rowKeyOf: (item) => {
-        const rowKey = model.rowKey.encode(item as Record<string, unknown>, "RowKey");
-        // A wide entity's rows run up to its RowKey + "!": a bucket resumes after the last of them.
-        return model.wide ? partRange(rowKey).lt : rowKey;
-      },
-      fingerprint: fingerprintQuery(table, bucketFilters.join("\n"), this.#state.select),
-    };
+    return fanOutOf(this.#model, this.#executor, this.#state);
   }
 
   /** `page()` of a fan-out; `take` on an unsorted store keeps the usual rule (one page of the first n). */
@@ -501,89 +388,7 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
     return withSystemProperties(select);
   }
 
-  #comparison(field: string, op: ComparisonOperator | undefined, value: unknown): string {
-    const column = this.#model.columnsByField.get(field);
-    if (!column) {
-      throw new ValidationError("unknown-field", `${this.#model.name} has no column '${field}'`, { field });
-    }
-    if (column.series !== undefined) {
-      // The service compares single properties; a series is one property per slot.
-      throw new ValidationError(
-        "series-filter",
-        `${this.#model.name}.${field} is a data series (${column.series} properties, one per slot): where() cannot compare it; filter a slot with filter(odata\`${column.properties[0]} eq …\`)`,
-        { field },
-      );
-    }
-    if (column.encrypted) throw encryptedFilter(this.#model.name, field);
-    if (column.large) {
-      // The row holds only a reference to the blob: the service cannot compare the value.
-      throw new ValidationError(
-        "large-filter",
-        `${this.#model.name}.${field} is a large column (kept in a blob): it cannot be filtered on`,
-        { field },
-      );
-    }
-    if (op === undefined || !OPERATORS.has(op)) {
-      throw new ValidationError(
-        "operator",
-        `Unknown operator '${String(op)}' (use eq, ne, gt, ge, lt or le)`,
-        { field },
-      );
-    }
-    if (value === undefined || value === null) {
-      throw new ValidationError(
-        "filter-value",
-        `${field}: the service cannot compare with ${String(value)}`,
-        { field },
-      );
-    }
-    return `${column.property} ${op} ${formatColumnLiteral(column, value)}`;
-  }
-
-  /**
-   * The RowKey bounds sent: for a wide entity, an exact RowKey becomes the range of its rows (see
-   * wide-rows.ts), and a bound holding the separator (a space) is refused, as no wide RowKey holds one.
-   */
-  #rowBounds(): RowKeyBounds {
-    const bounds = this.#state.rowKey;
-    if (!this.#model.wide) return bounds;
-    for (const bound of [bounds.eq, bounds.ge, bounds.lt]) {
-      if (bound !== undefined) assertWideRowKey(this.#model.name, bound);
-    }
-    return bounds.eq === undefined ? bounds : partRange(bounds.eq);
-  }
-
-  /** The service filters rows, and a wide entity's columns are spread over several rows. */
-  #assertRowFilterable(what: string): void {
-    if (!this.#model.wide) return;
-    throw new ValidationError(
-      "wide-filter",
-      `${this.#model.name} is a wide entity: ${what} is not supported, since the service filters single rows and each of its columns lives in only one of the entity's rows; narrow with find, between or startsWith on the keys and filter the results`,
-    );
-  }
-
   #with<S = R>(change: Partial<QueryState>): Query<T, S> {
     return new Query<T, S>(this.#model, this.#executor, { ...this.#state, ...change });
   }
-}
-
-/**
- * On an unsorted store (Cosmos DB Table API) `take(n)` and `toArray()` read the whole key range to
- * sort it, so a request budget cannot be kept: refused up front rather than silently exceeded.
- */
-function assertNoBudget(bounded: boolean, what: string): void {
-  if (!bounded) return;
-  throw new ValidationError(
-    "max-requests",
-    `${what} on a store with unsorted results reads the whole key range; maxRequests cannot bound it`,
-  );
-}
-
-/** The service stores an encrypted column as ciphertext: a comparison with it could never match. */
-function encryptedFilter(entity: string, field: string): ValidationError {
-  return new ValidationError(
-    "encrypted-filter",
-    `${entity}.${field} is encrypted: the service holds only ciphertext, so it cannot be filtered on; filter after reading, or keep a non-secret column to query by`,
-    { field },
-  );
 }

@@ -29,3 +29,15 @@ export function assertTakeFitsPage(take: number, size: number, resumed: boolean)
       "Use page({ size }) with size ≥ n, or toArray()",
   );
 }
+
+/**
+ * On an unsorted store (Cosmos DB Table API) `take(n)` and `toArray()` read the whole key range to
+ * sort it, so a request budget cannot be kept: refused up front rather than silently exceeded.
+ */
+export function assertNoBudget(bounded: boolean, what: string): void {
+  if (!bounded) return;
+  throw new ValidationError(
+    "max-requests",
+    `${what} on a store with unsorted results reads the whole key range; maxRequests cannot bound it`,
+  );
+}

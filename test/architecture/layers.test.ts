@@ -192,4 +192,12 @@ describe("the write path's sub-layers (src/repository)", () => {
     }
     expect(violations).toEqual([]);
   });
+
+  it("names the runner only where the store stack is composed: the rest takes the roles of core/requests.ts", () => {
+    const runner = join(REPOSITORY, "core", "store-runner.ts");
+    const importers = [...graph]
+      .filter(([, imports]) => imports.includes(runner))
+      .map(([file]) => relative(SRC, file));
+    expect(importers).toEqual(["repository/facade/table-context.ts"]);
+  });
 });

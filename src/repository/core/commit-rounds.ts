@@ -1,7 +1,7 @@
 import { TransactionError } from "../../errors.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "./lost-answers.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backoff, Requests } from "./requests.js";
 import { submitTransaction } from "./submit-transaction.js";
 import type { WriteStage } from "./write-plan.js";
 
@@ -39,7 +39,7 @@ export type CommitResults = WriteResult[] | undefined;
  *   the answer.
  */
 export async function commitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -75,7 +75,7 @@ export async function commitRounds(
 
 /** One round: sent until it commits, is settled, must be re-planned, or fails. */
 async function sendRound(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   stages: readonly WriteStage[],

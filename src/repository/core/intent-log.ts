@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type CopyRef, decodeCopyRefs, encodeCopyRefs } from "./copy-ref.js";
 import { intentShardRows } from "./intent-shards.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Clock, Requests, TableNaming } from "./requests.js";
 
 /** The table holding unfinished cross-partition index work (the eventually-consistent-transactions pattern). */
 export const INTENTS_TABLE = "TablekitIntents";
@@ -28,10 +28,10 @@ export interface Intent {
  * work, so repair reads only the intents (a handful of partition queries), never the whole table.
  */
 export class IntentLog {
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Clock;
   readonly #table: string;
 
-  constructor(runner: StoreRunner) {
+  constructor(runner: Requests & TableNaming & Clock) {
     this.#runner = runner;
     this.#table = runner.tableName(INTENTS_TABLE);
   }

@@ -1,7 +1,7 @@
 import { StoreError } from "../../errors.js";
 import { quoteString } from "../../query/odata.js";
 import type { StoredEntity, StorePage } from "../../store/table-store.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Requests } from "./requests.js";
 
 /** How an intent log's rows are spread: partitions `<prefix>0` … `<prefix>{shards - 1}` of one table. */
 export interface IntentShards {
@@ -16,7 +16,7 @@ export interface IntentShards {
  * Every row of an intent log, shard by shard, each shard in key order (intent RowKeys start with their
  * time, so oldest first). Intents are sharded so concurrent writers do not share one hot partition.
  */
-export async function* intentShardRows(runner: StoreRunner, log: IntentShards): AsyncIterable<StoredEntity> {
+export async function* intentShardRows(runner: Requests, log: IntentShards): AsyncIterable<StoredEntity> {
   const { table } = log;
   for (let shard = 0; shard < log.shards; shard++) {
     const filter = `PartitionKey eq ${quoteString(`${log.prefix}${shard}`)}`;

@@ -1,7 +1,7 @@
 import type { QueryExecutor } from "../../query/query.js";
 import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backend, Requests } from "./requests.js";
 
 /** One kept result and the row keys it sorts by. */
 interface Keyed<T> {
@@ -18,10 +18,10 @@ interface Keyed<T> {
  * most about `top` + one page of results in memory.
  */
 export function keyOrderedRead<T>(
-  runner: StoreRunner,
+  runner: Requests & Backend,
   toItem: (stored: StoredEntity) => T | undefined,
 ): Pick<QueryExecutor<T>, "fetchFirst"> {
-  if (runner.store.capabilities.sortedResults) return {};
+  if (runner.backend.capabilities.sortedResults) return {};
   return {
     fetchFirst: async (table, filter, select, top) => {
       let kept: Array<Keyed<T>> = [];

@@ -1,9 +1,9 @@
 import type { TableTemplate } from "../../keys/table-template.js";
 import type { QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import { isTableNotFound } from "../pipeline/period-table-store.js";
+import { isTableNotFound, type PeriodTableNames } from "../pipeline/period-table-store.js";
 import type { BulkResult } from "./bulk/bulk-types.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Requests, TableNaming } from "./requests.js";
 
 export { isTableNotFound } from "../pipeline/period-table-store.js";
 
@@ -69,17 +69,17 @@ export async function periodBulk<I, R>(
   return total;
 }
 
-/** Lets the runner's store create the period tables of an entity (and of its indexes) on first write. */
-export function registerPeriodTables(runner: StoreRunner, model: EntityModel): void {
-  if (model.tableTemplate !== undefined) runner.periodTables.add(model.tableTemplate);
+/** Lets the context's store stack create the period tables of an entity (and of its indexes) on first write. */
+export function registerPeriodTables(periodTables: PeriodTableNames, model: EntityModel): void {
+  if (model.tableTemplate !== undefined) periodTables.add(model.tableTemplate);
   for (const index of model.indexes.values()) {
-    if (index.tableTemplate !== undefined) runner.periodTables.add(index.tableTemplate);
+    if (index.tableTemplate !== undefined) periodTables.add(index.tableTemplate);
   }
 }
 
 /** The existing tables of a period template with the end of each period, ascending (one listing request). */
 export async function listPeriodTables(
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
   template: TableTemplate,
 ): Promise<{ name: string; end: Date }[]> {
   const contextPrefix = runner.tableName("");

@@ -4,7 +4,7 @@ import type { StoredEntity, WriteMode } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
 import type { EntityWriter } from "./entity-writer.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests, Scoped } from "./requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "./wire-writes.js";
 import { type ExplainedOperation, singleRequest, type WritePlan } from "./write-plan.js";
 
@@ -12,9 +12,13 @@ import { type ExplainedOperation, singleRequest, type WritePlan } from "./write-
 export class PlainWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Scoped & Limited & Backoff & PeriodTableLookup;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: Requests & Scoped & Limited & Backoff & PeriodTableLookup,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;

@@ -1,7 +1,7 @@
 import type { QueryExecutor } from "../../query/query.js";
 import type { PropertyTypes, StoredEntity } from "../../store/table-store.js";
 import { keyOrderedRead } from "./key-ordered-read.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backend, Requests } from "./requests.js";
 
 /**
  * The one way queries reach a table: pages and point reads through the runner (retries, events),
@@ -11,7 +11,7 @@ import type { StoreRunner } from "./store-runner.js";
  * `types`: the model's property types, when every row `toEntity` keeps is of one model (read-types.ts).
  */
 export function queryExecutor<T>(
-  runner: StoreRunner,
+  runner: Requests & Backend,
   toEntity: (stored: StoredEntity) => T | undefined,
   types?: PropertyTypes,
 ): QueryExecutor<T> {

@@ -2,7 +2,7 @@ import { TransactionError } from "../../errors.js";
 import type { TableStore, TransactionAction, WriteResult } from "../../store/table-store.js";
 import type { RetryPolicy } from "../pipeline/retry-policy.js";
 import { settleLostAnswer } from "./lost-answers.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backoff, Requests } from "./requests.js";
 import { holdsWrittenState } from "./written-state.js";
 
 /** A committed transaction: one result per action, and how many retries it took. */
@@ -18,7 +18,7 @@ export interface SubmittedTransaction {
  * thrown marked as of unknown outcome (`isOutcomeUnknown`).
  */
 export async function submitTransaction(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -41,7 +41,7 @@ export async function submitTransaction(
 
 async function readAppliedResults(
   store: TableStore,
-  retry: RetryPolicy,
+  retry: Pick<RetryPolicy, "run">,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],

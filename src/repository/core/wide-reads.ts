@@ -11,7 +11,7 @@ import {
 import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { WIDE_PART_PROPERTY } from "../../wire/system-properties.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Backend, Requests } from "./requests.js";
 
 /**
  * A wide entity read in several requests (a range the service paged) can meet a write in between and
@@ -28,7 +28,7 @@ function wideSelect(select: readonly string[] | undefined): readonly string[] | 
 
 /** Every row of one wide entity's parts: one range query (continued only if the service pages it). */
 export async function readPartRows(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   partitionKey: string,
   base: string,
@@ -59,7 +59,7 @@ export async function readPartRows(
  * (rows changed outside tablekit) is a `StoreError`.
  */
 export async function readWide(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   partitionKey: string,
   base: string,
@@ -95,11 +95,11 @@ interface Group {
  */
 export function wideExecutor<T>(
   entity: string,
-  runner: StoreRunner,
+  runner: Requests & Backend,
   toEntity: (stored: StoredEntity) => T | undefined,
 ): QueryExecutor<T> {
   const assertSorted = (): void => {
-    if (runner.store.capabilities.sortedResults) return;
+    if (runner.backend.capabilities.sortedResults) return;
     throw new ValidationError(
       "wide-unsorted",
       "Queries over wide entities need a store that returns rows in key order (capabilities.sortedResults); get() works on any store",

@@ -1,7 +1,7 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
 import type { WireEntity, WriteMode } from "../../store/table-store.js";
 import { deleteExisted, ourEtag, settleLostAnswer } from "./lost-answers.js";
-import type { StoreRunner } from "./store-runner.js";
+import type { Requests } from "./requests.js";
 
 /**
  * Single-entity writes of wire entities, each one request with the lost-answer rules applied.
@@ -9,7 +9,7 @@ import type { StoreRunner } from "./store-runner.js";
  */
 
 /** Inserts; a retry that meets its own applied attempt succeeds, any other taken key is marked unknown. */
-export async function insertWire(runner: StoreRunner, table: string, wire: WireEntity): Promise<string> {
+export async function insertWire(runner: Requests, table: string, wire: WireEntity): Promise<string> {
   const { etag } = await runner.run("insert", table, async (s, { possiblyApplied }) => {
     try {
       return await s.insert(table, wire);
@@ -27,7 +27,7 @@ export async function insertWire(runner: StoreRunner, table: string, wire: WireE
 
 /** InsertOrReplace / InsertOrMerge: unconditional and idempotent, so a lost answer needs no read-back. */
 export async function upsertWire(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   wire: WireEntity,
   mode: WriteMode,
@@ -38,7 +38,7 @@ export async function upsertWire(
 
 /** Conditional replace or merge of an existing entity. */
 export async function updateWire(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   wire: WireEntity,
   mode: WriteMode,
@@ -62,7 +62,7 @@ export async function updateWire(
 
 /** Deletes (conditional on `ifMatch`, `*` for any version); resolves whether the entity existed. */
 export function deleteWire(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   partitionKey: string,
   rowKey: string,

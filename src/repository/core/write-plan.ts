@@ -140,3 +140,39 @@ export function singleRequest(
   const kind = actionOf(operation);
   return commitOnly({ request: kind, table, partitionKey, rowKey, operations: [{ kind, rowKey }] });
 }
+
+/** A stage's steps and rows, as plan steps: its before-step, its rows in the transaction, its after-step. */
+export function stageSteps(stage: WriteStage): {
+  before: PlanStep[];
+  operations: PlanOperation[];
+  after: PlanStep[];
+} {
+  const described = stage.describe?.();
+  const before: PlanStep[] = (described?.before ?? []).map((step, i) =>
+    i === 0
+      ? {
+          ...step,
+          run: () => stage.before?.() ?? Promise.resolve(),
+          abandon: (error: unknown) => stage.abandon?.(error) ?? Promise.resolve(),
+        }
+      : step,
+  );
+  if (before.length === 0 && (stage.before || stage.abandon)) {
+    before.push({
+      request: "stage",
+      table: "",
+      run: () => stage.before?.() ?? Promise.resolve(),
+      abandon: (error: unknown) => stage.abandon?.(error) ?? Promise.resolve(),
+    });
+  }
+  const after: PlanStep[] = (described?.after ?? []).map((step, i) =>
+    i === 0 ? { ...step, run: () => stage.after?.() ?? Promise.resolve() } : step,
+  );
+  if (after.length === 0 && stage.after)
+    after.push({ request: "stage", table: "", run: () => stage.after?.() ?? Promise.resolve() });
+  return {
+    before,
+    operations: described?.operations ?? stage.rowKeys.map((rowKey) => ({ kind: "update", rowKey })),
+    after,
+  };
+}

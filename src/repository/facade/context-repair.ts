@@ -1,6 +1,6 @@
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { RepairKind } from "../core/repair-kind.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { repairAllIndexes } from "../index/index-repair-kind.js";
 import {
   type LargeValueRepairOptions,
@@ -8,6 +8,7 @@ import {
   repairLargeValues,
 } from "../large/large-value-repairer.js";
 import { largeColumnsOf } from "../large/large-values.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
 import { repairSummaries } from "../summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.js";
@@ -17,7 +18,8 @@ import type { EventualDeps } from "./eventual/run-eventually.js";
 
 /** What the repair kinds of a context read: its runner, the classes it has seen, its eventual transactions. */
 export interface RepairSources {
-  runner: StoreRunner;
+  runner: RequestContext;
+  periodTables: PeriodTableNames;
   /** Every class seen, by `${table lowercased}\u0000${type}`. */
   types: ReadonlyMap<string, EntityModel>;
   eventual: () => EventualDeps;
@@ -25,12 +27,12 @@ export interface RepairSources {
 
 /** The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions, remote summaries, blobs. */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
-  const { runner, types } = sources;
+  const { runner, periodTables, types } = sources;
   return [
     {
       name: "indexes",
       run: async ({ minIntentAgeMs }) => ({
-        ...(await repairAllIndexes(runner, types.values(), minIntentAgeMs)),
+        ...(await repairAllIndexes(runner, periodTables, types.values(), minIntentAgeMs)),
       }),
     },
     {
@@ -61,7 +63,7 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
 
 /** `db.repairLargeValues`: the class's table, or every period's table. */
 export async function repairLargeValuesOf(
-  runner: StoreRunner,
+  runner: RequestContext,
   entityClass: EntityClass,
   options: LargeValueRepairOptions,
 ): Promise<LargeValueRepairResult> {
@@ -75,7 +77,7 @@ export async function repairLargeValuesOf(
 
 /** The large-value kind of `repair`: every class seen with large columns; a failing class does not stop the others. */
 async function repairAllLargeValues(
-  runner: StoreRunner,
+  runner: RequestContext,
   models: Iterable<EntityModel>,
   minIntentAgeMs: number,
   errors: unknown[],
@@ -96,7 +98,7 @@ async function repairAllLargeValues(
 
 /** `db.verifySummaries` (`repair`: `db.repairSummaries`) over the class's table or each period's table. */
 export async function summariesOf(
-  runner: StoreRunner,
+  runner: RequestContext,
   entityClass: EntityClass,
   repair: boolean,
 ): Promise<SummaryDrift[]> {

@@ -3,15 +3,19 @@ import type { TableTemplate } from "../../keys/table-template.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
 import { listPeriodTables, registerPeriodTables } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests, TableNaming } from "../core/requests.js";
 import { containerOf } from "../large/large-reference.js";
 import { blobsOf, largeColumnsOf } from "../large/large-values.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 
 /**
  * Creates the tables of these entity classes and of their indexes, where missing. A table per
  * period (of an entity or of an index) gets none here: each period's table is created by its first write.
  */
-export async function ensureTablesOf(runner: StoreRunner, models: readonly EntityModel[]): Promise<void> {
+export async function ensureTablesOf(
+  runner: Requests & TableNaming,
+  models: readonly EntityModel[],
+): Promise<void> {
   const tables = new Set<string>();
   for (const model of models) {
     if (model.tableTemplate === undefined) tables.add(runner.tableName(model.table));
@@ -32,7 +36,7 @@ export async function ensureTablesOf(runner: StoreRunner, models: readonly Entit
 
 /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
 export function periodTablesOf(
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
   entityClass: EntityClass,
   method: string,
 ): Promise<{ name: string; end: Date }[]> {
@@ -49,7 +53,8 @@ export function periodTablesOf(
 
 /** `db.dropTables`: the period tables ending at or before `before`, then its indexes' own period tables. */
 export async function dropPeriodTables(
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
+  periodTables: PeriodTableNames,
   entityClass: EntityClass,
   options: { before: Date },
 ): Promise<string[]> {
@@ -61,10 +66,10 @@ export async function dropPeriodTables(
   }
   const dropped: string[] = [];
   const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
-  const periodTables = await periodTablesOf(runner, entityClass, "dropTables");
+  const periods = await periodTablesOf(runner, entityClass, "dropTables");
   // The cut-off is stored first, so no late write (of any process) re-creates a table dropped below.
-  await recordCutoffs(runner, entityClass, before);
-  for (const { name, end } of periodTables) {
+  await recordCutoffs(runner, periodTables, entityClass, before);
+  for (const { name, end } of periods) {
     if (end.getTime() > before.getTime()) break;
     await runner.run("deleteTable", name, (s) => s.deleteTable(name));
     // The rows first, then their blobs: no row ever points at a removed blob.
@@ -93,13 +98,18 @@ export async function dropPeriodTables(
 }
 
 /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
-async function recordCutoffs(runner: StoreRunner, entityClass: EntityClass, before: Date): Promise<void> {
+async function recordCutoffs(
+  runner: Requests,
+  periodTables: PeriodTableNames,
+  entityClass: EntityClass,
+  before: Date,
+): Promise<void> {
   const model = getEntityModel(entityClass);
-  registerPeriodTables(runner, model);
+  registerPeriodTables(periodTables, model);
   const templates = new Set<TableTemplate>();
   if (model.tableTemplate) templates.add(model.tableTemplate);
   for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
-  const cutoffs = runner.periodTables.cutoffs;
+  const cutoffs = periodTables.cutoffs;
   for (const template of templates) {
     await runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
   }

@@ -8,7 +8,7 @@ import type { EntityMapper } from "../../serialization/entity-mapper.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { parseEntityType } from "../core/entity-rows.js";
 import { queryExecutor } from "../core/query-executor.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests } from "../core/requests.js";
 import { assertNoLargeColumns } from "../large/large-values.js";
 import type { Repository } from "./repository.js";
 
@@ -35,12 +35,12 @@ export class MultiEntitySource<U extends object> {
   /** @internal Use `TableContext.query(...classes)`. */
   static build<U extends object>(
     repositories: ReadonlyArray<Repository<object>>,
-    runner: StoreRunner,
+    runner: Requests & Backend,
   ): MultiEntitySource<U> {
     return new MultiEntitySource(repositories, runner);
   }
 
-  private constructor(repositories: ReadonlyArray<Repository<object>>, runner: StoreRunner) {
+  private constructor(repositories: ReadonlyArray<Repository<object>>, runner: Requests & Backend) {
     const unique = [...new Map(repositories.map((r) => [r.model.ctor, r] as const)).values()];
     if (unique.length === 0) {
       throw new ValidationError("query-classes", "db.query() needs at least one entity class");
@@ -51,7 +51,7 @@ export class MultiEntitySource<U extends object> {
     // Their blobs are fetched by each class's repository reads only.
     for (const model of models) assertNoLargeColumns(model, this.#label);
     const first = unique[0] as Repository<object>;
-    const caseSensitive = runner.store.capabilities.limits?.caseSensitiveTableNames ?? false;
+    const caseSensitive = runner.backend.capabilities.limits?.caseSensitiveTableNames ?? false;
     assertSharedTableAndPartition(this.#label, models, caseSensitive);
     this.#table = first.table;
 

@@ -3,8 +3,9 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
 import { ENTITY_TYPE_PROPERTY } from "../../wire/system-properties.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 import { updateWire } from "../core/wire-writes.js";
+import type { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
 
 /** Options of `db.reencrypt`. */
 export interface ReencryptOptions {
@@ -29,11 +30,11 @@ export interface ReencryptResult {
  */
 export async function reencrypt(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests,
+  encryption: EncryptingStore,
   tables: readonly string[],
 ): Promise<ReencryptResult> {
   const result: ReencryptResult = { scanned: 0, reencrypted: 0, skipped: 0 };
-  const encryption = runner.encryption;
   for (const table of tables) {
     let continuation: StoreContinuation | undefined;
     do {

@@ -2,7 +2,7 @@ import { EntityNotFoundError, ValidationError } from "../../errors.js";
 import { assertLogTail } from "../../query/log-tail.js";
 import { Query, type QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoredEntity } from "../../store/table-store.js";
+import type { StoredEntity, TableStore } from "../../store/table-store.js";
 import type { CreateValues, DataField, Selected } from "../../util/entity-fields.js";
 import { withSystemProperties } from "../../wire/system-properties.js";
 import { createEntity } from "../core/create-entity.js";
@@ -12,11 +12,12 @@ import { getMany } from "../core/get-many.js";
 import { isTableNotFound, registerPeriodTables, tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { wideExecutor } from "../core/wide-reads.js";
 import { IndexLookup } from "../index/index-lookup.js";
 import { withLargeValues } from "../large/large-value-executor.js";
 import { assertBlobStore, LargeValues, largeColumnsOf } from "../large/large-values.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { publicValues, type SummaryValues, zeroTotals } from "../summary/summary-row.js";
 import type { EntityKey, GetManyOptions, GetOptions } from "./repository-options.js";
@@ -32,7 +33,11 @@ import { composeWriter } from "./write-stages.js";
 export abstract class RepositoryBase<T extends object> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  protected readonly runner: StoreRunner;
+  protected readonly runner: RequestContext;
+  /** The context's store as given (signing a SAS needs the AzureStore itself). */
+  protected readonly store: TableStore;
+  /** Where the period tables of the entity are registered (its period repositories' too). */
+  protected readonly periodTableNames: PeriodTableNames;
   readonly #executor: QueryExecutor<T>;
   /** Built once from the entity's stages: every write goes through it. */
   protected readonly writer: EntityWriter<T>;
@@ -45,15 +50,23 @@ export abstract class RepositoryBase<T extends object> {
   /** The blob half of large columns, for a repository of one physical table. */
   readonly #large: LargeValues | undefined;
 
-  protected constructor(model: EntityModel<T>, runner: StoreRunner, periodTable: string | undefined) {
+  protected constructor(
+    model: EntityModel<T>,
+    runner: RequestContext,
+    store: TableStore,
+    periodTables: PeriodTableNames,
+    periodTable: string | undefined,
+  ) {
     this.#model = model;
     // The router of a period entity has no table of its own: its name is the template, for messages.
     this.#table = periodTable ?? runner.tableName(model.table);
     this.runner = runner;
+    this.store = store;
+    this.periodTableNames = periodTables;
     this.isPeriodTable = periodTable !== undefined;
     this.periods = model.tableTemplate !== undefined && periodTable === undefined ? new Map() : undefined;
-    registerPeriodTables(runner, model);
-    assertBlobStore(model, runner);
+    registerPeriodTables(periodTables, model);
+    assertBlobStore(model, store);
     const largeColumns = largeColumnsOf(model);
     // A period router has no table (nor container) of its own: its period repositories have.
     const large =
@@ -212,7 +225,7 @@ export abstract class RepositoryBase<T extends object> {
   sasFor(partial: Partial<T>, options: SasOptions): string {
     const period = this.route(partial);
     if (period) return period.sasFor(partial, options);
-    return scopedSas(this.model, this.runner.store, this.table, partial as Record<string, unknown>, options);
+    return scopedSas(this.model, this.store, this.table, partial as Record<string, unknown>, options);
   }
 
   /**

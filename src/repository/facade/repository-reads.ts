@@ -6,7 +6,7 @@ import type { StoredEntity } from "../../store/table-store.js";
 import type { WhereValues } from "../../util/entity-fields.js";
 import { ENTITY_TYPE_PROPERTY, SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { COPY_INDEX_PROPERTY } from "../core/copy-ref.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { RemoteSummaries, type RemoteSummary } from "../summary/remote-summaries.js";
 import { publicValues, type SummaryValues } from "../summary/summary-row.js";
 
@@ -54,7 +54,7 @@ export function withoutPeriodField<T extends object>(model: EntityModel<T>, part
 /** A summary kept in another partition: the sum of its contribution rows there (one range query). */
 export async function remoteSummary(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: RequestContext,
   summary: SummaryModel,
   partial: Record<string, unknown>,
 ): Promise<SummaryValues> {

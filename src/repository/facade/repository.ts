@@ -1,11 +1,13 @@
 import { EntityNotFoundError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
+import type { TableStore } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { type PatchChanges, patchInstance } from "../core/patch-changes.js";
 import { isTableNotFound, periodBulk } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
 import { RepositoryBase } from "./repository-base.js";
@@ -37,16 +39,27 @@ export type {
  */
 export class Repository<T extends object> extends RepositoryBase<T> {
   /** @internal Use `TableContext.repository(Entity)`. */
-  static build<T extends object>(model: EntityModel<T>, runner: StoreRunner): Repository<T> {
-    return new Repository(model, runner, undefined);
+  static build<T extends object>(
+    model: EntityModel<T>,
+    runner: RequestContext,
+    store: TableStore,
+    periodTables: PeriodTableNames,
+  ): Repository<T> {
+    return new Repository(model, runner, store, periodTables, undefined);
   }
 
-  private constructor(model: EntityModel<T>, runner: StoreRunner, periodTable: string | undefined) {
-    super(model, runner, periodTable);
+  private constructor(
+    model: EntityModel<T>,
+    runner: RequestContext,
+    store: TableStore,
+    periodTables: PeriodTableNames,
+    periodTable: string | undefined,
+  ) {
+    super(model, runner, store, periodTables, periodTable);
   }
 
   protected forPeriod(table: string): Repository<T> {
-    return new Repository(this.model, this.runner, table);
+    return new Repository(this.model, this.runner, this.store, this.periodTableNames, table);
   }
 
   /** The repository of the period table that `values` (an entity or key fields) belongs to. */

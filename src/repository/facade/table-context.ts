@@ -1,18 +1,18 @@
-import { SchemaError, ValidationError } from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import { registerPeriodTables } from "../core/period-tables.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "../core/repair-worker.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import { StoreRunner } from "../core/store-runner.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "../index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "../index/index-verifier.js";
 import type { LargeValueRepairOptions, LargeValueRepairResult } from "../large/large-value-repairer.js";
-import { assertBlobStore } from "../large/large-values.js";
 import type { SummaryDrift } from "../summary/summary-verifier.js";
+import { claimEncryption, claimType } from "./context-claims.js";
 import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
-import { buildRunner } from "./context-runner.js";
+import { type ContextStack, composeStack } from "./context-runner.js";
 import { dropPeriodTables, ensureTablesOf, periodTablesOf } from "./context-tables.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
@@ -26,8 +26,9 @@ import {
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
 import { Repository } from "./repository.js";
-import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
-import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
+import { runTransaction } from "./run-transaction.js";
+import { Transaction } from "./transaction.js";
+import type { TransactionResult } from "./transaction-commit.js";
 
 export type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 export type { TransactionResult } from "./transaction-commit.js";
@@ -42,6 +43,8 @@ export type { TransactionResult } from "./transaction-commit.js";
 export class TableContext {
   readonly store: TableStore;
   readonly #runner: StoreRunner;
+  /** The store stack's pieces handed out: encryption, encrypted row types, period tables (context-runner.ts). */
+  readonly #stack: ContextStack;
   readonly #repositories = new Map<Function, Repository<object>>();
   /** The class holding each (table, type) pair used in this context: rows are told apart by type. */
   readonly #types = new Map<string, EntityModel>();
@@ -60,18 +63,33 @@ export class TableContext {
     if (!options?.store)
       throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
     this.store = options.store;
-    const built = buildRunner(options, (report) => this.#runner.emit({ type: "throughput", ...report }));
-    this.#runner = built.runner;
+    const stack = composeStack(options, (report) => this.#runner.emit({ type: "throughput", ...report }));
+    this.#runner = new StoreRunner(
+      stack.target,
+      stack.retry,
+      options.onEvent,
+      stack.prefix,
+      stack.scope,
+      stack.limits,
+      stack.periodTables,
+      options.store,
+    );
+    this.#stack = stack;
     this.#encrypts = options.encryption !== undefined;
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
     this.#repairKinds.push(
-      ...repairKindsOf({ runner: this.#runner, types: this.#types, eventual: () => this.#eventualDeps() }),
+      ...repairKindsOf({
+        runner: this.#runner,
+        periodTables: this.#stack.periodTables,
+        types: this.#types,
+        eventual: () => this.#eventualDeps(),
+      }),
     );
     // Each call a span: the context's methods run on this object, the proxy only opens their spans.
     // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
-    if (built.telemetry !== undefined) return built.telemetry.trace(this);
+    if (stack.telemetry !== undefined) return stack.telemetry.trace(this);
   }
 
   /** The repository of an entity class (one per class per context). */
@@ -81,7 +99,12 @@ export class TableContext {
       const model = getEntityModel(entityClass);
       this.#claimType(model);
       this.#warn(model);
-      repository = Repository.build(model, this.#runner) as unknown as Repository<object>;
+      repository = Repository.build(
+        model,
+        this.#runner,
+        this.store,
+        this.#stack.periodTables,
+      ) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
@@ -142,6 +165,7 @@ export class TableContext {
   #eventualDeps(): EventualDeps {
     return {
       runner: this.#runner,
+      encryption: this.#stack.encryption,
       repositoryOf: (table, type, model) => this.#known(table, type, model),
       now: this.#now,
     };
@@ -218,33 +242,14 @@ export class TableContext {
     return runEventually(this.#eventualDeps(), tx);
   }
 
-  /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
+  /** Several classes may share a table only with distinct `type` values; encrypted columns need keys. */
   #claimType(model: EntityModel): void {
     this.#claimEncryption(model);
-    const key = `${model.table.toLowerCase()}\u0000${model.type}`;
-    const owner = this.#types.get(key);
-    if (owner === undefined) {
-      this.#types.set(key, model);
-      return;
-    }
-    if (owner.ctor === model.ctor) return;
-    throw new SchemaError(
-      `${model.name} and ${owner.name} both store type '${model.type}' in table '${model.table}'; ` +
-        "classes sharing a table need distinct @Entity({ type }) values so each row can be resolved to its class",
-    );
+    claimType(this.#types, model);
   }
 
-  /** Entities with encrypted columns need the context's keys: refused before any request otherwise. */
   #claimEncryption(model: EntityModel): void {
-    const encrypted = model.columns.filter((column) => column.encrypted);
-    if (encrypted.length > 0 && !this.#encrypts) {
-      throw new ValidationError(
-        "encryption-keys",
-        `${model.name} has encrypted columns (${encrypted.map((c) => c.field).join(", ")}): give the TableContext { encryption: { keys } }, e.g. localKeys({ k1: key }, "k1")`,
-        { field: "encryption" },
-      );
-    }
-    this.#runner.encryptedTypes.claim(model);
+    claimEncryption(this.#encrypts, this.#stack.encryptedTypes, model);
   }
 
   /**
@@ -277,7 +282,7 @@ export class TableContext {
     if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
     else for (const name of await this.tablesOf(entityClass)) tables.add(name);
     for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
-    return reencrypt(model, this.#runner, [...tables]);
+    return reencrypt(model, this.#runner, this.#stack.encryption, [...tables]);
   }
 
   /**
@@ -311,7 +316,7 @@ export class TableContext {
    * await db.dropTables(LogEntry, { before: new Date("2026-01-01T00:00:00Z") }); // drops 2025's months
    */
   async dropTables(entityClass: EntityClass, options: { before: Date }): Promise<string[]> {
-    return dropPeriodTables(this.#runner, entityClass, options);
+    return dropPeriodTables(this.#runner, this.#stack.periodTables, entityClass, options);
   }
 
   /**
@@ -322,7 +327,7 @@ export class TableContext {
    */
   verifyIndexes<T extends object>(entityClass: EntityClass<T>): Promise<IndexDrift> {
     const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#runner, model);
+    registerPeriodTables(this.#stack.periodTables, model);
     return verifyIndexes(model, this.#runner);
   }
 
@@ -337,8 +342,8 @@ export class TableContext {
   ): Promise<RepairResult> {
     const model = getEntityModel(entityClass);
     // Repair writes copies: a period's copy table missing meanwhile is created like on any write.
-    registerPeriodTables(this.#runner, model);
-    return repairIndexes(model, this.#runner, options);
+    registerPeriodTables(this.#stack.periodTables, model);
+    return repairIndexes(model, this.#runner, this.#stack.periodTables, options);
   }
 
   /**
@@ -385,16 +390,7 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
-    for (const operation of tx.operations) {
-      this.#claimEncryption(operation.model);
-      // A large column's blob container is named after the entity's table: the context must know it.
-      assertBlobStore(operation.model, this.#runner);
-    }
-    // The caller's operations first (no request), then again with what each entity keeps added.
-    assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
-    const first = tx.operations[0] as PlannedOperation;
-    // A period's table that does not exist yet is created by the transaction's first write of it.
-    registerPeriodTables(this.#runner, first.model);
-    return commitTransaction(this.#runner, tx.operations);
+    for (const operation of tx.operations) this.#claimEncryption(operation.model);
+    return runTransaction(this.#runner, this.store, this.#stack.periodTables, tx.operations);
   }
 }

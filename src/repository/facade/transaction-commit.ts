@@ -8,7 +8,7 @@ import { isLocal } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
   abandonRemoteWork,
@@ -18,11 +18,11 @@ import {
   type RemoteWork,
 } from "../index/intent-protocol.js";
 import { type ListChange, listCompanion } from "../index/list-membership.js";
-import { LargeValues, largeColumnsOf } from "../large/large-values.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
 import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
+import { type LargeWork, prepareLarge, readReplaced } from "./transaction-large.js";
 
 /** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
 const MAX_COMPANION_ROUNDS = 200;
@@ -30,14 +30,6 @@ const MAX_COMPANION_ROUNDS = 200;
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
 export interface TransactionResult {
   etags: string[];
-}
-
-/** The blob half of one operation with large columns: its uploads before, the blobs it replaces after. */
-interface LargeWork {
-  large: LargeValues;
-  uploads: ReturnType<LargeValues["prepare"]>;
-  before: ReadonlyMap<string, string> | undefined;
-  operation: PlannedOperation;
 }
 
 /**
@@ -51,7 +43,43 @@ interface LargeWork {
  * - after: copies elsewhere written and the intents removed, replaced blobs removed.
  */
 export async function commitTransaction(
-  runner: StoreRunner,
+  runner: RequestContext,
+  operations: readonly PlannedOperation[],
+): Promise<TransactionResult> {
+  for (let round = 1; ; round++) {
+    try {
+      return await commitOnce(runner, operations);
+    } catch (error) {
+      if (!(error instanceof OwnConditionLost) || round >= MAX_COMPANION_ROUNDS) {
+        throw error instanceof OwnConditionLost ? error.failure : error;
+      }
+      // Nothing was written (a definite refusal) and the before-steps were undone: read and plan again.
+      await runner.retry.contend(round);
+    }
+  }
+}
+
+/**
+ * The transaction was refused on an entity's own action because of a condition tablekit added (the
+ * version its summary delta or copies were planned from), not one the caller asked for: an upsert,
+ * or an update or delete with `"*"`. Another writer changed the entity in between; like a single
+ * write, the transaction is planned again from what is stored now.
+ */
+class OwnConditionLost extends Error {
+  constructor(readonly failure: TransactionError) {
+    super(failure.message);
+  }
+}
+
+/** Whether the action as sent carries a condition the caller's action did not (tablekit's own). */
+function conditionAdded(caller: TransactionAction, sent: TransactionAction | undefined): boolean {
+  const conditional = (action: TransactionAction) =>
+    action.kind === "insert" || (action.kind !== "upsert" && action.ifMatch !== "*");
+  return sent !== undefined && conditional(sent) && !conditional(caller);
+}
+
+async function commitOnce(
+  runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   const first = operations[0] as PlannedOperation;
@@ -118,6 +146,18 @@ export async function commitTransaction(
     runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
     await abandon(remote, operations, targetOf, large, summaries, error);
     if (!(error instanceof TransactionError)) throw error;
+    const owner = expanded.owners[error.index];
+    const onEntity = owner !== undefined && firstOf[owner] === error.index;
+    if (
+      onEntity &&
+      !isOutcomeUnknown(error) &&
+      conditionAdded(
+        (operations[owner] as PlannedOperation).action,
+        expanded.operations[error.index]?.action,
+      ) &&
+      (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+    )
+      throw new OwnConditionLost(error);
     const reported = toCallerIndex(error, expanded.owners, firstOf);
     // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
     throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
@@ -165,46 +205,12 @@ function wideEtagOf(
   return etags.length === 0 ? "" : wideEtag(etags);
 }
 
-/** Points the rows of entities with large columns at fresh blobs (no request: see `readReplaced`). */
-function prepareLarge(
-  runner: StoreRunner,
-  table: string,
-  operations: readonly PlannedOperation[],
-): LargeWork[] {
-  // Per class, once (most transactions hold one or two classes and no large column).
-  const byModel = new Map<EntityModel<object>, LargeValues | undefined>();
-  const work: LargeWork[] = [];
-  for (const operation of operations) {
-    let large = byModel.get(operation.model);
-    if (large === undefined && !byModel.has(operation.model)) {
-      const columns = largeColumnsOf(operation.model);
-      large = columns && new LargeValues(operation.model, columns, table, runner);
-      byModel.set(operation.model, large);
-    }
-    if (large === undefined) continue;
-    const { action } = operation;
-    const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
-    work.push({ large, uploads, before: undefined, operation });
-  }
-  return work;
-}
-
-/** Reads the blobs the rows replace (their references now), once the transaction passed every rule. */
-async function readReplaced(work: readonly LargeWork[]): Promise<void> {
-  await Promise.all(
-    work.map(async (item) => {
-      if (item.operation.action.kind === "insert") return;
-      item.before = await item.large.current(item.operation.partitionKey, item.operation.rowKey);
-    }),
-  );
-}
-
 /**
  * The summary committer of each entity class with summaries; refuses, before any request, an entity
  * whose RowKey is a summary row's.
  */
 function summaryCommitters(
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
 ): Map<EntityModel<object>, SummaryCommitter> {
@@ -224,7 +230,7 @@ function summaryCommitters(
 
 /** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
 function summaryStages(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
@@ -271,7 +277,7 @@ function withCompanionRows(
  * planned again; any other refusal is the caller's answer.
  */
 function submitRounds(
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],

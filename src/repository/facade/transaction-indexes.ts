@@ -12,7 +12,7 @@ import {
 } from "../core/copy-ref.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import { foreignProperties } from "../index/foreign-properties.js";
 import { memberOf } from "../index/list-index.js";
@@ -52,7 +52,7 @@ export interface RemoteCopies {
  */
 export async function expandIndexCopies(
   operations: readonly PlannedOperation[],
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup,
   table: string,
 ): Promise<ExpandedTransaction> {
   const expanded: ExpandedTransaction = {
@@ -252,7 +252,11 @@ function mergedRow(stored: StoredEntity, sent: WireEntity): WireEntity {
  * The operation limit counted with index copies, before any read: every entity brings at least
  * the copies its values derive in its own partition (stale ones to delete can only add more).
  */
-function assertCopiesFit(operations: readonly PlannedOperation[], runner: StoreRunner, table: string): void {
+function assertCopiesFit(
+  operations: readonly PlannedOperation[],
+  runner: TableNaming & Limited,
+  table: string,
+): void {
   let total = 0;
   for (const operation of operations) {
     total += 1;
@@ -291,7 +295,7 @@ interface PriorState {
 
 async function priorState(
   operation: PlannedOperation,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & PeriodTableLookup,
   table: string,
 ): Promise<PriorState | undefined> {
   const source = operation.entity;

@@ -2,7 +2,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { WireEntity } from "../../store/table-store.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { PlainWriter } from "../core/plain-writer.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { RequestContext } from "../core/requests.js";
 import type { StageSource } from "../core/write-plan.js";
 import { IndexedWriter } from "../index/indexed-writer.js";
 import { LargeStage, withPreparedWires } from "../large/large-stage.js";
@@ -16,7 +16,7 @@ import { WideWriter } from "../wide/wide-writer.js";
 export interface StageContext<T extends object> {
   model: EntityModel<T>;
   table: string;
-  runner: StoreRunner;
+  runner: RequestContext;
   /** The summary rows' reads and cache, when the entity keeps summaries. */
   summaries: SummaryCommitter | undefined;
   /** The blob half of large columns, when the entity has them (and a table of its own). */

@@ -10,7 +10,7 @@ import {
   refKey,
 } from "../core/copy-ref.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
 import {
   entityStateOf,
@@ -69,7 +69,7 @@ type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced";
  */
 export async function reconcileEntity<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   table: string,
   partitionKey: string,
   rowKey: string,
@@ -149,7 +149,7 @@ export async function reconcileEntity<T extends object>(
 }
 
 async function readRow(
-  runner: StoreRunner,
+  runner: Requests & PeriodTableLookup,
   table: string,
   partitionKey: string,
   rowKey: string,
@@ -166,7 +166,7 @@ async function readRow(
 /** Writes one derived copy where it is missing or differs; never overwrites another live entity's copy. */
 async function writeCopy<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   ref: CopyRef,
   copy: WireEntity,
   partitionKey: string,
@@ -201,7 +201,7 @@ async function writeCopy<T extends object>(
  */
 async function abandoned<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   row: StoredEntity,
   ref: CopyRef,
 ): Promise<boolean> {
@@ -219,7 +219,7 @@ async function abandoned<T extends object>(
 /** Deletes a copy the entity no longer derives, if it is still this entity's (ETag-conditional). */
 async function deleteCopy<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & PeriodTableLookup,
   ref: CopyRef,
   partitionKey: string,
   rowKey: string,

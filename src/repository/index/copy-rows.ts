@@ -10,7 +10,7 @@ import {
   refKey,
 } from "../core/copy-ref.js";
 import { parseEntityType, upcasterOf } from "../core/entity-rows.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { TableNaming } from "../core/requests.js";
 import { holdsWrittenState } from "../core/written-state.js";
 
 /** The type part of a row's discriminator (`"Employee@2"` → `"Employee"`); `undefined` without one. */
@@ -88,7 +88,7 @@ export function sourceOf(row: StoredEntity): { partitionKey: string; rowKey: str
  */
 export function ownerOf(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: TableNaming,
   copyTable: string,
   row: StoredEntity,
 ): { table: string; partitionKey: string; rowKey: string } | undefined {
@@ -122,7 +122,7 @@ export interface EntityState {
  */
 export function entityStateOf<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: TableNaming,
   row: StoredEntity,
 ): EntityState {
   const upcast = upcasterOf(model);

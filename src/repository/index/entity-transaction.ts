@@ -3,7 +3,7 @@ import type { TransactionAction } from "../../store/table-store.js";
 import { commitRounds } from "../core/commit-rounds.js";
 import type { CopyRef } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests } from "../core/requests.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
@@ -19,7 +19,7 @@ const MAX_COMPANION_ROUNDS = 200;
  */
 export async function submitEntityTransaction(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
@@ -43,7 +43,7 @@ export async function submitEntityTransaction(
 /** The same-partition list entities an entity write changes, as a stage: read and planned afresh each round. */
 function listStage(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   changes: readonly ListChange[],
 ): GroupCompanion {
   return {
@@ -57,7 +57,7 @@ function listStage(
 
 /** The entity's ETag after a transaction known to have committed without its answer: if it still holds what was written. */
 async function appliedEtag(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   action: TransactionAction | undefined,
 ): Promise<string> {

@@ -9,7 +9,7 @@ import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
 import { tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests, TableNaming } from "../core/requests.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
 
 /**
@@ -22,7 +22,7 @@ export class IndexLookup<T extends object> {
   readonly #index: IndexModel;
   /** The copies' table; for an index kept in a table per period, the prefixed template (for messages). */
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Backend;
   readonly #keySpace: EntityModel<T>;
   /** The repository's own row reader (upcast, ETag and copies tracked), for the entities a list names. */
   readonly #readRow: (stored: StoredEntity) => T | undefined;
@@ -31,7 +31,7 @@ export class IndexLookup<T extends object> {
   static build<T extends object>(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Backend,
     readRow: (stored: StoredEntity) => T | undefined,
   ): IndexLookup<T> {
     return new IndexLookup(model, index, runner, readRow);
@@ -40,7 +40,7 @@ export class IndexLookup<T extends object> {
   private constructor(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Backend,
     readRow: (stored: StoredEntity) => T | undefined,
   ) {
     this.#readRow = readRow;

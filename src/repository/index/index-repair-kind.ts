@@ -1,7 +1,9 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { TableStore } from "../../store/table-store.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { type RepairResult, repairIndexes } from "./index-repairer.js";
 
 /** What the `indexes` kind of `db.repair` did: `repairIndexes`' counts, summed, and what it could not replay. */
@@ -17,7 +19,8 @@ export interface IndexRepairCounts extends RepairResult {
  * partitions starting with `~` or `poison~`.
  */
 export async function repairAllIndexes(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Clock & PeriodTableLookup,
+  periodTables: PeriodTableNames,
   models: Iterable<EntityModel>,
   minIntentAgeMs: number,
 ): Promise<IndexRepairCounts> {
@@ -33,7 +36,7 @@ export async function repairAllIndexes(
   for (const model of models) {
     if (!pending.has(model.type)) continue;
     known.add(model.type);
-    const result = await repairIndexes(model, runner, { minIntentAgeMs });
+    const result = await repairIndexes(model, runner, periodTables, { minIntentAgeMs });
     total.intentsReplayed += result.intentsReplayed;
     total.copiesWritten += result.copiesWritten;
     total.copiesDeleted += result.copiesDeleted;
@@ -44,12 +47,12 @@ export async function repairAllIndexes(
 }
 
 /** Entity types with index intents, and how many each has. */
-async function pendingTypes(runner: StoreRunner): Promise<Map<string, number>> {
+async function pendingTypes(runner: Requests & TableNaming): Promise<Map<string, number>> {
   const table = runner.tableName(INTENTS_TABLE);
   const types = new Map<string, number>();
   let continuation: { nextPartitionKey: string; nextRowKey?: string } | undefined;
   do {
-    let page: Awaited<ReturnType<StoreRunner["store"]["queryPage"]>>;
+    let page: Awaited<ReturnType<TableStore["queryPage"]>>;
     try {
       page = await runner.run("listIntents", table, (s) =>
         s.queryPage(table, { select: ["PartitionKey"], ...(continuation ? { continuation } : {}) }),

@@ -3,7 +3,8 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { encodeCopyRefs } from "../core/copy-ref.js";
 import { type Intent, IntentLog } from "../core/intent-log.js";
 import { registerPeriodTables } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { scanIndexes } from "./index-verifier.js";
 
@@ -50,11 +51,12 @@ export function poisonPartition(type: string): string {
  */
 export async function repairIndexes<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Clock & PeriodTableLookup,
+  periodTables: PeriodTableNames,
   options: RepairOptions,
 ): Promise<RepairResult> {
   // Replays write copies: a period's copy table missing meanwhile is created like on any write.
-  registerPeriodTables(runner, model);
+  registerPeriodTables(periodTables, model);
   const result: RepairResult = { intentsReplayed: 0, copiesWritten: 0, copiesDeleted: 0, poisoned: 0 };
   const minAge = options.minIntentAgeMs ?? 0;
   if (!Number.isSafeInteger(minAge) || minAge < 0) {
@@ -93,7 +95,7 @@ function intentTime(intent: Intent): number {
 
 async function replay<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   log: IntentLog,
   intent: Intent,
   result: RepairResult,
@@ -146,7 +148,7 @@ async function replay<T extends object>(
 /** Moves an intent to the poison partition (written there first, then removed from its shard). */
 async function setAside<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests,
   log: IntentLog,
   intent: Intent,
   error: unknown,
@@ -177,7 +179,7 @@ async function setAside<T extends object>(
 /** Fixes everything a scan finds: each drifting entity is reconciled with its current state. */
 async function repairScan<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & PeriodTableLookup,
   result: RepairResult,
 ): Promise<void> {
   const scan = await scanIndexes(model, runner);

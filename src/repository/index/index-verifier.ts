@@ -9,7 +9,7 @@ import {
   refKey,
 } from "../core/copy-ref.js";
 import { listPeriodTables } from "../core/period-tables.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests, TableNaming } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
 import {
   compareRefs,
@@ -60,7 +60,7 @@ interface Expected {
 /** Compares every entity's derived copies with the copies stored; changes nothing. */
 export async function verifyIndexes<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
 ): Promise<IndexDrift> {
   return (await scanIndexes(model, runner)).drift;
 }
@@ -78,7 +78,7 @@ const entityKey = (table: string, partitionKey: string, rowKey: string): string 
  */
 export async function scanIndexes<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming,
 ): Promise<IndexScan> {
   const entityTables = model.tableTemplate
     ? (await listPeriodTables(runner, model.tableTemplate)).map((t) => t.name)
@@ -195,7 +195,7 @@ export async function scanIndexes<T extends object>(
 
 /** Reads every row of a table (optionally filtered), page by page. */
 async function scanTable(
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   filter: string | undefined,
   visit: (row: StoredEntity) => void,

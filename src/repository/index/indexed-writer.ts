@@ -9,7 +9,7 @@ import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { actionOf, type ExplainedOperation, type WritePlan } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
@@ -34,12 +34,17 @@ const MAX_ROUNDS = 10;
 export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, companions?: CompanionSource) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff & PeriodTableLookup,
+    companions?: CompanionSource,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;

@@ -1,7 +1,7 @@
 import { quoteString } from "../../query/odata.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 
 /** On an index entity: the value's base RowKey (shards add `~001`, `~002`…). */
 export const LIST_BASE_PROPERTY = "_tkList";
@@ -51,7 +51,7 @@ export function shardsOf(ref: CopyRef, rows: readonly StoredEntity[]): ListShard
 }
 
 /** Reads the current shards of one value's index entity. */
-export async function readList(runner: StoreRunner, ref: CopyRef): Promise<ListState> {
+export async function readList(runner: Requests, ref: CopyRef): Promise<ListState> {
   const rows: StoredEntity[] = [];
   let continuation: { nextPartitionKey: string; nextRowKey?: string } | undefined;
   do {

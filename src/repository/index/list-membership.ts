@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
 import { type CopyRef, refKey } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { planListChange, readList } from "./list-index.js";
 
@@ -34,7 +34,7 @@ export function membershipChanges(
 /** The writes that apply one change to the index entity as stored now (each conditional on its shard's ETag). */
 export async function planList(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   change: ListChange,
 ): Promise<TransactionAction[]> {
   const state = await readList(runner, change.ref);
@@ -48,7 +48,7 @@ export async function planList(
  */
 export async function syncList(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Backoff,
   change: ListChange,
 ): Promise<void> {
   for (let round = 1; ; round++) {
@@ -74,7 +74,7 @@ export async function syncList(
  */
 export function listCompanion(
   changes: ReadonlyArray<{ model: EntityModel<object>; change: ListChange }>,
-  runner: StoreRunner,
+  runner: Requests,
 ): GroupCompanion {
   const groups = new Map<string, { type: string; ref: CopyRef; changes: ListChange[] }>();
   for (const { model, change } of changes) {

@@ -8,7 +8,7 @@ import {
   indexOf,
   refKey,
 } from "../core/copy-ref.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
 
 /**
@@ -18,7 +18,7 @@ import { buildCopy } from "./copy-builder.js";
  */
 export async function claimUnique(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   row: WireEntity,
   next: readonly CopyRef[],
   before: readonly CopyRef[],
@@ -37,7 +37,7 @@ const MAX_CLAIM_ROUNDS = 10;
 /** Inserts the copy; resolves whether this call wrote it (false: this very entity held it already). */
 async function claim(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   row: WireEntity,
   ref: CopyRef,
 ): Promise<boolean> {
@@ -68,7 +68,7 @@ async function claim(
 }
 
 /** Deletes copies (unconditionally: each is this entity's own, and a delete of a missing one is a no-op). */
-export async function releaseCopies(runner: StoreRunner, refs: readonly CopyRef[]): Promise<void> {
+export async function releaseCopies(runner: Requests, refs: readonly CopyRef[]): Promise<void> {
   for (const ref of refs) {
     await runner.run("uncopy", ref.table, (s) => s.delete(ref.table, ref.partitionKey, ref.rowKey, "*"));
   }
@@ -77,7 +77,7 @@ export async function releaseCopies(runner: StoreRunner, refs: readonly CopyRef[
 /** Writes the remote copies the entity derives now (claims are written already) and removes those it no longer does. */
 export async function syncRemoteCopies(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   row: WireEntity,
   next: readonly CopyRef[],
   before: readonly CopyRef[],
@@ -102,7 +102,7 @@ export async function syncRemoteCopies(
  */
 export async function claimOne(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   row: WireEntity,
   ref: CopyRef,
 ): Promise<void> {
@@ -112,7 +112,7 @@ export async function claimOne(
 /** Writes one copy elsewhere (the entity's current values). */
 export async function upsertCopy(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests,
   row: WireEntity,
   ref: CopyRef,
 ): Promise<void> {

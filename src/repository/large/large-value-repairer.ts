@@ -1,7 +1,7 @@
 import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { BlobInfo } from "../../store/table-store.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests } from "../core/requests.js";
 import { containerOf, ownerOf, parseReference } from "./large-reference.js";
 import { assertBlobStore, blobsOf, largeColumnsOf } from "./large-values.js";
 
@@ -35,7 +35,7 @@ export interface LargeValueRepairResult {
  */
 export async function repairLargeValues(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & Backend,
   tables: readonly string[],
   options: LargeValueRepairOptions = {},
 ): Promise<LargeValueRepairResult> {
@@ -50,7 +50,7 @@ export async function repairLargeValues(
   }
   const columns = largeColumnsOf(model);
   if (columns === undefined) return result;
-  assertBlobStore(model, runner);
+  assertBlobStore(model, runner.backend);
   const properties = columns.map((c) => c.property);
   const now = options.now ?? Date.now;
   for (const table of tables) {

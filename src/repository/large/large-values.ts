@@ -11,7 +11,7 @@ import { decodeLargeValue, encodeLargeValue } from "../../serialization/large-va
 import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backend, Requests } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import { containerOf, formatReference, newBlobName, parseReference } from "./large-reference.js";
 
@@ -52,12 +52,12 @@ export function largeColumnsOf(model: EntityModel): ColumnModel[] | undefined {
 }
 
 /** Refuses an entity with large columns on a store without blobs, before any request. */
-export function assertBlobStore(model: EntityModel, runner: StoreRunner): void {
+export function assertBlobStore(model: EntityModel, store: Pick<TableStore, "name" | "blobs">): void {
   const large = largeColumnsOf(model);
-  if (large === undefined || runner.store.blobs !== undefined) return;
+  if (large === undefined || store.blobs !== undefined) return;
   throw new ValidationError(
     "no-blob-store",
-    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${runner.store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
+    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
   );
 }
 
@@ -94,14 +94,19 @@ export class LargeValues {
   /** The physical table of the rows. */
   readonly table: string;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #properties: string[];
   /** A wide entity's references may be in any of its rows: they are read assembled. */
   readonly #wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
 
-  constructor(model: EntityModel, columns: readonly ColumnModel[], table: string, runner: StoreRunner) {
-    assertBlobStore(model, runner);
+  constructor(
+    model: EntityModel,
+    columns: readonly ColumnModel[],
+    table: string,
+    runner: Requests & Backend,
+  ) {
+    assertBlobStore(model, runner.backend);
     this.columns = columns;
     this.container = containerOf(table);
     this.table = table;

@@ -9,10 +9,10 @@ import {
 import { prefixKeyRange } from "../../keys/key-range.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel, RemoteSummaryModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
+import type { StoreContinuation, TableStore, WireEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,
@@ -85,10 +85,10 @@ export interface LocalTotals {
  */
 export class RemoteSummaries {
   readonly #model: EntityModel;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Backoff;
   readonly #cache: SummaryCache;
 
-  constructor(model: EntityModel, runner: StoreRunner) {
+  constructor(model: EntityModel, runner: Requests & TableNaming & Scoped & Backoff) {
     this.#model = model;
     this.#runner = runner;
     this.#cache = SummaryCache.of(runner.scope);
@@ -163,7 +163,7 @@ export class RemoteSummaries {
     const found = new Map<string, SummaryState>();
     let continuation: StoreContinuation | undefined;
     do {
-      let page: Awaited<ReturnType<StoreRunner["store"]["queryPage"]>>;
+      let page: Awaited<ReturnType<TableStore["queryPage"]>>;
       try {
         page = await this.#runner.run("query", table, (s) =>
           s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
@@ -188,7 +188,7 @@ export class RemoteSummaries {
     partitionKey: string,
     rowKey: string,
   ): Promise<SummaryState> {
-    let row: Awaited<ReturnType<StoreRunner["store"]["getEntity"]>>;
+    let row: Awaited<ReturnType<TableStore["getEntity"]>>;
     try {
       row = await this.#runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
     } catch (error) {
@@ -225,7 +225,7 @@ function sameExactly(a: SummaryTotals, b: SummaryTotals): boolean {
 export function contributionPlace(
   model: EntityModel,
   summary: RemoteSummary,
-  runner: StoreRunner,
+  runner: TableNaming,
   sourcePartitionKey: string,
 ): { table: string; partitionKey: string; rowKey: string } {
   return {

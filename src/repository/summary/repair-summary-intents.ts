@@ -1,5 +1,5 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { remoteSummariesOf } from "./remote-summaries.js";
 import { SummaryIntents, summaryIntentAge } from "./summary-intents.js";
 import { mirrorLocal } from "./summary-repairer.js";
@@ -27,7 +27,7 @@ export interface SummaryRepairCounts {
  * leave the same rows.
  */
 export async function repairSummaryIntents(
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   modelOf: (table: string, type: string) => EntityModel | undefined,
   minIntentAgeMs: number,
   errors: unknown[],

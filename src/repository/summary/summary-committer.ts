@@ -17,7 +17,7 @@ import type {
 } from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
@@ -61,11 +61,11 @@ const READS_IN_FLIGHT = 16;
 export class SummaryCommitter {
   readonly #model: EntityModel<object>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Backoff;
   readonly #summaries: readonly SummaryModel[];
   readonly #cache: SummaryCache;
 
-  constructor(model: EntityModel<object>, table: string, runner: StoreRunner) {
+  constructor(model: EntityModel<object>, table: string, runner: Requests & Scoped & Backoff) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;

@@ -5,7 +5,7 @@ import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from ".
 import { upcasterOf } from "../core/entity-rows.js";
 import type { CompanionWrite, GroupCompanion, StageDescription } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests } from "../core/requests.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import {
   addTotals,
@@ -20,7 +20,7 @@ import {
 export class SummaryCompanion implements GroupCompanion {
   readonly #model: EntityModel<object>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #committer: SummaryCommitter;
   readonly #writes: readonly CompanionWrite[];
   readonly #partitionKey: string;
@@ -31,7 +31,7 @@ export class SummaryCompanion implements GroupCompanion {
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {

@@ -3,7 +3,7 @@ import { EntityNotFoundError, StoreError } from "../../errors.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
 import { intentShardRows } from "../core/intent-shards.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Requests, TableNaming } from "../core/requests.js";
 
 /**
  * Remote-summary intents live in the intents table beside index intents and eventual transactions,
@@ -31,10 +31,10 @@ export interface SummaryIntent {
  * of intent partitions, never the entity's table.
  */
 export class SummaryIntents {
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #table: string;
 
-  constructor(runner: StoreRunner) {
+  constructor(runner: Requests & TableNaming) {
     this.#runner = runner;
     this.#table = runner.tableName(INTENTS_TABLE);
   }

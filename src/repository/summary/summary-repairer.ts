@@ -4,7 +4,7 @@ import { quoteString } from "../../query/odata.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation } from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
@@ -32,7 +32,7 @@ const MAX_ROUNDS = 20;
  */
 export async function repairSummaries<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
   const drift = await verifySummaries(model, runner, table);
@@ -56,7 +56,7 @@ export async function repairSummaries<T extends object>(
  */
 export async function mirrorLocal(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string,
   sourcePartitionKey: string,
   summary: RemoteSummary,
@@ -93,7 +93,7 @@ export async function mirrorLocal(
 
 async function repairRow(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & Scoped & Backoff,
   table: string,
   partitionKey: string,
   summary: SummaryModel,
@@ -132,7 +132,7 @@ async function repairRow(
 /** The summary of one partition recounted from its entity rows (one partition query). */
 async function recount(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests,
   table: string,
   partitionKey: string,
   summary: SummaryModel,

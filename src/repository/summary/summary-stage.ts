@@ -9,7 +9,7 @@ import type {
 } from "../core/group-companion.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
   RemoteSummaries,
   type RemoteSummary,
@@ -32,7 +32,7 @@ export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
   readonly #partitionKey: string;
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
@@ -40,7 +40,7 @@ export class SummaryStage implements GroupCompanion {
   constructor(
     model: EntityModel<object>,
     table: string,
-    runner: StoreRunner,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
@@ -137,7 +137,7 @@ export class SummaryStage implements GroupCompanion {
 export function summaryCompanions(
   model: EntityModel<object>,
   table: string,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Clock & Backoff,
   committer: SummaryCommitter,
 ): CompanionSource {
   const remote = remoteSummariesOf(model as EntityModel).length > 0;

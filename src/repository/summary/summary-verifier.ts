@@ -2,7 +2,7 @@ import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation } from "../../store/table-store.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { upcasterOf } from "../core/entity-rows.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
   contributionRowKey,
   RemoteSummaries,
@@ -56,7 +56,7 @@ interface Tally {
  */
 export async function verifySummaries<T extends object>(
   model: EntityModel<T>,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
   const summaries = [...model.summaries.values()];
@@ -138,7 +138,7 @@ export async function verifySummaries<T extends object>(
  */
 async function remoteDrift(
   model: EntityModel,
-  runner: StoreRunner,
+  runner: Requests & TableNaming & Scoped & Backoff,
   summary: RemoteSummary,
   tallies: ReadonlyMap<string, ReadonlyMap<string, Tally>>,
 ): Promise<SummaryDrift[]> {

@@ -6,7 +6,7 @@ import { runBulk } from "../core/bulk/bulk-runner.js";
 import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { actionOf, type ExplainedOperation, type WritePlan } from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
@@ -29,7 +29,7 @@ import { SummaryStage } from "./summary-stage.js";
 export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & TableNaming & Scoped & Limited & Clock & Backoff;
   readonly #committer: SummaryCommitter;
   /** Summaries kept in another partition (mirrored after each commit), and their intents. */
   readonly #remote: RemoteSummary[];
@@ -37,7 +37,12 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #intents: SummaryIntents;
   readonly #now: () => number;
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner, committer: SummaryCommitter) {
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: Requests & TableNaming & Scoped & Limited & Clock & Backoff,
+    committer: SummaryCommitter,
+  ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;

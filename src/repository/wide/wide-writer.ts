@@ -24,7 +24,7 @@ import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import { batchBodyBytesOver } from "../core/payload-size.js";
-import type { StoreRunner } from "../core/store-runner.js";
+import type { Backoff, Limited, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { readWide } from "../core/wide-reads.js";
 import { wideBulk } from "./wide-bulk.js";
@@ -54,11 +54,11 @@ interface WideKeys {
 export class WideWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Scoped & Limited & Backoff;
   /** The stored property names in declaration order: how a merged entity is split. */
   readonly #order: readonly string[];
 
-  constructor(model: EntityModel<T>, table: string, runner: StoreRunner) {
+  constructor(model: EntityModel<T>, table: string, runner: Requests & Scoped & Limited & Backoff) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
@@ -322,7 +322,7 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
  */
 export async function wideTransactionActions(
   model: EntityModel<object>,
-  runner: StoreRunner,
+  runner: Requests & Limited,
   table: string,
   action: TransactionAction,
 ): Promise<TransactionAction[]> {

@@ -1,4 +1,5 @@
 import type { Agent as HttpAgent } from "node:http";
+import type { NamedKeyCredential, SASCredential, TokenCredential } from "@azure/core-auth";
 import type { HttpClient } from "@azure/core-rest-pipeline";
 
 /** Options of `AzureStore`. */
@@ -40,3 +41,6 @@ export interface AzureStoreOptions {
 
 /** Default per-request timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The credentials `AzureStore` accepts: Microsoft Entra ID, account key, or SAS. */
+export type AzureCredential = TokenCredential | NamedKeyCredential | SASCredential;

@@ -1,11 +1,8 @@
-import { ValidationError } from "../../errors.js";
-import { ServiceLimits } from "../../util/service-limits.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS, type StoreLimits } from "../../util/store-limits.js";
 import type { ServableStore, ServedStore } from "../served-store.js";
 import type {
   BlobStore,
   StoreCapabilities,
-  StoreContinuation,
   StoredEntity,
   StorePage,
   StoreQuery,
@@ -20,10 +17,16 @@ import { EtagClock } from "./etag-clock.js";
 import { FilterCache } from "./filter-cache.js";
 import { compilePredicate } from "./filter-evaluator.js";
 import { MemoryBlobs } from "./memory-blobs.js";
+import {
+  type MemoryStoreFlavor,
+  type MemoryStoreOptions,
+  resolveMemoryStoreOptions,
+} from "./memory-store-options.js";
 import { MemoryTable } from "./memory-table.js";
 import type { Mutation } from "./mutation.js";
 import { parseFilter } from "./odata-filter-parser.js";
 import { Journal, type JournalCommit } from "./persistence.js";
+import { checkContinuation, checkTop, selection } from "./query-checks.js";
 import { type PageBreaks, type PageRequest, readPage, readRecordPage } from "./query-pager.js";
 import { ServedView } from "./served-view.js";
 import { badRequest, tableBeingDeleted, tableNotFound } from "./service-errors.js";
@@ -33,44 +36,7 @@ import { recordToStored, tableRecord } from "./typed-entity.js";
 import { readUnsortedPage } from "./unsorted-pager.js";
 import { keysOf, parseAction, planAction } from "./write-planner.js";
 
-/** Options of `MemoryStore`. */
-export interface MemoryStoreOptions {
-  /**
-   * Persist to this file: loaded (and compacted) synchronously by the constructor when it exists;
-   * every committed request is then appended to it as one JSON line. Blobs (large entity values)
-   * are kept the same way beside it, in `<file>.blobs`.
-   */
-  file?: string | undefined;
-  /**
-   * `"partition"` (default): like Azure, a page also ends where a query crosses into another
-   * PartitionKey, so pages can be short or even empty yet carry a continuation.
-   * `"size-only"`: like Azurite, pages end only after `top` entities.
-   */
-  pageBreaks?: PageBreaks | undefined;
-  /**
-   * `"azure"` (default): Azure Table storage's semantics. `"cosmos"`: the Cosmos DB Table API's, to
-   * test code against them offline: results in an unspecified (seeded, shuffled) order with
-   * `capabilities.sortedResults === false`, and Cosmos limits (255-byte RowKey, 2 MB batches,
-   * reserved property names, case-sensitive table names; see util/store-limits.ts).
-   */
-  flavor?: MemoryStoreFlavor | undefined;
-  /** Seed of the `"cosmos"` flavour's result order (default 1; read it back as `store.seed`). */
-  seed?: number | undefined;
-  /**
-   * For this many milliseconds after a table is deleted, creating a table of the same name fails with
-   * 409 `TableBeingDeleted`, as on Azure ("Delete Table": deleting a table "is likely to take at least
-   * 40 seconds to complete"; meanwhile operations on it get 409 Conflict). Default 0 (no delay).
-   */
-  tableDeleteDelayMs?: number | undefined;
-  /**
-   * The clock the store reads, in milliseconds since the epoch (default `Date.now`): entity Timestamps
-   * and the `tableDeleteDelayMs` window follow it, so tests can move time without sleeping.
-   */
-  now?: (() => number) | undefined;
-}
-
-/** Which backend a `MemoryStore` behaves like. */
-export type MemoryStoreFlavor = "azure" | "cosmos";
+export type { MemoryStoreFlavor, MemoryStoreOptions } from "./memory-store-options.js";
 
 /** Counters for tests and diagnostics (not part of the store port). */
 export interface MemoryStoreStats {
@@ -79,16 +45,6 @@ export interface MemoryStoreStats {
   /** Filter texts parsed so far; repeated texts are served from a cache. */
   readonly filterCompilations: number;
 }
-
-const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
-  "PartitionKey",
-  "RowKey",
-  "Timestamp",
-  "partitionKey",
-  "rowKey",
-  "timestamp",
-  "etag",
-]);
 
 /**
  * The bundled reference store: behaves like the Azure Table service, in process (sort order, typed
@@ -123,22 +79,7 @@ export class MemoryStore implements ServableStore {
   #batchAccountUrl: string | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const flavor = options.flavor ?? "azure";
-    if (flavor !== "azure" && flavor !== "cosmos") {
-      throw new ValidationError(
-        "memory-flavor",
-        `MemoryStore: flavor must be "azure" or "cosmos", got ${String(flavor)}`,
-        {
-          field: "flavor",
-        },
-      );
-    }
-    const seed = options.seed ?? 1;
-    if (!Number.isSafeInteger(seed)) {
-      throw new ValidationError("memory-seed", `MemoryStore: seed must be an integer, got ${String(seed)}`, {
-        field: "seed",
-      });
-    }
+    const { flavor, seed, pageBreaks, tableDeleteDelayMs, now } = resolveMemoryStoreOptions(options);
     this.flavor = flavor;
     this.seed = seed;
     this.name = flavor === "cosmos" ? "memory-cosmos" : "memory";
@@ -146,30 +87,9 @@ export class MemoryStore implements ServableStore {
       sortedResults: flavor !== "cosmos",
       limits: flavor === "cosmos" ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS,
     };
-    const pageBreaks = options.pageBreaks ?? "partition";
-    if (pageBreaks !== "partition" && pageBreaks !== "size-only") {
-      throw new ValidationError(
-        "memory-page-breaks",
-        `MemoryStore: pageBreaks must be "partition" or "size-only", got ${String(pageBreaks)}`,
-        { field: "pageBreaks" },
-      );
-    }
     this.#pageBreaks = pageBreaks;
-    const delay = options.tableDeleteDelayMs ?? 0;
-    if (typeof delay !== "number" || !Number.isFinite(delay) || delay < 0) {
-      throw new ValidationError(
-        "memory-table-delete-delay",
-        `MemoryStore: tableDeleteDelayMs must be a number of milliseconds >= 0, got ${String(delay)}`,
-        { field: "tableDeleteDelayMs" },
-      );
-    }
-    this.#tableDeleteDelayMs = delay;
-    if (options.now !== undefined && typeof options.now !== "function") {
-      throw new ValidationError("memory-now", "MemoryStore: now must be a function returning milliseconds", {
-        field: "now",
-      });
-    }
-    this.#now = options.now ?? Date.now;
+    this.#tableDeleteDelayMs = tableDeleteDelayMs;
+    this.#now = now;
     this.#clock = new EtagClock(this.#now);
     this.blobs = new MemoryBlobs(options.file);
     if (options.file !== undefined) {
@@ -451,39 +371,4 @@ export class MemoryStore implements ServableStore {
 function setOrDelete(settings: Map<string, string>, name: string, value: string | undefined): void {
   if (value === undefined) settings.delete(name);
   else settings.set(name, value);
-}
-
-/** `$select` as a set of user property names; system properties are always returned. */
-function selection(select: readonly string[] | undefined): ReadonlySet<string> | undefined {
-  if (select === undefined || select.length === 0) return undefined;
-  const names = new Set<string>();
-  for (const name of select) {
-    if (typeof name !== "string") throw badRequest("InvalidInput", "$select must list property names");
-    if (!SYSTEM_PROPERTIES.has(name)) names.add(name);
-  }
-  return names;
-}
-
-function checkTop(top: number | undefined): number {
-  if (top === undefined) return ServiceLimits.maxPageSize;
-  if (!Number.isInteger(top) || top < 1 || top > ServiceLimits.maxPageSize) {
-    throw badRequest(
-      "InvalidInput",
-      `$top must be an integer from 1 to ${ServiceLimits.maxPageSize}, got ${top}`,
-    );
-  }
-  return top;
-}
-
-function checkContinuation(c: StoreContinuation | undefined): StoreContinuation | undefined {
-  if (c === undefined) return undefined;
-  if (
-    typeof c !== "object" ||
-    c === null ||
-    typeof c.nextPartitionKey !== "string" ||
-    (c.nextRowKey !== undefined && typeof c.nextRowKey !== "string")
-  ) {
-    throw badRequest("InvalidInput", "the continuation token is malformed");
-  }
-  return c;
 }

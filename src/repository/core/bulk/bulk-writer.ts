@@ -3,7 +3,7 @@ import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WriteMode } from "../../../store/table-store.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import { isTableNotFound } from "../period-tables.js";
-import type { StoreRunner } from "../store-runner.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests } from "../requests.js";
 import { submitTransaction } from "../submit-transaction.js";
 import { runBulk } from "./bulk-runner.js";
 import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
@@ -17,7 +17,7 @@ export type BulkKind = { kind: "insert" } | { kind: "upsert"; mode: WriteMode } 
  * as a whole is not: a failed batch is reported in the result and the others go on.
  */
 export function writeBulk<T extends object>(
-  runner: StoreRunner,
+  runner: Requests & Limited & Backoff & PeriodTableLookup,
   model: EntityModel<T>,
   table: string,
   items: Iterable<T> | AsyncIterable<T>,

@@ -8,7 +8,7 @@ import type { Page, PageOptions } from "../../../query/query.js";
 import { rememberEtag } from "../../../serialization/entity-etag.js";
 import type { StoreContinuation } from "../../../store/table-store.js";
 import { ServiceLimits } from "../../../util/service-limits.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests, Scoped } from "../../core/requests.js";
 import { type DynamicRow, storedToRow } from "./dynamic-row.js";
 
 /**
@@ -18,16 +18,16 @@ import { type DynamicRow, storedToRow } from "./dynamic-row.js";
  * for await (const row of db.dynamic("Events").find("device-7").filter("Level ge 3")) console.log(row);
  */
 export class DynamicQuery {
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Scoped;
   readonly #table: string;
   readonly #filter: string;
 
   /** @internal Use `db.dynamic(table).find(...)` or `.scan()`. */
-  static build(runner: StoreRunner, table: string, filter: string): DynamicQuery {
+  static build(runner: Requests & Scoped, table: string, filter: string): DynamicQuery {
     return new DynamicQuery(runner, table, filter);
   }
 
-  private constructor(runner: StoreRunner, table: string, filter: string) {
+  private constructor(runner: Requests & Scoped, table: string, filter: string) {
     this.#runner = runner;
     this.#table = table;
     this.#filter = filter;

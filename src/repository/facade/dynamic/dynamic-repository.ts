@@ -3,7 +3,7 @@ import { quoteString } from "../../../query/odata.js";
 import { etagIn, rememberEtag } from "../../../serialization/entity-etag.js";
 import type { WriteMode } from "../../../store/table-store.js";
 import { TABLE_NAME } from "../../../util/service-limits.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests, Scoped, TableNaming } from "../../core/requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../../core/wire-writes.js";
 import { writeMode } from "../../core/write-mode.js";
 import { DynamicQuery } from "./dynamic-query.js";
@@ -40,11 +40,11 @@ export interface DynamicDeleteOptions {
  * const row = await events.get("device-7", "0001");
  */
 export class DynamicRepository {
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests & Scoped;
   readonly #table: string;
 
   /** @internal Use `TableContext.dynamic(table)`. */
-  static build(runner: StoreRunner, table: string): DynamicRepository {
+  static build(runner: Requests & TableNaming & Scoped, table: string): DynamicRepository {
     if (typeof table !== "string") {
       throw new ValidationError("table-name", "dynamic() needs a table name", { field: "table" });
     }
@@ -59,7 +59,7 @@ export class DynamicRepository {
     return new DynamicRepository(runner, physical);
   }
 
-  private constructor(runner: StoreRunner, table: string) {
+  private constructor(runner: Requests & Scoped, table: string) {
     this.#runner = runner;
     this.#table = table;
   }

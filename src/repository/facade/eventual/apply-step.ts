@@ -8,9 +8,10 @@ import {
 } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests } from "../../core/requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../../core/wire-writes.js";
 import { holdsWrittenState } from "../../core/written-state.js";
+import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
 import { readEntityRow } from "./entity-row.js";
 import type { RecordedStep } from "./recorded-step.js";
@@ -28,7 +29,9 @@ export type StepResult = { outcome: StepOutcome } | { conflict: EventualStepConf
 
 /** Where a step is applied: the class's repository (when known), else the raw table. */
 export interface StepTarget {
-  runner: StoreRunner;
+  runner: Requests;
+  /** Opens the step's recorded (sealed) columns. */
+  encryption: EncryptingStore;
   /** The repository and model of the step's class, if this context knows it. */
   repository: { repository: Repository<object>; model: EntityModel<object> } | undefined;
   /** First application by the caller (true) or a replay by repair (false). */
@@ -45,7 +48,7 @@ export interface StepTarget {
  */
 export async function applyStep(target: StepTarget, step: RecordedStep, index: number): Promise<StepResult> {
   // Encrypted columns were recorded sealed (run-eventually.ts): the write seals them afresh.
-  const wire = await target.runner.encryption.openCopy(step.at, decodeWire(step.wire));
+  const wire = await target.encryption.openCopy(step.at, decodeWire(step.wire));
   const writer = writerOf(target, step, wire);
   const conflict = (error: TableKitError): StepResult => ({
     conflict: {

@@ -1,11 +1,11 @@
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { StoredEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests } from "../../core/requests.js";
 import { readWide } from "../../core/wide-reads.js";
 
 /** The stored entity a step writes: one row, or a wide entity's rows assembled (its ETag lists every row's). */
 export function readEntityRow(
-  runner: StoreRunner,
+  runner: Requests,
   model: EntityModel<object>,
   table: string,
   keys: { partitionKey: string; rowKey: string },

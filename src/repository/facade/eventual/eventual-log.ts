@@ -3,7 +3,7 @@ import { ConcurrencyError, EntityNotFoundError, StoreError, ValidationError } fr
 import type { StoredEntity, WireEntity } from "../../../store/table-store.js";
 import { INTENTS_TABLE } from "../../core/intent-log.js";
 import { intentShardRows } from "../../core/intent-shards.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Requests, TableNaming } from "../../core/requests.js";
 import type { RecordedStep } from "./recorded-step.js";
 
 /**
@@ -46,10 +46,10 @@ export function payloadOf(steps: readonly RecordedStep[]): string[] {
 
 /** The intent log's eventual-transaction rows: record, list, claim, remove. */
 export class EventualLog {
-  readonly #runner: StoreRunner;
+  readonly #runner: Requests;
   readonly #table: string;
 
-  constructor(runner: StoreRunner) {
+  constructor(runner: Requests & TableNaming) {
     this.#runner = runner;
     this.#table = runner.tableName(INTENTS_TABLE);
   }

@@ -91,7 +91,11 @@ async function replay(
 ): Promise<void> {
   for (const [i, step] of intent.steps.entries()) {
     const known = deps.repositoryOf(step.table, step.type);
-    const result = await applyStep({ runner: deps.runner, repository: known, live: false }, step, i);
+    const result = await applyStep(
+      { runner: deps.runner, encryption: deps.encryption, repository: known, live: false },
+      step,
+      i,
+    );
     if ("conflict" in result) counts.conflicts++;
     else if (result.outcome === "applied") counts.applied++;
     else if (result.outcome === "alreadyDone") counts.alreadyDone++;

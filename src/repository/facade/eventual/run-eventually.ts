@@ -1,8 +1,9 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
-import type { StoreRunner } from "../../core/store-runner.js";
+import type { Limited, Requests, TableNaming } from "../../core/requests.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
+import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
 import { readEntityRow } from "./entity-row.js";
@@ -25,7 +26,9 @@ export interface KnownClass {
 
 /** What running and replaying eventual transactions needs from the context. */
 export interface EventualDeps {
-  runner: StoreRunner;
+  runner: Requests & TableNaming & Limited;
+  /** Seals and opens encrypted columns (steps are recorded sealed). */
+  encryption: EncryptingStore;
   /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
   repositoryOf(table: string, type: string, model?: EntityModel<object>): KnownClass | undefined;
   now(): number;
@@ -65,7 +68,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
   // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
   const logged = await Promise.all(
-    steps.map((step) => runner.encryption.sealCopy(step.physicalTable, step.wire)),
+    steps.map((step) => deps.encryption.sealCopy(step.physicalTable, step.wire)),
   );
   const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
   payloadOf(recorded);
@@ -88,7 +91,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     const model = step.model;
     const known = deps.repositoryOf(model.table, model.type, model);
     const result = await applyStep(
-      { runner, repository: known, live: true, source: step.source },
+      { runner, encryption: deps.encryption, repository: known, live: true, source: step.source },
       recorded[i] as RecordedStep,
       i,
     );

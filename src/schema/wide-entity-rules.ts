@@ -1,0 +1,44 @@
+import { SchemaError } from "../errors.js";
+import type { KeyTemplate } from "../keys/key-template.js";
+import { MAX_WIDE_PARTS, WIDE_SEPARATOR } from "../serialization/wide-rows.js";
+import { ServiceLimits } from "../util/service-limits.js";
+import { ENTITY_TYPE_PROPERTY, WIDE_PART_PROPERTY } from "../wire/system-properties.js";
+import type { EntityOptions } from "./entity-options.js";
+
+/** A wide entity's columns must fit its largest form: 100 rows (one transaction) of 250 columns each. */
+export function assertWideColumnCount(entity: string, count: number): void {
+  const perRow = ServiceLimits.maxProperties - 2;
+  const max = MAX_WIDE_PARTS * perRow;
+  if (count <= max) return;
+  throw new SchemaError(
+    `${entity} has ${count} columns; a wide entity holds at most ${max} (${MAX_WIDE_PARTS} rows, one entity group transaction, of ${perRow} columns besides '${ENTITY_TYPE_PROPERTY}' and '${WIDE_PART_PROPERTY}')`,
+  );
+}
+
+/**
+ * What a wide entity cannot be combined with, and why: its columns are spread over several rows,
+ * so anything that reads or writes one row as the whole entity would see a fragment.
+ */
+export function assertWideCombinations(
+  entity: string,
+  options: EntityOptions,
+  partitionKey: KeyTemplate,
+  rowKey: KeyTemplate,
+): void {
+  if (Object.keys(options.indexes ?? {}).length > 0) {
+    throw new SchemaError(
+      `${entity}: indexes are not supported on wide entities: an index copy is one row holding the entity's columns, and a wide entity's columns do not fit in one row`,
+    );
+  }
+  if (rowKey.source.includes(WIDE_SEPARATOR)) {
+    throw new SchemaError(
+      `${entity}: a wide entity's rowKey '${rowKey.source}' may not contain a space: the space separates the RowKey from each row's part number`,
+    );
+  }
+  const hashed = partitionKey.hashed?.field;
+  if (hashed !== undefined && rowKey.fields[0] !== hashed) {
+    throw new SchemaError(
+      `${entity}: a wide entity with the hashed partition field '${hashed}' needs it as the first field of its rowKey: a find would otherwise filter on the column, which only one of the entity's rows holds`,
+    );
+  }
+}

@@ -1,0 +1,51 @@
+import { ServiceLimits } from "../../util/service-limits.js";
+import type { StoreContinuation } from "../table-store.js";
+import { badRequest } from "./service-errors.js";
+
+/** Properties every entity carries, under their wire and their port names: never dropped by `$select`. */
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
+  "PartitionKey",
+  "RowKey",
+  "Timestamp",
+  "partitionKey",
+  "rowKey",
+  "timestamp",
+  "etag",
+]);
+
+/** `$select` as a set of user property names; system properties are always returned. */
+export function selection(select: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (select === undefined || select.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const name of select) {
+    if (typeof name !== "string") throw badRequest("InvalidInput", "$select must list property names");
+    if (!SYSTEM_PROPERTIES.has(name)) names.add(name);
+  }
+  return names;
+}
+
+/** `$top`: an integer from 1 to the service's page size; absent, the page size. */
+export function checkTop(top: number | undefined): number {
+  if (top === undefined) return ServiceLimits.maxPageSize;
+  if (!Number.isInteger(top) || top < 1 || top > ServiceLimits.maxPageSize) {
+    throw badRequest(
+      "InvalidInput",
+      `$top must be an integer from 1 to ${ServiceLimits.maxPageSize}, got ${top}`,
+    );
+  }
+  return top;
+}
+
+/** A continuation token as the port describes it, or 400 `InvalidInput`. */
+export function checkContinuation(c: StoreContinuation | undefined): StoreContinuation | undefined {
+  if (c === undefined) return undefined;
+  if (
+    typeof c !== "object" ||
+    c === null ||
+    typeof c.nextPartitionKey !== "string" ||
+    (c.nextRowKey !== undefined && typeof c.nextRowKey !== "string")
+  ) {
+    throw badRequest("InvalidInput", "the continuation token is malformed");
+  }
+  return c;
+}
