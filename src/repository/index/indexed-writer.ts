@@ -10,7 +10,7 @@ import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { actionOf, type ExplainedOperation, type WritePlan } from "../core/write-plan.js";
+import { actionOf, type ExplainedOperation, type StepTarget, type WritePlan } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
@@ -210,10 +210,15 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     return planEntityWrite(this.#target, wire, tracked, tracked.etag);
   }
 
-  /** A plan whose first step reads the stored row (its ETag and copies). */
+  /**
+   * A plan whose first step reads the stored row (its ETag and copies). That read also gives the
+   * stages the row the write replaces: a stage's own read of it is not sent.
+   */
   #readFirst<R>(plan: WritePlan<R>, partitionKey: string, rowKey: string): WritePlan<R> {
     const read = { request: "get (current copies)", table: this.#table, partitionKey, rowKey };
-    return { ...plan, before: [read, ...plan.before] };
+    const same = (step: StepTarget) =>
+      step.request.startsWith("get") && step.partitionKey === partitionKey && step.rowKey === rowKey;
+    return { ...plan, before: [read, ...plan.before.filter((step) => !same(step))] };
   }
 
   /**
