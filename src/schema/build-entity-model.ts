@@ -129,7 +129,7 @@ export function buildEntityModel<T extends object>(
     );
   }
 
-  if (wide) assertWideCombinations(name, options, partitionKey, rowKey);
+  if (wide) assertWideCombinations(name, partitionKey, rowKey);
   const indexes = resolveIndexes(
     name,
     options,
@@ -139,11 +139,14 @@ export function buildEntityModel<T extends object>(
     rowKey,
     tableTemplate,
   );
-  assertPropertyBudget(name, properties, columns, indexes, [
-    ...partitionKey.fields,
-    ...rowKey.fields,
-    ...(tableTemplate ? [tableTemplate.field] : []),
-  ]);
+  assertPropertyBudget(
+    name,
+    properties,
+    columns,
+    indexes,
+    [...partitionKey.fields, ...rowKey.fields, ...(tableTemplate ? [tableTemplate.field] : [])],
+    wide,
+  );
   const summaries = resolveSummaries(name, options, columnsByField, rowKey, indexes, {
     table: options.table,
     periodTable: tableTemplate !== undefined,

@@ -134,19 +134,13 @@ export type WhenParameters<O> = [O] extends [never]
     : unknown;
 
 /**
- * What `wide: true` cannot be combined with (checked again at run time, with the reason): indexes,
- * and a space in the RowKey template (the space separates each row's part number).
+ * What `wide: true` cannot be combined with (checked again at run time, with the reason): a space in
+ * the RowKey template (the space separates each row's part number).
  */
 export type WideConflicts<O> = O extends { wide: true }
-  ?
-      | (O extends { indexes: infer I }
-          ? I extends undefined
-            ? never
-            : keyof I extends never
-              ? never
-              : "indexes"
-          : never)
-      | (O extends { rowKey: `${string} ${string}` } ? "a space in rowKey" : never)
+  ? O extends { rowKey: `${string} ${string}` }
+    ? "a space in rowKey"
+    : never
   : never;
 
 /**

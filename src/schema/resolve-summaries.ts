@@ -52,9 +52,6 @@ export function resolveSummaries(
     throw new SchemaError(`${entity}.summaries: an object of summaries by name is required`);
   const entries = Object.entries(specs);
   if (entries.length === 0) return summaries;
-  if (options.wide === true) {
-    throw new SchemaError(`${entity}: summaries are not supported on wide entities yet`);
-  }
   const rowKeys = new Map<string, string>();
   for (const [name, spec] of entries) {
     const what = `${entity}.summaries.${name}`;

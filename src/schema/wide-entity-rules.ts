@@ -3,7 +3,6 @@ import type { KeyTemplate } from "../keys/key-template.js";
 import { MAX_WIDE_PARTS, WIDE_SEPARATOR } from "../serialization/wide-rows.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY, WIDE_PART_PROPERTY } from "../wire/system-properties.js";
-import type { EntityOptions } from "./entity-options.js";
 
 /** A wide entity's columns must fit its largest form: 100 rows (one transaction) of 250 columns each. */
 export function assertWideColumnCount(entity: string, count: number): void {
@@ -19,17 +18,9 @@ export function assertWideColumnCount(entity: string, count: number): void {
  * What a wide entity cannot be combined with, and why: its columns are spread over several rows,
  * so anything that reads or writes one row as the whole entity would see a fragment.
  */
-export function assertWideCombinations(
-  entity: string,
-  options: EntityOptions,
-  partitionKey: KeyTemplate,
-  rowKey: KeyTemplate,
-): void {
-  if (Object.keys(options.indexes ?? {}).length > 0) {
-    throw new SchemaError(
-      `${entity}: indexes are not supported on wide entities: an index copy is one row holding the entity's columns, and a wide entity's columns do not fit in one row`,
-    );
-  }
+export function assertWideCombinations(entity: string, partitionKey: KeyTemplate, rowKey: KeyTemplate): void {
+  // Indexes and summaries compose: a copy holds the entity's keys, the index's key fields and its
+  // `project` fields (one row), and summary rows ride in the entity's transaction beside its rows.
   if (rowKey.source.includes(WIDE_SEPARATOR)) {
     throw new SchemaError(
       `${entity}: a wide entity's rowKey '${rowKey.source}' may not contain a space: the space separates the RowKey from each row's part number`,

@@ -26,7 +26,10 @@ export class EntityJsonWriter {
   #etag = "";
   #etagJson = "";
 
-  /** The JSON text of one record; equal to `JSON.stringify(renderRecord(record, context, select, single))`. */
+  /**
+   * The JSON text of one record: `JSON.stringify(renderRecord(record, context, select, single))`, except
+   * that a negative zero Double is written `-0` at every metadata level (see `renderedJson`).
+   */
   write(
     record: EntityRecord,
     context: RenderContext,
@@ -35,7 +38,7 @@ export class EntityJsonWriter {
   ): string {
     const { level } = context;
     if (level === "fullmetadata" || (select !== undefined && !plainSelect(select))) {
-      return JSON.stringify(renderRecord(record, context, select, single));
+      return renderedJson(renderRecord(record, context, select, single));
     }
     // Every member is written with a leading comma; the first one's is dropped at the end.
     let out = "";
@@ -142,6 +145,22 @@ export class EntityJsonWriter {
 }
 
 const SYSTEM_NAMES: ReadonlySet<string> = new Set(["PartitionKey", "RowKey", "Timestamp"]);
+
+/**
+ * `JSON.stringify` of `renderRecord`'s flat object (same members, same order: both follow the object's
+ * own key order), except that a negative zero is written `-0`: `JSON.stringify` writes `0`, which reads
+ * back as another Double, so full metadata would lose what the lighter levels keep. Azurite writes
+ * `0.0` at every level (`EdmDouble.toJsonPropertyValueString`: `(-0).toFixed(1)`), and Azure's own
+ * text for it is not settled; serve keeps the value, the same at every level (exports round-trip it).
+ */
+export function renderedJson(rendered: Record<string, unknown>): string {
+  let out = "";
+  for (const name of Object.keys(rendered)) {
+    const value = rendered[name];
+    out += `,${JSON.stringify(name)}:${Object.is(value, -0) ? "-0" : JSON.stringify(value)}`;
+  }
+  return out.length === 0 ? "{}" : `{${out.slice(1)}}`;
+}
 
 // A selected name the writer can place as renderRecord's object would: not an array index (JSON.stringify
 // puts those first), and no '@' or '.' (which could name an annotation or an odata.* member instead).

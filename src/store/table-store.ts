@@ -38,7 +38,13 @@ export type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "./blob-stor
 export interface StoreQuery {
   /** OData filter text; absent means every entity. */
   filter?: string | undefined;
-  /** Property names to return (`$select`); PartitionKey/RowKey are requested by the caller when needed. */
+  /**
+   * Property names to return (`$select`). Every store answers as the service does: each row carries
+   * its `etag` and only the named properties it has; `partitionKey`, `rowKey` and `timestamp` too
+   * come only when `PartitionKey`, `RowKey` or `Timestamp` is named (the row's type still lists the
+   * keys: a caller that reads them names them). Rows with encrypted columns are opened with their
+   * keys, so name both. Absent or empty: every property.
+   */
   select?: readonly string[] | undefined;
   /** Maximum entities in this page (`$top`), at most 1,000. */
   top?: number | undefined;
@@ -97,7 +103,7 @@ export interface TableStore {
    */
   listTables(prefix?: string): Promise<string[]>;
 
-  /** Point read; `undefined` when absent. `types`: as in `StoreQuery.types`. */
+  /** Point read; `undefined` when absent. `select` and `types`: as in `StoreQuery` (a point read's `$select` returns the keys only when named too). */
   getEntity(
     table: string,
     partitionKey: string,

@@ -307,12 +307,6 @@ function changesOfRow(s: Scenario, row: Row): Partial<Row> {
  * (then delete its line here).
  */
 const NOT_YET: Readonly<Record<string, string>> = {
-  "samePartitionIndex + wide": "indexes of wide entities are not planned yet",
-  "indexElsewhere + wide": "indexes of wide entities are not planned yet",
-  "uniqueIndex + wide": "indexes of wide entities are not planned yet",
-  "listIndex + wide": "indexes of wide entities are not planned yet",
-  "summaryHere + wide": "summaries of wide entities are not planned yet",
-  "summaryElsewhere + wide": "summaries of wide entities are not planned yet",
   "samePartitionIndex + hashBucket": "a same-partition index of a hash-bucketed PartitionKey is refused yet",
   "listIndex + hashBucket": "a list index of a hash-bucketed PartitionKey is refused yet",
   "listIndex + periodTable": "a list index with a table per period is refused yet",

@@ -66,7 +66,7 @@ describe("the root entry's module graph", () => {
     // node:http's server side and TLS come with the server only (AzureStore uses node:http's Agent).
     expect(loaded.packages.has("node:tls")).toBe(false);
     // What it does load: the client (the check above is not vacuous).
-    expect(loaded.files.has("src/repository/table-context.ts")).toBe(true);
+    expect(loaded.files.has("src/repository/facade/table-context.ts")).toBe(true);
     expect(loaded.packages.has("@azure/data-tables")).toBe(true);
   });
 

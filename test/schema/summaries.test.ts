@@ -199,10 +199,10 @@ describe("summaries in the entity model", () => {
     expect(schemaError({ s: { rowKey: "sum", sum: { hourly: "total" } } })).toContain("data series");
   });
 
-  it("is refused on wide entities (not supported yet)", () => {
-    expect(
-      schemaError({ s: { rowKey: "sum", count: "n" } }, { wide: true } as Partial<EntityOptions>),
-    ).toContain("wide");
+  it("is accepted on wide entities (summary rows ride in the entity's transaction)", () => {
+    expect(() =>
+      define({ s: { rowKey: "sum", count: "n" } }, { wide: true } as Partial<EntityOptions>),
+    ).not.toThrow();
   });
 
   it("is accepted with indexes in the same partition and elsewhere", () => {

@@ -126,10 +126,12 @@ describe("typed reads with odata=nometadata (Azurite)", () => {
     const select = ["PartitionKey", "RowKey", "int64Min", "date7", "guidUpper", "binEmpty", "dblNaN"];
     const lightSelected = await store.queryPage(table, { filter, select, types: TYPES });
     const annotatedSelected = await minimal.queryPage(table, { filter, select });
-    // The light read also asks for Timestamp (its ETag comes from it); the values are the same.
-    const { timestamp, ...selectedValues } = lightSelected.items[0] as StoredEntity;
-    expect(timestamp).toBeInstanceOf(Date);
-    expect(selectedValues).toEqual(annotatedSelected.items[0]);
+    // The light read also asks for Timestamp (its ETag comes from it), yet answers as the port says:
+    // the ETag and what was named, nothing else.
+    expect(lightSelected.items).toEqual(annotatedSelected.items);
+    expect(Object.keys(lightSelected.items[0] as StoredEntity).sort()).toEqual(
+      Object.keys(annotatedSelected.items[0] as StoredEntity).sort(),
+    );
     const point = (await store.getEntity(table, "p", "every-type", select, TYPES)) as StoredEntity;
     expect(point.etag).toBe(annotated.items[0]?.etag);
     expect(point.int64Min).toBe(-9223372036854775808n);

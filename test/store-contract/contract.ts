@@ -187,10 +187,6 @@ const AZURE_STORE_DEVIATIONS: ReadonlyArray<[RegExp, string]> = [
     /^errors > a filter that is not a string/,
     "AzureStore: the filter is typed input and not re-checked at the port",
   ],
-  [
-    /^EDM type round trips > \$select projects user properties and keeps keys, etag and timestamp/,
-    "AzureStore: passes $select through, and Azure answers only the named properties (Timestamp only when selected; the repository always selects the keys)",
-  ],
 ];
 
 /**

@@ -21,9 +21,9 @@ const MAX_READS = 10;
 
 /** The `$select` of a wide read: the caller's, plus the part marker every part carries. */
 function wideSelect(select: readonly string[] | undefined): readonly string[] | undefined {
-  // The service answers a $select with the named properties only: RowKey must be named, as the
-  // parts are told apart by it (MemoryStore's reads return the keys anyway; Azure's and serve's do not).
-  return select === undefined ? undefined : [...select, WIDE_PART_PROPERTY, "RowKey"];
+  // Every store answers a $select with the named properties only (table-store.ts): the parts are told
+  // apart by RowKey, and the assembled entity carries both keys.
+  return select === undefined ? undefined : [...select, WIDE_PART_PROPERTY, "PartitionKey", "RowKey"];
 }
 
 /** Every row of one wide entity's parts: one range query (continued only if the service pages it). */
@@ -170,4 +170,50 @@ export function wideExecutor<T>(
       runner.emit({ type: "query-page", ...stats });
     },
   };
+}
+
+/**
+ * A scan of a table in key order (verification, recounts) sees a wide entity's rows one by one: this
+ * gathers them and hands on the whole entity (read again when its rows are of two writes, or dropped
+ * when its first part is gone). Other rows pass through as they are.
+ */
+export class WideScan {
+  readonly #runner: Requests;
+  readonly #table: string;
+  #group: Group | undefined;
+
+  constructor(runner: Requests, table: string) {
+    this.#runner = runner;
+    this.#table = table;
+  }
+
+  /** The rows (whole entities) ready after `row`. */
+  async add(row: StoredEntity): Promise<StoredEntity[]> {
+    const part = parsePart(row);
+    if (part === undefined) return [row];
+    const group = this.#group;
+    if (group !== undefined && group.partitionKey === row.partitionKey && group.first.base === part.base) {
+      if (part.index !== 0) {
+        group.rows.push(row);
+        return group.rows.length >= group.first.count ? this.end() : [];
+      }
+    }
+    const done = await this.end();
+    if (part.index === 0) {
+      this.#group = { partitionKey: row.partitionKey, first: part, rows: [row] };
+      if (part.count <= 1) done.push(...(await this.end()));
+    }
+    return done;
+  }
+
+  /** The entity still gathering, whole (at the end of the scan, or when another begins). */
+  async end(): Promise<StoredEntity[]> {
+    const group = this.#group;
+    this.#group = undefined;
+    if (group === undefined) return [];
+    const stored =
+      assembleWide(group.rows) ??
+      (await readWide(this.#runner, this.#table, group.partitionKey, group.first.base));
+    return stored === undefined ? [] : [stored];
+  }
 }

@@ -28,6 +28,11 @@ export interface RepairSources {
 /** The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions, remote summaries, blobs. */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
   const { runner, periodTables, types } = sources;
+  /**
+   * The blobs of eventual intents this pass left for later (their values are uploaded before their
+   * steps run): the large-value kind keeps them. `undefined` when the eventual kind did not list every intent.
+   */
+  let heldBlobs: Set<string> | undefined;
   return [
     {
       name: "indexes",
@@ -37,9 +42,13 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
     },
     {
       name: "eventually",
-      run: async ({ minIntentAgeMs, errors }) => ({
-        ...(await repairEventual(sources.eventual(), minIntentAgeMs, errors)),
-      }),
+      run: async ({ minIntentAgeMs, errors }) => {
+        heldBlobs = undefined;
+        const held = new Set<string>();
+        const counts = await repairEventual(sources.eventual(), minIntentAgeMs, errors, held);
+        heldBlobs = held;
+        return { ...counts };
+      },
     },
     {
       name: "summaries",
@@ -55,7 +64,7 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
     {
       name: "largeValues",
       run: async ({ minIntentAgeMs, errors }) => ({
-        ...(await repairAllLargeValues(runner, types.values(), minIntentAgeMs, errors)),
+        ...(await repairAllLargeValues(runner, types.values(), minIntentAgeMs, errors, heldBlobs)),
       }),
     },
   ];
@@ -81,12 +90,15 @@ async function repairAllLargeValues(
   models: Iterable<EntityModel>,
   minIntentAgeMs: number,
   errors: unknown[],
+  held: Set<string> | undefined,
 ): Promise<LargeValueRepairResult> {
   const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
+  // Which blobs pending eventual intents point at is unknown: removing none is the safe side.
+  if (held === undefined) return total;
   for (const model of models) {
     if (largeColumnsOf(model) === undefined) continue;
     try {
-      const result = await repairLargeValuesOf(runner, model.ctor, { minIntentAgeMs });
+      const result = await repairLargeValuesOf(runner, model.ctor, { minIntentAgeMs, held });
       total.blobsChecked += result.blobsChecked;
       total.blobsDeleted += result.blobsDeleted;
     } catch (error) {

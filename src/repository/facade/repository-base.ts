@@ -309,7 +309,10 @@ export abstract class RepositoryBase<T extends object> {
   index(name: string): IndexLookup<T> {
     const index = this.model.indexes.get(name);
     if (!index) throw unknownName(this.model.name, "index", name, this.model.indexes.keys());
-    return IndexLookup.build(this.model, index, this.runner, (stored) => this.readRow(stored));
+    // A list index names entities: a wide one is read whole (its rows assembled) before it is mapped.
+    return IndexLookup.build(this.model, index, this.runner, (stored) =>
+      this.model.wide ? this.#readAssembled(stored) : this.readRow(stored),
+    );
   }
 
   /** Every row of this entity in the whole table: a table scan, which must be asked for explicitly. */

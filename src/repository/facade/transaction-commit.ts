@@ -5,6 +5,7 @@ import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
 import { isLocal } from "../core/copy-ref.js";
+import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
@@ -200,7 +201,9 @@ function wideEtagOf(
   if (results === undefined) return "";
   const etags: string[] = [];
   expanded.owners.forEach((at, i) => {
-    if (at === owner && expanded.operations[i]?.action.kind !== "delete") etags.push(results[i]?.etag ?? "");
+    // The entity's own rows (not its copies in the partition), in part order.
+    const action = expanded.operations[i]?.action;
+    if (at === owner && action !== undefined && isPartAction(action)) etags.push(results[i]?.etag ?? "");
   });
   return etags.length === 0 ? "" : wideEtag(etags);
 }

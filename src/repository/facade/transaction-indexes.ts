@@ -1,5 +1,6 @@
 import { ValidationError } from "../../errors.js";
 import { etagIn } from "../../serialization/entity-etag.js";
+import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import {
   COPY_REFS_PROPERTY,
@@ -10,6 +11,7 @@ import {
   indexOf,
   isLocal,
 } from "../core/copy-ref.js";
+import { entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
@@ -79,8 +81,9 @@ export async function expandIndexCopies(
       model.summaries.size === 0
         ? undefined
         : { partitionKey: operation.partitionKey, rowKey: operation.rowKey, ...write };
-    if (model.wide) {
-      // Its rows, replacing what is stored (wide entities keep no indexes or summaries).
+    const layout = model.wide ? entityLayout(model, runner, table) : undefined;
+    if (model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+      // Its rows, replacing what is stored.
       const actions = await wideTransactionActions(model, runner, table, action);
       push(
         expanded,
@@ -92,7 +95,7 @@ export async function expandIndexCopies(
       expanded.summarized.push(undefined);
       continue;
     }
-    if (model.indexes.size === 0) {
+    if (model.indexes.size === 0 && !layout) {
       // Without summaries the operation goes as the caller gave it (no read: still one request).
       const conditioned =
         model.summaries.size === 0
@@ -123,6 +126,11 @@ export async function expandIndexCopies(
       }
       const ifMatch = action.ifMatch === "*" ? prior.etag : action.ifMatch;
       expanded.lists[index] = membershipChanges(prior.refs.filter(isList), [], member);
+      const removal = layout
+        ? layout
+            .remove(operation.partitionKey, operation.rowKey, ifMatch)
+            .map((a) => copyOperation(operation, a))
+        : [{ ...operation, action: { ...action, ifMatch } }];
       const deletes = prior.refs
         .filter((ref) => local(ref) && !isList(ref))
         .map((ref) =>
@@ -133,7 +141,7 @@ export async function expandIndexCopies(
             ifMatch: "*",
           }),
         );
-      push(expanded, index, [{ ...operation, action: { ...action, ifMatch } }, ...deletes]);
+      push(expanded, index, [...removal, ...deletes]);
       expanded.copies.push([]);
       const remoteBefore = prior.refs.filter((ref) => !local(ref));
       expanded.remote.push(
@@ -149,8 +157,13 @@ export async function expandIndexCopies(
       continue;
     }
     if (!prior && action.kind === "update") {
-      // The service will answer 404 for the whole transaction, as it would without indexes.
-      push(expanded, index, [operation]);
+      // The service will answer 404 for the whole transaction, as it would without indexes (a wide
+      // entity: a merge of its first row's keys only, which cannot break a row limit first).
+      const keysOnly = { partitionKey: operation.partitionKey, rowKey: partRowKey(operation.rowKey, 0) };
+      const missing: PlannedOperation["action"] = layout
+        ? { kind: "update", entity: keysOnly, mode: "merge", ifMatch: "*" }
+        : action;
+      push(expanded, index, [copyOperation(operation, missing)]);
       expanded.copies.push(undefined);
       expanded.remote.push(undefined);
       expanded.summarized.push(
@@ -178,7 +191,15 @@ export async function expandIndexCopies(
       next.filter(isList),
       member,
     );
-    const actions = planLocalActions(model, row, ifMatch, copies(prior?.refs ?? []), copies(next), local);
+    const actions = planLocalActions(
+      model,
+      row,
+      ifMatch,
+      copies(prior?.refs ?? []),
+      copies(next),
+      local,
+      layout?.write(row, ifMatch),
+    );
     push(
       expanded,
       index,
@@ -311,13 +332,17 @@ async function priorState(
     const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
-  const stored = await runner
-    .run("get", table, (s) => s.getEntity(table, operation.partitionKey, operation.rowKey))
-    .catch((error: unknown) => {
-      // A period's table nobody has written to yet holds no entity (the commit creates it).
-      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
-      throw error;
-    });
+  const stored = await readEntity(
+    operation.model,
+    runner,
+    table,
+    operation.partitionKey,
+    operation.rowKey,
+  ).catch((error: unknown) => {
+    // A period's table nobody has written to yet holds no entity (the commit creates it).
+    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+    throw error;
+  });
   if (!stored) return undefined;
   const model = operation.model;
   const refs =

@@ -52,16 +52,25 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
   return summaries && summaryCompanions(model as unknown as EntityModel<object>, table, runner, summaries);
 }
 
-/** Who writes the entity's rows, first match: wide rows, rows with index copies, summarized rows, a plain row. */
+/**
+ * Who writes the entity's rows, first match: wide rows alone, rows with index copies or stages' rows
+ * (a wide entity with indexes or summaries is written as an indexed one, its rows in place of the
+ * row), summarized rows, a plain row.
+ */
 const ROW_STAGES: readonly RowStage[] = [
   {
     name: "wide",
-    rows: (c) => (c.model.wide ? new WideWriter(c.model, c.table, c.runner) : undefined),
+    rows: (c, stages) =>
+      c.model.wide && c.model.indexes.size === 0 && stages === undefined
+        ? new WideWriter(c.model, c.table, c.runner)
+        : undefined,
   },
   {
     name: "indexes",
     rows: (c, stages) =>
-      c.model.indexes.size > 0 ? new IndexedWriter(c.model, c.table, c.runner, stages) : undefined,
+      c.model.indexes.size > 0 || c.model.wide
+        ? new IndexedWriter(c.model, c.table, c.runner, stages)
+        : undefined,
   },
   {
     name: "summaries",

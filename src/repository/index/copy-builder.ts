@@ -9,7 +9,8 @@ import {
 } from "../core/copy-ref.js";
 
 /**
- * The row of one index copy: the entity's (projected) properties, its key fields (always, so a
+ * The row of one index copy: the entity's (projected; for a wide entity, its keys and the index's key
+ * fields besides) properties, its key fields (always, so a
  * copy reads back as an entity with its keys), the discriminator, and which index and entity it
  * belongs to (so verification can tell copies from entities, and orphans from live copies).
  */
@@ -21,15 +22,19 @@ export function buildCopy<T extends object>(
   const index = indexOf(model, ref);
   const copy: WireEntity = { partitionKey: ref.partitionKey, rowKey: ref.rowKey };
   // Key fields always; so are period fields: a copy names its entity's period table (and its own).
-  const keep = index.project
-    ? new Set([
-        ...index.project,
-        ...model.partitionKey.fields,
-        ...model.rowKey.fields,
-        ...(model.tableTemplate ? [model.tableTemplate.field] : []),
-        ...(index.tableTemplate ? [index.tableTemplate.field] : []),
-      ])
-    : undefined;
+  // A wide entity's columns do not fit one row: its copies hold its keys, the index's key fields
+  // and the projected fields only (read the entity by its key for the rest).
+  const keep =
+    index.project || model.wide
+      ? new Set([
+          ...(index.project ?? []),
+          ...(model.wide ? [...index.partitionKey.fields, ...index.rowKey.fields] : []),
+          ...model.partitionKey.fields,
+          ...model.rowKey.fields,
+          ...(model.tableTemplate ? [model.tableTemplate.field] : []),
+          ...(index.tableTemplate ? [index.tableTemplate.field] : []),
+        ])
+      : undefined;
   for (const column of model.columns) {
     if (keep && !keep.has(column.field)) continue;
     // A large value stays with its entity: a copy would point at a blob its entity's next write removes.

@@ -9,6 +9,7 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
+import { readEntity } from "../core/entity-layout.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
@@ -81,7 +82,7 @@ export async function reconcileEntity<T extends object>(
   for (const ref of candidates) if (isCopyRef(model, ref)) touched.set(refKey(ref), ref);
 
   for (let round = 1; round <= MAX_ROUNDS; round++) {
-    const stored = await readRow(runner, table, partitionKey, rowKey);
+    const stored = await readWhole(model, runner, table, partitionKey, rowKey);
     let baseline = stored?.etag;
     const entity = stored && isEntityRowOf(model, stored) ? stored : undefined;
     if (entity && isNewerRow(model, entity)) {
@@ -121,7 +122,8 @@ export async function reconcileEntity<T extends object>(
         changed = true;
       } else if (step === "raced") raced = true;
     }
-    if (state && entity && !listOk && !raced) {
+    // (A wide entity's list is on whichever of its rows the split put it: its next write rewrites it.)
+    if (state && entity && !listOk && !raced && !model.wide) {
       try {
         const { etag } = await runner.run("repairCopyList", table, (s) =>
           s.update(
@@ -142,10 +144,27 @@ export async function reconcileEntity<T extends object>(
     outcome.conflicts = conflicts;
     // Nothing changed: nothing of ours can contradict a newer state of the entity.
     if (!changed) return outcome;
-    const after = await readRow(runner, table, partitionKey, rowKey);
+    const after = await readWhole(model, runner, table, partitionKey, rowKey);
     if (after?.etag === baseline) return outcome;
   }
   throw new ReconcileRaceError(table, partitionKey, rowKey);
+}
+
+/** The entity whole (a wide entity's rows assembled); a period's table not created yet holds nothing. */
+async function readWhole<T extends object>(
+  model: EntityModel<T>,
+  runner: Requests & PeriodTableLookup,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): Promise<StoredEntity | undefined> {
+  if (!model.wide) return readRow(runner, table, partitionKey, rowKey);
+  try {
+    return await readEntity(model as unknown as EntityModel<object>, runner, table, partitionKey, rowKey);
+  } catch (error) {
+    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+    throw error;
+  }
 }
 
 async function readRow(

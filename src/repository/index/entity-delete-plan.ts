@@ -1,5 +1,6 @@
 import type { TransactionAction } from "../../store/table-store.js";
 import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
+import { entityLayout } from "../core/entity-layout.js";
 import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
 import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
@@ -27,9 +28,9 @@ export function planEntityDelete(
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remote = refs.filter((r) => !local(r));
   const listChanges = membershipChanges(refs.filter(isList), [], memberOf(partitionKey, rowKey));
-  const actions: TransactionAction[] = [
-    { kind: "delete", partitionKey, rowKey, ifMatch: prior?.etag ?? "*" },
-  ];
+  const layout = entityLayout(model, runner, table);
+  const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior?.etag ?? "*");
+  const own = { layout, count: actions.length, rowKey };
   for (const ref of refs)
     if (local(ref) && !isList(ref))
       actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
@@ -91,7 +92,7 @@ export function planEntityDelete(
     commit: {
       ...commitTarget(table, partitionKey),
       operations: [
-        ...describeActions(actions, refs, undefined),
+        ...describeActions(actions, own.count, refs, undefined),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
         ...(stage?.operations ?? []),
       ],
@@ -104,6 +105,7 @@ export function planEntityDelete(
           actions,
           localLists,
           refs,
+          own,
           companion,
         );
       },

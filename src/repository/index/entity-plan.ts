@@ -9,9 +9,10 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
+import { assertEntityGroupFits, entityLayout, readEntity } from "../core/entity-layout.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { INTENTS_TABLE, type Intent, type IntentLog } from "../core/intent-log.js";
-import type { Backoff, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import {
   type PlanOperation,
   type PlanStep,
@@ -36,7 +37,7 @@ export type Prior = { exists: false } | Existing;
 export interface IndexedTarget {
   model: EntityModel<object>;
   table: string;
-  runner: Requests & TableNaming & Backoff & PeriodTableLookup;
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
   intents: IntentLog;
   companions?: CompanionSource | undefined;
 }
@@ -69,6 +70,8 @@ export function planEntityWrite(
     next.filter(isList),
     memberOf(wire.partitionKey, wire.rowKey),
   );
+  const layout = entityLayout(model, runner, table);
+  const entityActions = layout.write(row, ifMatch);
   const actions = planLocalActions(
     model,
     row,
@@ -76,6 +79,18 @@ export function planEntityWrite(
     before.filter((r) => !isList(r)),
     next.filter((r) => !isList(r)),
     local,
+    entityActions,
+  );
+  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
+  const localLists = listChanges.filter((c) => local(c.ref));
+  // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
+  assertEntityGroupFits(
+    runner,
+    model.name,
+    table,
+    wire.rowKey,
+    actions,
+    localLists.length + (target.companions?.reserved ?? 0),
   );
   const companion = target.companions?.companion({
     partitionKey: wire.partitionKey,
@@ -94,14 +109,13 @@ export function planEntityWrite(
     prior === undefined,
     () => committed.etag,
   );
-  const localLists = listChanges.filter((c) => local(c.ref));
   const stage = companion && stageSteps(companion);
   return {
     before: [...remote.before, ...(stage?.before ?? [])],
     commit: {
       ...commitTarget(table, wire.partitionKey),
       operations: [
-        ...describeActions(actions, [...before, ...next], operation),
+        ...describeActions(actions, own.count, [...before, ...next], operation),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
         ...(stage?.operations ?? []),
       ],
@@ -114,6 +128,7 @@ export function planEntityWrite(
           actions,
           localLists,
           next,
+          own,
           companion,
         );
         return { etag: committed.etag, refs: next };
@@ -131,12 +146,15 @@ export function commitTarget(table: string, partitionKey: string): StepTarget {
 /** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */
 export function describeActions(
   actions: readonly TransactionAction[],
+  own: number,
   refs: readonly CopyRef[],
   operation: string | undefined,
 ): PlanOperation[] {
   return actions.map((action, i) => {
     const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
     if (i === 0) return { kind: operation ?? action.kind, rowKey };
+    // A wide entity's further rows.
+    if (i < own) return { kind: `${action.kind} part`, rowKey };
     const index = refs.find((r) => r.rowKey === rowKey)?.index ?? "?";
     return { kind: `${action.kind} copy (${index})`, rowKey };
   });
@@ -272,7 +290,7 @@ export async function settleRace(
   intent: Intent,
 ): Promise<void> {
   const { model, table, runner } = target;
-  const now = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  const now = await readEntity(model, runner, table, partitionKey, rowKey);
   if (now?.etag === etag) return;
   await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
 }

@@ -2,14 +2,22 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
 import { commitRounds } from "../core/commit-rounds.js";
 import type { CopyRef } from "../core/copy-ref.js";
+import type { EntityLayout } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import type { Backoff, Requests } from "../core/requests.js";
-import { holdsWrittenState } from "../core/written-state.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
 
 /** Rounds of a write whose companion rows (summaries: one row every writer of the partition changes) are contended. */
 const MAX_COMPANION_ROUNDS = 200;
+
+/** The entity's own actions at the front of its transaction: how many, and how it lies in its table. */
+export interface OwnActions {
+  layout: EntityLayout;
+  count: number;
+  /** The entity's RowKey (a wide entity's rows carry a suffix), for errors. */
+  rowKey: string;
+}
 
 /**
  * Submits an entity's transaction together with its changes to same-partition index entities and
@@ -25,6 +33,7 @@ export async function submitEntityTransaction(
   actions: readonly TransactionAction[],
   changes: readonly ListChange[],
   refs: readonly CopyRef[],
+  own: OwnActions,
   companion?: GroupCompanion,
 ): Promise<string> {
   const stages: GroupCompanion[] = [];
@@ -33,11 +42,13 @@ export async function submitEntityTransaction(
   const results = await commitRounds(runner, table, partitionKey, actions, stages, {
     maxRounds: companion ? MAX_COMPANION_ROUNDS : MAX_LIST_ROUNDS,
     refused: (error, pending, stageStart) => {
-      const failure = translateSubmitError(error, pending, refs, stageStart, table, partitionKey);
+      const failure = translateSubmitError(error, pending, refs, stageStart, table, partitionKey, own);
       return "listConflict" in failure ? { replan: failure.listConflict } : failure;
     },
   });
-  return results === undefined ? appliedEtag(runner, table, actions[0]) : (results[0]?.etag ?? "");
+  // Dropped actions (stale copies already gone) come after the entity's own: these are as sent.
+  const sent = actions.slice(0, own.count);
+  return results === undefined ? own.layout.appliedEtag(sent) : own.layout.etagOf(sent, results);
 }
 
 /** The same-partition list entities an entity write changes, as a stage: read and planned afresh each round. */
@@ -53,16 +64,4 @@ function listStage(
     // A membership is a set: a lost answer is settled by the entity rows (the writer's rules).
     settle: async () => undefined,
   };
-}
-
-/** The entity's ETag after a transaction known to have committed without its answer: if it still holds what was written. */
-async function appliedEtag(
-  runner: Requests,
-  table: string,
-  action: TransactionAction | undefined,
-): Promise<string> {
-  if (action === undefined || action.kind === "delete") return "";
-  const { partitionKey, rowKey } = action.entity;
-  const stored = await runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
-  return stored && holdsWrittenState(action.entity, stored, "replace") ? stored.etag : "";
 }

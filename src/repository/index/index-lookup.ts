@@ -10,6 +10,7 @@ import { tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
 import type { Backend, Requests, TableNaming } from "../core/requests.js";
+import { readWide } from "../core/wide-reads.js";
 import { listShardsFilter, parseMember, readList } from "./list-index.js";
 
 /**
@@ -143,9 +144,11 @@ export class IndexLookup<T extends object> {
         const offset = continuation?.nextRowKey === undefined ? 0 : Number(continuation.nextRowKey);
         const slice = members.slice(offset, offset + top);
         const found = await mapBounded(slice, 8, (key) =>
-          runner.run("get", entityTable, (s) =>
-            s.getEntity(entityTable, key.partitionKey, key.rowKey, select, types),
-          ),
+          model.wide
+            ? readWide(runner, entityTable, key.partitionKey, key.rowKey, select)
+            : runner.run("get", entityTable, (s) =>
+                s.getEntity(entityTable, key.partitionKey, key.rowKey, select, types),
+              ),
         );
         const items: T[] = [];
         for (const stored of found) {

@@ -10,6 +10,7 @@ import {
 } from "../core/copy-ref.js";
 import { listPeriodTables } from "../core/period-tables.js";
 import type { Requests, TableNaming } from "../core/requests.js";
+import { WideScan } from "../core/wide-reads.js";
 import { buildCopy } from "./copy-builder.js";
 import {
   compareRefs,
@@ -123,7 +124,8 @@ export async function scanIndexes<T extends object>(
   const newer = new Set<string>();
   for (const entityTable of entityTables) {
     const entityTableIndexes = indexTables.get(entityTable);
-    await scanTable(runner, entityTable, undefined, (row) => {
+    // A wide entity's rows are gathered into the whole entity (its copies derive from all its columns).
+    await scanTable(runner, entityTable, undefined, model.wide, (row) => {
       if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
         newer.add(entityKey(entityTable, row.partitionKey, row.rowKey));
       } else if (isEntityRowOf(model, row)) {
@@ -152,7 +154,7 @@ export async function scanIndexes<T extends object>(
   for (const [table, names] of indexTables) {
     if (entityTables.includes(table)) continue;
     const filter = [...names].map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`).join(" or ");
-    await scanTable(runner, table, filter, (row) => collectCopy(table, names, row));
+    await scanTable(runner, table, filter, false, (row) => collectCopy(table, names, row));
   }
 
   const drift: IndexDrift = { missing: [], stale: [], orphans: [] };
@@ -198,8 +200,10 @@ async function scanTable(
   runner: Requests,
   table: string,
   filter: string | undefined,
+  wide: boolean,
   visit: (row: StoredEntity) => void,
 ): Promise<void> {
+  const parts = wide ? new WideScan(runner, table) : undefined;
   let continuation: StoreContinuation | undefined;
   do {
     const page = await runner.run("verifyScan", table, (s) =>
@@ -209,7 +213,8 @@ async function scanTable(
         ...(continuation ? { continuation } : {}),
       }),
     );
-    for (const row of page.items) visit(row);
+    for (const item of page.items) for (const row of parts ? await parts.add(item) : [item]) visit(row);
     continuation = page.continuation;
   } while (continuation);
+  for (const row of parts ? await parts.end() : []) visit(row);
 }

@@ -5,11 +5,20 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../core/bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
-import type { Backoff, Clock, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
+import type {
+  Backoff,
+  Clock,
+  Limited,
+  PeriodTableLookup,
+  Requests,
+  Scoped,
+  TableNaming,
+} from "../core/requests.js";
 import { actionOf, type ExplainedOperation, type StepTarget, type WritePlan } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
@@ -27,28 +36,32 @@ import {
 const MAX_ROUNDS = 10;
 
 /**
- * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`):
+ * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`), and
+ * wide entities with indexes or summaries (their rows in place of the one row, see entity-layout.ts):
  * the rounds of each write (read what is stored, commit, re-read after a lost race) and the
  * bookkeeping of what an instance's copies are.
  */
 export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Scoped;
+  readonly #runner: Requests & TableNaming & Scoped & Limited;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
+  /** One row per entity, or a wide entity's rows: how the entity is read whole. */
+  readonly #layout: EntityLayout;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
   constructor(
     model: EntityModel<T>,
     table: string,
-    runner: Requests & TableNaming & Scoped & Clock & Backoff & PeriodTableLookup,
+    runner: Requests & TableNaming & Scoped & Clock & Backoff & PeriodTableLookup & Limited,
     companions?: CompanionSource,
   ) {
     this.#model = model;
     this.#table = table;
     this.#runner = runner;
     this.#companions = companions;
+    this.#layout = entityLayout(model as unknown as EntityModel<object>, runner, table);
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
@@ -146,7 +159,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#toWire(item));
+    this.#checkAll(items, (item) => this.#checked(item));
     return writeEach(
       items,
       (item) => this.insert(item),
@@ -160,7 +173,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     mode: WriteMode,
     options: BulkOptions,
   ): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#toWire(item));
+    this.#checkAll(items, (item) => this.#checked(item));
     return writeEach(
       items,
       (item) => this.upsert(item, mode),
@@ -251,9 +264,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
 
   /** Reads the stored entity's ETag and copy refs. */
   async #read(partitionKey: string, rowKey: string): Promise<Prior> {
-    const stored = await this.#runner.run("get", this.#table, (s) =>
-      s.getEntity(this.#table, partitionKey, rowKey),
-    );
+    const stored = await this.#layout.read(partitionKey, rowKey);
     return stored
       ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored), row: stored }
       : { exists: false };
@@ -268,9 +279,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
 
   /** Merge with copies needs the whole entity: read, overlay the sent properties, write it all back. */
   async #merged(wire: WireEntity): Promise<{ wire: WireEntity; prior: Existing } | undefined> {
-    const stored = await this.#runner.run("get", this.#table, (s) =>
-      s.getEntity(this.#table, wire.partitionKey, wire.rowKey),
-    );
+    const stored = await this.#layout.read(wire.partitionKey, wire.rowKey);
     if (!stored) return undefined;
     const current = this.#model.mapper.toWire(this.#model.mapper.fromWire(stored));
     return {
@@ -285,6 +294,18 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#model.mapper.toWire(entity);
     this.#companions?.assertKey(wire.rowKey);
     return wire;
+  }
+
+  /**
+   * An item of a bulk write, checked before the first request: its RowKey, and for a wide entity that
+   * its rows and summary rows fit one entity group transaction (its copies are counted when it is written).
+   */
+  #checked(item: T): void {
+    const wire = this.#toWire(item);
+    if (!this.#layout.wide) return;
+    const reserved = this.#companions?.reserved ?? 0;
+    const rows = this.#layout.write(wire, undefined);
+    assertEntityGroupFits(this.#runner, this.#model.name, this.#table, wire.rowKey, rows, reserved);
   }
 
   #partitionOf(item: Partial<T>): string {

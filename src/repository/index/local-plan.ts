@@ -5,7 +5,7 @@ import { buildCopy } from "./copy-builder.js";
 
 /**
  * The actions of one entity write in its own partition: the entity (an insert, or a replace
- * conditional on `ifMatch`), deletes of same-partition copies it no longer derives, and its
+ * conditional on `ifMatch`; or `entityActions`, the rows of a wide entity, see entity-layout.ts), deletes of same-partition copies it no longer derives, and its
  * current same-partition copies. A copy key the entity did not hold before is written with an
  * insert, so a 409 on it means another entity holds the value (a unique violation).
  */
@@ -16,12 +16,15 @@ export function planLocalActions<T extends object>(
   before: readonly CopyRef[],
   next: readonly CopyRef[],
   isLocal: (ref: CopyRef) => boolean,
+  entityActions?: readonly TransactionAction[],
 ): TransactionAction[] {
-  const actions: TransactionAction[] = [
-    ifMatch === undefined
-      ? { kind: "insert", entity: row }
-      : { kind: "update", entity: row, mode: "replace", ifMatch },
-  ];
+  const actions: TransactionAction[] = entityActions
+    ? [...entityActions]
+    : [
+        ifMatch === undefined
+          ? { kind: "insert", entity: row }
+          : { kind: "update", entity: row, mode: "replace", ifMatch },
+      ];
   const nextKeys = new Set(next.map(refKey));
   const beforeKeys = new Set(before.map(refKey));
   for (const ref of before) {

@@ -32,21 +32,29 @@ export function translateSubmitError(
   listStart: number,
   table: string,
   partitionKey: string,
+  own: { count: number; rowKey: string } = { count: 1, rowKey: rowKeyOf(pending[0]) ?? "" },
 ): SubmitFailure {
   if (!(error instanceof TransactionError)) return { error };
   const failed = pending[error.index];
   const keys = { table, partitionKey, rowKey: error.rowKey ?? "" };
+  const entityKeys = { ...keys, rowKey: own.rowKey || keys.rowKey };
   if (isOutcomeUnknown(error)) {
-    const entityKeys = { ...keys, rowKey: rowKeyOf(pending[0]) ?? keys.rowKey };
     if (error.index === 0 && error.statusCode === 409 && failed?.kind === "insert")
       return { error: markOutcomeUnknown(new EntityAlreadyExistsError(entityKeys, { cause: error })) };
     return { error: new ConcurrencyError(entityKeys, { cause: error, outcomeUnknown: true }) };
   }
   if (error.index >= listStart) return { listConflict: error };
   if (error.index === 0) {
-    if (error.statusCode === 409) return { error: new EntityAlreadyExistsError(keys, { cause: error }) };
-    if (error.statusCode === 412) return { error: new ConcurrencyError(keys, { cause: error }) };
-    if (error.statusCode === 404) return { error: new EntityNotFoundError(keys, { cause: error }) };
+    if (error.statusCode === 409)
+      return { error: new EntityAlreadyExistsError(entityKeys, { cause: error }) };
+    if (error.statusCode === 412) return { error: new ConcurrencyError(entityKeys, { cause: error }) };
+    if (error.statusCode === 404) return { error: new EntityNotFoundError(entityKeys, { cause: error }) };
+    return { error };
+  }
+  if (error.index < own.count) {
+    // Another row of a wide entity: it changed (or appeared, or went) since its version was read.
+    if (error.statusCode === 409 || error.statusCode === 412 || error.statusCode === 404)
+      return { error: new ConcurrencyError(entityKeys, { cause: error }) };
     return { error };
   }
   if (failed?.kind === "delete" && error.statusCode === 404) return { drop: error.index };

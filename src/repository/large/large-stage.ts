@@ -13,6 +13,28 @@ import {
 } from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
 
+/** Entities being written as a row whose large values were uploaded ahead (see `writeUploaded`). */
+const uploadedAhead = new WeakMap<object, WireEntity>();
+
+/**
+ * Runs `write` (a repository write of `entity`) with `wire` as the entity's row: its large columns
+ * already point at blobs uploaded before (a `db.eventually` step uploads them before recording its
+ * intent, so a replay by repair writes the same references). The stage uploads nothing then; it
+ * still removes the blobs the row pointed at before, once the row has committed.
+ */
+export async function writeUploaded<R>(
+  entity: object,
+  wire: WireEntity,
+  write: () => Promise<R>,
+): Promise<R> {
+  uploadedAhead.set(entity, wire);
+  try {
+    return await write();
+  } finally {
+    uploadedAhead.delete(entity);
+  }
+}
+
 /**
  * The large-value stage of every entity write, around the writer of whatever else the entity keeps
  * (its row alone, its index copies, its summary rows): before the commit, the values are uploaded
@@ -110,8 +132,11 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
    * certainly refused, the new ones).
    */
   async #write(entity: T, mode: WriteMode, replaces: boolean, commit: () => Promise<void>): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
-    const uploads = this.#large.prepare(entity, wire);
+    const ahead = uploadedAhead.get(entity);
+    // Taken once: a later write of the same instance uploads its values as usual.
+    uploadedAhead.delete(entity);
+    const wire = ahead === undefined ? this.#model.mapper.toWire(entity) : { ...ahead };
+    const uploads = ahead === undefined ? this.#large.prepare(entity, wire) : [];
     const { before, after } = largeSteps(this.#large, wire, uploads, replaces, mode === "merge");
     const send = async () => {
       this.#prepared.set(entity, wire);

@@ -15,6 +15,11 @@ export interface LargeValueRepairOptions {
   minIntentAgeMs?: number | undefined;
   /** The clock (tests); default `Date.now`. */
   now?: (() => number) | undefined;
+  /**
+   * Blobs kept though no row points at them yet, as `<container>/<blob name>`: those of recorded
+   * writes still to be replayed (a `db.eventually` intent uploads its values before its steps run).
+   */
+  held?: ReadonlySet<string> | undefined;
 }
 
 /** What `repairLargeValues` found and changed. */
@@ -83,7 +88,7 @@ export async function repairLargeValues(
         );
         const referenced = new Set(properties.map((p) => parseReference(stored?.[p])));
         for (const blob of blobs) {
-          if (referenced.has(blob.name)) continue;
+          if (referenced.has(blob.name) || options.held?.has(`${container}/${blob.name}`)) continue;
           const deleted = await runner.run("deleteBlob", table, (s) =>
             blobsOf(s).delete(container, blob.name),
           );

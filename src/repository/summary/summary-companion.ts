@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+import { readEntity } from "../core/entity-layout.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { CompanionWrite, GroupCompanion, StageDescription } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
@@ -130,7 +131,7 @@ export class SummaryCompanion implements GroupCompanion {
     const stored: StoredEntity | undefined =
       before?.etag === condition
         ? before
-        : await this.#runner.run("get", this.#table, (s) => s.getEntity(this.#table, partitionKey, rowKey));
+        : await readEntity(this.#model, this.#runner, this.#table, partitionKey, rowKey);
     if (!stored || !isSummarizedRow(this.#model, stored)) return undefined;
     const upcast = upcasterOf(this.#model);
     return upcast ? upcast(stored) : stored;

@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { ConcurrencyError, EntityAlreadyExistsError } from "../../errors.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation } from "../../store/table-store.js";
+import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
+import { WideScan } from "../core/wide-reads.js";
 import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
@@ -142,17 +143,21 @@ async function recount(
   let magnitude = zeroTotals(summary);
   let continuation: StoreContinuation | undefined;
   const filter = `PartitionKey eq ${quoteString(partitionKey)}`;
+  const count = (row: StoredEntity) => {
+    if (!isSummarizedRow(model, row)) return;
+    const contribution = contributionOf(summary, upcast ? upcast(row) : row);
+    actual = addTotals(actual, contribution, 1);
+    magnitude = addTotals(magnitude, absoluteTotals(contribution), 1);
+  };
+  // A wide entity counts once, whole (its summed columns may be on any of its rows).
+  const wide = model.wide ? new WideScan(runner, table) : undefined;
   do {
     const page = await runner.run("repairScan", table, (s) =>
       s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
     );
-    for (const row of page.items) {
-      if (!isSummarizedRow(model, row)) continue;
-      const contribution = contributionOf(summary, upcast ? upcast(row) : row);
-      actual = addTotals(actual, contribution, 1);
-      magnitude = addTotals(magnitude, absoluteTotals(contribution), 1);
-    }
+    for (const item of page.items) for (const row of wide ? await wide.add(item) : [item]) count(row);
     continuation = page.continuation;
   } while (continuation);
+  for (const row of wide ? await wide.end() : []) count(row);
   return { actual, magnitude };
 }

@@ -1,8 +1,9 @@
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation } from "../../store/table-store.js";
+import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
+import { WideScan } from "../core/wide-reads.js";
 import {
   contributionRowKey,
   RemoteSummaries,
@@ -75,31 +76,35 @@ export async function verifySummaries<T extends object>(
     }
     return tally;
   };
+  const visit = (row: StoredEntity) => {
+    const marker = row[SUMMARY_PROPERTY];
+    if (marker !== undefined) {
+      const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
+      if (summary && row.rowKey === summary.rowKey) {
+        tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
+      }
+      return;
+    }
+    if (!isSummarizedRow(model, row)) return;
+    const entity = upcast ? upcast(row) : row;
+    for (const summary of summaries) {
+      const tally = tallyOf(row.partitionKey, summary);
+      const contribution = contributionOf(summary, entity);
+      tally.actual = addTotals(tally.actual, contribution, 1);
+      tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
+    }
+  };
+  // A wide entity counts once, whole (its summed columns may be on any of its rows).
+  const wide = model.wide ? new WideScan(runner, table) : undefined;
   let continuation: StoreContinuation | undefined;
   do {
     const page = await runner.run("verifyScan", table, (s) =>
       s.queryPage(table, { top: 1000, ...(continuation ? { continuation } : {}) }),
     );
-    for (const row of page.items) {
-      const marker = row[SUMMARY_PROPERTY];
-      if (marker !== undefined) {
-        const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
-        if (summary && row.rowKey === summary.rowKey) {
-          tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
-        }
-        continue;
-      }
-      if (!isSummarizedRow(model, row)) continue;
-      const entity = upcast ? upcast(row) : row;
-      for (const summary of summaries) {
-        const tally = tallyOf(row.partitionKey, summary);
-        const contribution = contributionOf(summary, entity);
-        tally.actual = addTotals(tally.actual, contribution, 1);
-        tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
-      }
-    }
+    for (const item of page.items) for (const row of wide ? await wide.add(item) : [item]) visit(row);
     continuation = page.continuation;
   } while (continuation);
+  for (const row of wide ? await wide.end() : []) visit(row);
 
   const drift: SummaryDrift[] = [];
   for (const [partitionKey, byName] of tallies) {

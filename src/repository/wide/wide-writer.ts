@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   ConcurrencyError,
   EntityAlreadyExistsError,
@@ -21,6 +20,7 @@ import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../
 import { describeBytes } from "../../util/store-limits.js";
 import { isUserProperty } from "../../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import { newWriteId, wideRowActions } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import { batchBodyBytesOver } from "../core/payload-size.js";
@@ -366,37 +366,14 @@ export async function wideTransactionActions(
   return plan(keys, split(wire), stored);
 }
 
-/** A fresh id for one write: every row it stores carries it (16 random bytes would be more than enough). */
-function newWriteId(): string {
-  return randomBytes(9).toString("base64url");
-}
-
 function keysOf(parts: readonly WireEntity[]): WideKeys {
   const first = parts[0] as WireEntity;
   return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
 }
 
-/**
- * The transaction replacing the stored rows (`stored`: their ETags in part order, empty when absent)
- * by `parts`: rows both have are replaced conditional on their ETag, new rows inserted, rows of a
- * longer stored version deleted conditional on theirs. Writes come first, so results line up with parts.
- */
+/** The transaction replacing the stored rows by `parts` (see `wideRowActions`). */
 function plan(keys: WideKeys, parts: readonly WireEntity[], stored: readonly string[]): TransactionAction[] {
-  const actions: TransactionAction[] = parts.map((entity, index) => {
-    const ifMatch = stored[index];
-    return ifMatch === undefined
-      ? { kind: "insert", entity }
-      : { kind: "update", entity, mode: "replace", ifMatch };
-  });
-  for (let index = parts.length; index < stored.length; index++) {
-    actions.push({
-      kind: "delete",
-      partitionKey: keys.partitionKey,
-      rowKey: partRowKey(keys.base, index),
-      ifMatch: stored[index] as string,
-    });
-  }
-  return actions;
+  return wideRowActions(keys.partitionKey, keys.base, parts, stored);
 }
 
 /**

@@ -27,6 +27,7 @@ import type { AzureCredential, AzureStoreOptions } from "./azure-store-options.j
 import { resolveAzureStoreSettings } from "./azure-store-settings.js";
 import { parseConnectionString } from "./connection-string.js";
 import { NometadataReads } from "./nometadata-reads.js";
+import { asSelected } from "./nometadata-rows.js";
 import { fromSdkPointEntity, toSdkEntity } from "./sdk-entity.js";
 import { querySdkPage } from "./sdk-query-page.js";
 import { sdkMode, toSdkTransaction } from "./sdk-transaction.js";
@@ -140,7 +141,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     if (types !== undefined && this.#nometadata !== undefined) {
       const entity = await this.#nometadata.getEntity(client, table, partitionKey, rowKey, select, types);
       // `null`: a value the model cannot type; read the row again with its type annotations.
-      if (entity !== null) return entity;
+      if (entity !== null) return entity && asSelected(entity, select);
     }
     try {
       const options =
@@ -162,7 +163,10 @@ export class AzureStore implements TableStore, TableSasIssuer {
     if (query.types !== undefined && this.#nometadata !== undefined) {
       const page = await this.#nometadata.queryPage(client, table, query, query.types);
       // Too many rows the model cannot type: the whole page again with type annotations.
-      if (page !== undefined) return page;
+      if (page !== undefined) {
+        for (const item of page.items) asSelected(item, query.select);
+        return page;
+      }
     }
     return querySdkPage(client, this.#calls, table, query);
   }

@@ -31,6 +31,20 @@ export function nometadataRowReader(types: PropertyTypes): NometadataRowReader {
 }
 
 /**
+ * A row read under `$select` as the port answers one (table-store.ts `StoreQuery.select`): the keys
+ * and `timestamp` only when named. A nometadata read always asks for Timestamp (the ETag is derived
+ * from it) and the reader sets the keys from what came back; both are dropped here when not named.
+ */
+export function asSelected(entity: StoredEntity, select: readonly string[] | undefined): StoredEntity {
+  if (select === undefined || select.length === 0) return entity;
+  const row = entity as Partial<StoredEntity>;
+  if (!select.includes("PartitionKey")) delete row.partitionKey;
+  if (!select.includes("RowKey")) delete row.rowKey;
+  if (!select.includes("Timestamp")) delete row.timestamp;
+  return entity;
+}
+
+/**
  * The service's ETag of an entity is its Timestamp in a weak `datetime'…'` literal, URL-encoded, with
  * the fraction of the second always written to 7 digits (100 ns ticks): `W/"datetime'2026-11-25T13%3A00%3A00.1200000Z'"`
  * for the Timestamp `2026-11-25T13:00:00.12Z`. Checked against Azurite's minimal-metadata ETags in

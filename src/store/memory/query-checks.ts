@@ -2,18 +2,10 @@ import { ServiceLimits } from "../../util/service-limits.js";
 import type { StoreContinuation } from "../table-store.js";
 import { badRequest } from "./service-errors.js";
 
-/** Properties every entity carries, under their wire and their port names: never dropped by `$select`. */
-const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set([
-  "PartitionKey",
-  "RowKey",
-  "Timestamp",
-  "partitionKey",
-  "rowKey",
-  "timestamp",
-  "etag",
-]);
+/** The port's names of the system properties: never user properties, so never selected as such. */
+const SYSTEM_PROPERTIES: ReadonlySet<string> = new Set(["partitionKey", "rowKey", "timestamp", "etag"]);
 
-/** `$select` as a set of user property names; system properties are always returned. */
+/** `$select` as a set of property names; PartitionKey, RowKey and Timestamp are returned only when named (typed-entity.ts). */
 export function selection(select: readonly string[] | undefined): ReadonlySet<string> | undefined {
   if (select === undefined || select.length === 0) return undefined;
   const names = new Set<string>();

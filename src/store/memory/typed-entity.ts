@@ -171,17 +171,23 @@ function fastValue(type: EdmType, raw: WireValue): StoredValue {
 }
 
 /**
- * Renders a record in the shape `@azure/data-tables` returns, as a fresh copy. `partitionKey`, `rowKey`,
- * `etag` and `timestamp` are always present; with `select`, only the selected user properties that the
- * entity has are added (Azure would return a selected-but-missing property as null; we omit it).
+ * Renders a record in the shape `@azure/data-tables` returns, as a fresh copy. Without `select`,
+ * `partitionKey`, `rowKey`, `etag`, `timestamp` and every property; with it, as the service answers a
+ * `$select`, the `etag` and only the named properties that the entity has: PartitionKey, RowKey and
+ * Timestamp too come only when named (Azure would return a selected-but-missing property as null; the
+ * port omits it). Azurite's `NormalizedEntity.toResponseString` filters the keys and Timestamp by the
+ * same set; the service's "Query Entities" page: `$select` returns only the named properties.
  */
 export function recordToStored(record: StoredRecord, select?: ReadonlySet<string>): StoredEntity {
-  const out: StoredEntity = {
-    partitionKey: record.partitionKey,
-    rowKey: record.rowKey,
-    etag: record.etag,
-    timestamp: new Date(ticksToMs(record.timestamp)),
-  };
+  const out =
+    select === undefined
+      ? {
+          partitionKey: record.partitionKey,
+          rowKey: record.rowKey,
+          etag: record.etag,
+          timestamp: new Date(ticksToMs(record.timestamp)),
+        }
+      : projectedSystemProperties(record, select);
   const { names, types } = record.shape;
   const { values } = record;
   for (let i = 0; i < names.length; i++) {
@@ -198,6 +204,17 @@ export function recordToStored(record: StoredRecord, select?: ReadonlySet<string
     }
   }
   return out;
+}
+
+/** The system properties of a `$select` answer: the ETag always, the keys and Timestamp when named. */
+function projectedSystemProperties(record: StoredRecord, select: ReadonlySet<string>): StoredEntity {
+  const out: Partial<StoredEntity> = {};
+  if (select.has("PartitionKey")) out.partitionKey = record.partitionKey;
+  if (select.has("RowKey")) out.rowKey = record.rowKey;
+  out.etag = record.etag;
+  if (select.has("Timestamp")) out.timestamp = new Date(ticksToMs(record.timestamp));
+  // The port's type names the keys: a projection without them is typed as if it had them.
+  return out as StoredEntity;
 }
 
 /**

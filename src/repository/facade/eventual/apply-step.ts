@@ -11,6 +11,8 @@ import type { StoredEntity, WireEntity } from "../../../store/table-store.js";
 import type { Requests } from "../../core/requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../../core/wire-writes.js";
 import { holdsWrittenState } from "../../core/written-state.js";
+import { writeUploaded } from "../../large/large-stage.js";
+import { largeColumnsOf } from "../../large/large-values.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
 import { readEntityRow } from "./entity-row.js";
@@ -163,10 +165,15 @@ function writerOf(target: StepTarget, step: RecordedStep, wire: WireEntity): Ste
     target.source !== undefined && step.op !== "delete"
       ? target.source
       : model.mapper.fromWire({ ...wire, etag: "" } as StoredEntity);
+  // Large values were uploaded before the intent was recorded: live or replayed, the row points at those blobs.
+  const large = largeColumnsOf(model) !== undefined;
+  const write = (entity: object, run: (entity: object) => Promise<unknown>) =>
+    large ? writeUploaded(entity, wire, () => run(entity)) : run(entity);
   return {
-    insert: async () => void (await repository.insert(instance())),
-    update: async (mode, ifMatch) => void (await repository.update(instance(), { mode, ifMatch })),
-    upsert: async (mode) => void (await repository.upsert(instance(), { mode })),
+    insert: async () => void (await write(instance(), (e) => repository.insert(e))),
+    update: async (mode, ifMatch) =>
+      void (await write(instance(), (e) => repository.update(e, { mode, ifMatch }))),
+    upsert: async (mode) => void (await write(instance(), (e) => repository.upsert(e, { mode }))),
     delete: async (ifMatch) => {
       if (target.source !== undefined) return repository.delete(target.source, { ifMatch });
       // Replay: the class needs the whole entity to find its copies; only the recorded version is deleted.

@@ -1,5 +1,6 @@
 import { ValidationError } from "../../../errors.js";
 import { MAX_REPLAY_ATTEMPTS } from "../../index/index-repairer.js";
+import { containerOf, parseReference } from "../../large/large-reference.js";
 import { applyStep } from "./apply-step.js";
 import { type EventualIntent, EventualLog, recordedAt } from "./eventual-log.js";
 import type { EventualDeps } from "./run-eventually.js";
@@ -38,6 +39,7 @@ export async function repairEventual(
   deps: EventualDeps,
   minIntentAgeMs: number,
   errors: unknown[],
+  held?: Set<string>,
 ): Promise<EventualRepairCounts> {
   const counts: EventualRepairCounts = {
     replayed: 0,
@@ -52,13 +54,19 @@ export async function repairEventual(
   };
   const log = new EventualLog(deps.runner);
   for await (const intent of log.pending()) {
+    // Until it is finished, the blobs its steps point at are kept (`held`: see the large-value repair).
+    const left = () => {
+      for (const blob of blobsOf(intent)) held?.add(blob);
+    };
     const now = deps.now();
     if (intent.leaseUntil > now || now - recordedAt(intent) < minIntentAgeMs) {
       counts.skipped++;
+      left();
       continue;
     }
     if (intent.steps.some((step) => step.indexed && !deps.repositoryOf(step.table, step.type))) {
       counts.unknownTypes++;
+      left();
       continue;
     }
     if (intent.attempts >= MAX_REPLAY_ATTEMPTS) {
@@ -69,6 +77,7 @@ export async function repairEventual(
     const claimed = await log.claim(intent, now + CLAIM_LEASE_MS);
     if (!claimed) {
       counts.skipped++;
+      left();
       continue;
     }
     try {
@@ -79,6 +88,7 @@ export async function repairEventual(
       // The claim counted an attempt; the lease runs out and a later pass tries again.
       counts.failed++;
       errors.push(error);
+      left();
     }
   }
   return counts;
@@ -101,6 +111,19 @@ async function replay(
     else if (result.outcome === "alreadyDone") counts.alreadyDone++;
     else counts.superseded++;
   }
+}
+
+/** The blobs an intent's steps point at, as `<container>/<blob name>` (large columns are recorded as references). */
+function blobsOf(intent: EventualIntent): string[] {
+  const blobs: string[] = [];
+  for (const step of intent.steps) {
+    if (step.op === "delete") continue;
+    for (const [, tag, value] of step.wire.p) {
+      const blob = tag === "s" ? parseReference(value) : undefined;
+      if (blob !== undefined) blobs.push(`${containerOf(step.at)}/${blob}`);
+    }
+  }
+  return blobs;
 }
 
 /** Checks `minIntentAgeMs` (a non-negative integer) before any request. */

@@ -1,7 +1,8 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
-import type { Limited, Requests, TableNaming } from "../../core/requests.js";
+import type { Backend, Limited, Requests, TableNaming } from "../../core/requests.js";
+import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
@@ -26,7 +27,7 @@ export interface KnownClass {
 
 /** What running and replaying eventual transactions needs from the context. */
 export interface EventualDeps {
-  runner: Requests & TableNaming & Limited;
+  runner: Requests & TableNaming & Limited & Backend;
   /** Seals and opens encrypted columns (steps are recorded sealed). */
   encryption: EncryptingStore;
   /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
@@ -66,9 +67,12 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
     );
   }
   for (const step of steps) deps.repositoryOf(step.model.table, step.model.type, step.model);
+  // Large values are encoded now (a ValidationError sends nothing) and recorded as references to
+  // blobs uploaded before the intent: a replay points the row at the very same blobs.
+  const large = steps.map((step) => prepareLarge(runner, step));
   // Encrypted columns are recorded sealed for their target rows: the log never holds them in clear.
   const logged = await Promise.all(
-    steps.map((step) => deps.encryption.sealCopy(step.physicalTable, step.wire)),
+    steps.map((step, i) => deps.encryption.sealCopy(step.physicalTable, large[i]?.wire ?? step.wire)),
   );
   const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
   payloadOf(recorded);
@@ -82,6 +86,8 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
       recorded[i] = record(step, stored?.etag ?? null, logged[i]);
     }
   }
+  // Uploaded before the intent: a crash in between leaves blobs no row or intent points at (repair removes them).
+  await Promise.all(large.map((work) => work?.values.upload(work.uploads)));
   const log = new EventualLog(runner);
   const intent = await log.record(payloadOf(recorded), recorded, deps.now());
 
@@ -116,9 +122,26 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
     at: step.physicalTable,
     // Summaries too: their rows change with each write, which only the class's repository does.
     // Wide entities too: their rows are split and replaced by their repository.
-    indexed: step.model.indexes.size > 0 || step.model.summaries.size > 0 || step.model.wide,
+    // Large columns too: the replaced blobs are removed by their repository's large stage.
+    indexed:
+      step.model.indexes.size > 0 ||
+      step.model.summaries.size > 0 ||
+      step.model.wide ||
+      largeColumnsOf(step.model) !== undefined,
     mode: step.mode,
     expect,
     wire: encodeWire(wire ?? step.wire),
   };
+}
+
+/** The row of a step that writes large values, pointed at fresh blob names, and what to upload there. */
+function prepareLarge(
+  runner: Requests & Backend,
+  step: PlannedStep,
+): { values: LargeValues; wire: WireEntity; uploads: ReturnType<LargeValues["prepare"]> } | undefined {
+  const columns = largeColumnsOf(step.model);
+  if (columns === undefined || step.op === "delete") return undefined;
+  const values = new LargeValues(step.model, columns, step.physicalTable, runner);
+  const wire = { ...step.wire };
+  return { values, wire, uploads: values.prepare(step.source, wire) };
 }

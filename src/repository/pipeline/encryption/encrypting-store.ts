@@ -85,7 +85,13 @@ export class EncryptingStore extends DelegatingStore {
     types?: PropertyTypes,
   ): Promise<StoredEntity | undefined> {
     const row = await super.getEntity(table, partitionKey, rowKey, select, types);
-    return row === undefined ? row : this.#opener.open(table, row);
+    if (row === undefined) return row;
+    if (row.partitionKey !== undefined && row.rowKey !== undefined) return this.#opener.open(table, row);
+    // A $select without the keys returns none (table-store.ts); the values are bound to them all the same.
+    const opened: Partial<StoredEntity> = await this.#opener.open(table, { ...row, partitionKey, rowKey });
+    if (row.partitionKey === undefined) delete opened.partitionKey;
+    if (row.rowKey === undefined) delete opened.rowKey;
+    return opened as StoredEntity;
   }
 
   override async queryPage(table: string, query: StoreQuery): Promise<StorePage> {

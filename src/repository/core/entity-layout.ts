@@ -1,0 +1,194 @@
+import { randomBytes } from "node:crypto";
+import { ValidationError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import {
+  assertWideRowKey,
+  MAX_WIDE_PARTS,
+  parseWideEtag,
+  partRowKey,
+  splitWide,
+  wideEtag,
+} from "../../serialization/wide-rows.js";
+import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+import { describeBytes } from "../../util/store-limits.js";
+import { WIDE_PART_PROPERTY } from "../../wire/system-properties.js";
+import { batchBodyBytesOver } from "./payload-size.js";
+import type { Limited, Requests } from "./requests.js";
+import { readWide } from "./wide-reads.js";
+import { holdsWrittenState } from "./written-state.js";
+
+/**
+ * How one entity lies in its table: one row, or (a wide entity) several rows of one partition. The
+ * stages that write an entity together with other rows of its entity group transaction (index
+ * copies, summary rows) see the entity through this, so a wide entity's rows ride in the same
+ * transaction as a one-row entity's row would, and read back whole (its ETag lists every row's).
+ */
+export interface EntityLayout {
+  readonly wide: boolean;
+  /** The entity whole, as stored (a wide entity's rows assembled), or `undefined` when absent. */
+  read(partitionKey: string, rowKey: string): Promise<StoredEntity | undefined>;
+  /** The actions storing `row` (the whole entity) over the version `ifMatch` (undefined: absent, inserted). */
+  write(row: WireEntity, ifMatch: string | undefined): TransactionAction[];
+  /** The actions deleting the version `ifMatch` (a real ETag, not `"*"`). */
+  remove(partitionKey: string, rowKey: string, ifMatch: string): TransactionAction[];
+  /** The entity's new ETag from the results of its own actions (the first ones of the transaction). */
+  etagOf(actions: readonly TransactionAction[], results: readonly WriteResult[]): string;
+  /**
+   * After a transaction known to have committed without its answer: the entity's ETag if it still
+   * holds what `actions` wrote, else `""`.
+   */
+  appliedEtag(actions: readonly TransactionAction[]): Promise<string>;
+}
+
+/** The layout of a model's entities in `table`. */
+export function entityLayout(
+  model: EntityModel<object>,
+  runner: Requests & Limited,
+  table: string,
+): EntityLayout {
+  return model.wide ? wideLayout(model, runner, table) : rowLayout(runner, table);
+}
+
+/** One entity whole, as stored (a wide entity's rows assembled, its ETag listing every row's), or `undefined`. */
+export function readEntity(
+  model: EntityModel<object>,
+  runner: Requests,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): Promise<StoredEntity | undefined> {
+  if (!model.wide) return runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  assertWideRowKey(model.name, rowKey);
+  return readWide(runner, table, partitionKey, rowKey);
+}
+
+function rowLayout(runner: Requests, table: string): EntityLayout {
+  const read = (partitionKey: string, rowKey: string) =>
+    runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
+  return {
+    wide: false,
+    read,
+    write: (row, ifMatch) => [
+      ifMatch === undefined
+        ? { kind: "insert", entity: row }
+        : { kind: "update", entity: row, mode: "replace", ifMatch },
+    ],
+    remove: (partitionKey, rowKey, ifMatch) => [{ kind: "delete", partitionKey, rowKey, ifMatch }],
+    etagOf: (_actions, results) => results[0]?.etag ?? "",
+    async appliedEtag(actions) {
+      const action = actions[0];
+      if (action === undefined || action.kind === "delete") return "";
+      const stored = await read(action.entity.partitionKey, action.entity.rowKey);
+      return stored && holdsWrittenState(action.entity, stored, "replace") ? stored.etag : "";
+    },
+  };
+}
+
+function wideLayout(model: EntityModel<object>, runner: Requests & Limited, table: string): EntityLayout {
+  const read = (partitionKey: string, rowKey: string) =>
+    readEntity(model, runner, table, partitionKey, rowKey);
+  const maxParts = Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations);
+  return {
+    wide: true,
+    read,
+    write(row, ifMatch) {
+      const parts = splitWide(model.name, row, runner.limits, newWriteId(), maxParts);
+      const stored = ifMatch === undefined ? [] : parseWideEtag(model.name, ifMatch);
+      return wideRowActions(row.partitionKey, row.rowKey, parts, stored);
+    },
+    remove: (partitionKey, rowKey, ifMatch) =>
+      wideRowActions(partitionKey, rowKey, [], parseWideEtag(model.name, ifMatch)),
+    etagOf(actions, results) {
+      const etags: string[] = [];
+      actions.forEach((action, index) => {
+        if (action.kind !== "delete" && isPartAction(action))
+          etags.push((results[index] as WriteResult).etag);
+      });
+      return etags.length === 0 ? "" : wideEtag(etags);
+    },
+    async appliedEtag(actions) {
+      const first = actions[0];
+      if (first === undefined || first.kind === "delete") return "";
+      const stored = await read(first.entity.partitionKey, first.entity.rowKey.slice(0, -3));
+      // Every part's values still stored (the assembled entity drops the part markers and suffixes).
+      const holds = actions.every((action) => {
+        if (!isPartAction(action)) return true;
+        const { [WIDE_PART_PROPERTY]: _marker, ...values } = (action as { entity: WireEntity }).entity;
+        return holdsWrittenState(values as WireEntity, stored, "merge");
+      });
+      return stored !== undefined && holds ? stored.etag : "";
+    },
+  };
+}
+
+/** True for an action on one of a wide entity's rows (it carries the part marker). */
+export function isPartAction(action: TransactionAction): boolean {
+  return action.kind !== "delete" && typeof action.entity[WIDE_PART_PROPERTY] === "string";
+}
+
+/**
+ * The actions replacing a wide entity's stored rows (`stored`: their ETags in part order, empty when
+ * absent) by `parts`: rows both have are replaced conditional on their ETag, new rows inserted, rows of
+ * a longer stored version deleted conditional on theirs. Writes come first, so results line up with parts.
+ */
+export function wideRowActions(
+  partitionKey: string,
+  base: string,
+  parts: readonly WireEntity[],
+  stored: readonly string[],
+): TransactionAction[] {
+  const actions: TransactionAction[] = parts.map((entity, index) => {
+    const ifMatch = stored[index];
+    return ifMatch === undefined
+      ? { kind: "insert", entity }
+      : { kind: "update", entity, mode: "replace", ifMatch };
+  });
+  for (let index = parts.length; index < stored.length; index++) {
+    actions.push({
+      kind: "delete",
+      partitionKey,
+      rowKey: partRowKey(base, index),
+      ifMatch: stored[index] as string,
+    });
+  }
+  return actions;
+}
+
+/** A fresh id for one wide write: every row it stores carries it. */
+export function newWriteId(): string {
+  return randomBytes(9).toString("base64url");
+}
+
+/** Room kept per companion row (a summary row: its keys, count and sums) when sizing a transaction before it is planned. */
+const COMPANION_ROW_BYTES = 4096;
+
+/**
+ * `ValidationError` before any request when one entity's transaction (its rows, its same-partition
+ * copies and list entities, and `reserved` companion rows such as summary rows) cannot be one entity
+ * group transaction: at most 100 operations and a 4 MiB body (the service's rules for a $batch).
+ */
+export function assertEntityGroupFits(
+  runner: Limited,
+  entity: string,
+  table: string,
+  rowKey: string,
+  actions: readonly TransactionAction[],
+  reserved: number,
+): void {
+  const limits = runner.limits;
+  const count = actions.length + reserved;
+  if (count > limits.maxTransactionOperations) {
+    throw new ValidationError(
+      "entity-transaction-operations",
+      `${entity} (RowKey '${rowKey}'): this write takes ${count} operations in one entity group transaction (the entity's rows, its copies in the partition and ${reserved} summary row(s)); one transaction carries at most ${limits.maxTransactionOperations}`,
+    );
+  }
+  const budget = limits.maxTransactionBytes - reserved * COMPANION_ROW_BYTES;
+  const bytes = batchBodyBytesOver(limits, table, actions, budget);
+  if (bytes !== undefined) {
+    throw new ValidationError(
+      "entity-transaction-payload",
+      `${entity} (RowKey '${rowKey}'): this write's rows make a $batch body of ${bytes} bytes${reserved > 0 ? ` plus ${reserved} summary row(s)` : ""}; an entity group transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)}`,
+    );
+  }
+}
