@@ -51,7 +51,11 @@ export function findState(
     else if (contiguous || !partitionKey.fields.includes(field)) rowFields[field] = given[field];
   }
   const prefix = rowKey.encodePrefix(rowFields, "RowKey");
-  const partitions = fanOut ? partitionKey.bucketPrefixes(given, "PartitionKey").prefixes : undefined;
+  // Only the partition's own fields: the row-key fields given beside them are not the template's.
+  const partitionValues = fanOut
+    ? Object.fromEntries(partitionKey.fields.map((field) => [field, given[field]]))
+    : undefined;
+  const partitions = partitionValues && partitionKey.bucketPrefixes(partitionValues, "PartitionKey").prefixes;
   return {
     ...(partitions === undefined ? {} : { partitionKeys: partitions }),
     partitionKey: partitions?.[0] ?? partitionKey.encode(given, "PartitionKey"),

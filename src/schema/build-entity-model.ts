@@ -130,15 +130,7 @@ export function buildEntityModel<T extends object>(
   }
 
   if (wide) assertWideCombinations(name, partitionKey, rowKey);
-  const indexes = resolveIndexes(
-    name,
-    options,
-    columnsByField,
-    fieldTypeIn,
-    partitionKey.source,
-    rowKey,
-    tableTemplate,
-  );
+  const indexes = resolveIndexes(name, options, columnsByField, fieldTypeIn, partitionKey.source, rowKey);
   assertPropertyBudget(
     name,
     properties,

@@ -67,10 +67,6 @@ export function resolveColumn(entity: string, record: ColumnRecord): ColumnModel
       `${entity}.${field}: large values are "Binary", "Json" or "String" columns, not "${type}"`,
     );
   }
-  if (large && options.encrypt) {
-    // The row keeps only a blob reference; sealing the blob's bytes is not built.
-    throw new SchemaError(`${entity}.${field}: a large column cannot be encrypted (not supported yet)`);
-  }
   const series = options.series === undefined ? undefined : seriesSlots(entity, record, property);
   if (series !== undefined && options.encrypt) {
     // A sealed value is bound to one property name; per-slot sealing is not built.

@@ -17,7 +17,6 @@ export function resolveIndexes(
   fieldTypeIn: (what: string) => FieldTypeLookup,
   partitionKeySource: string,
   rowKeyOfEntity: KeyTemplate,
-  entityTableTemplate: TableTemplate | undefined,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
   const rowKeyPrefixes = new Map<string, string>();
@@ -32,16 +31,14 @@ export function resolveIndexes(
       ? TableTemplate.parse(String(table), fieldTypeIn(`${what}.table`), `${what}: table`)
       : undefined;
     if (!tableTemplate) assertTableName(table, `${what}: table`);
-    if (spec.list && (tableTemplate || entityTableTemplate)) {
-      // A list entry names its entities by PartitionKey and RowKey only: not which period's table holds them.
-      throw new SchemaError(
-        `${what}: a list index cannot ${entityTableTemplate ? `index an entity kept in a table per period ('${options.table}'): its entries name entities by keys only, not by their period's table` : `live in a table per period ('${String(table)}')`}; use a copy index (list: false)`,
-      );
-    }
+    // A list index of an entity kept in a table per period names each entity's period table in its entries (list-index.ts).
+    const partitionKeyOfIndex = spec.partitionKey ?? partitionKeySource;
+    // The entity's own PartitionKey (hash bucket included): each copy lands in its entity's bucket partition.
     const partitionKey = parseTemplate(
-      spec.partitionKey ?? partitionKeySource,
+      partitionKeyOfIndex,
       fieldTypeIn(`${what}.partitionKey`),
       `${what}.partitionKey`,
+      { allowHash: partitionKeyOfIndex === partitionKeySource },
     );
     const rowKey = parseTemplate(spec.rowKey, fieldTypeIn(`${what}.rowKey`), `${what}.rowKey`);
     assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`);
@@ -77,6 +74,14 @@ export function resolveIndexes(
       }
       rowKeyPrefixes.set(prefix, indexName);
     }
+    const unique = spec.list ? false : (spec.unique ?? true);
+    const hashed = partitionKey.hashed?.field;
+    if (unique && hashed !== undefined && !rowKey.fields.includes(hashed)) {
+      // The service keeps a key unique within its partition only, and each bucket is a partition.
+      throw new SchemaError(
+        `${what}: a unique index with the entity's hash-bucketed partitionKey '${partitionKey.source}' would be unique per bucket only (keys are unique within a partition, and each bucket is one): put '${hashed}' in its rowKey, give it a partitionKey without the bucket (an index in another partition), or unique: false`,
+      );
+    }
     indexes.set(indexName, {
       name: indexName,
       table,
@@ -84,7 +89,7 @@ export function resolveIndexes(
       partitionKey,
       rowKey,
       intraPartition,
-      unique: spec.list ? false : (spec.unique ?? true),
+      unique,
       list: spec.list ?? false,
       project: spec.project,
       when: spec.when,

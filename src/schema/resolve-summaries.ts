@@ -149,9 +149,10 @@ function resolveRemote(
     throw new SchemaError(
       `${what}: partitionKey (a key template of the entity's partitionKey fields, e.g. "totals" or "{region}") is required with table`,
     );
-  if (keys.periodTable)
+  // Its rows add up every period's partitions, so they live in one table, not in one of the periods'.
+  if (keys.periodTable && summary.table === undefined)
     throw new SchemaError(
-      `${what}: a summary in another partition of an entity with a table per period ('${options.table}') is not supported yet; keep it in the entity's partition`,
+      `${what}: a summary in another partition of an entity with a table per period ('${options.table}') adds up every period: give it a table of its own (table: "…")`,
     );
   if (summary.table !== undefined) {
     const table = summary.table;

@@ -16,3 +16,12 @@ export function etagIn(entity: object, scope: StateScope): string | undefined {
 export function rememberEtag(entity: object, etag: string | undefined, scope: StateScope = UNSCOPED): void {
   etags.set(entity, scope, etag || undefined);
 }
+
+/** `rememberEtag` for an instance the mapper has just made (extensible, nothing recorded yet). */
+export function rememberFreshEtag(
+  entity: object,
+  etag: string | undefined,
+  scope: StateScope = UNSCOPED,
+): void {
+  etags.setFresh(entity, scope, etag || undefined);
+}

@@ -5,9 +5,9 @@ import type { StateScope } from "../util/scoped-state.js";
 import { ServiceLimits } from "../util/service-limits.js";
 import { ENTITY_TYPE_PROPERTY } from "../wire/system-properties.js";
 import type { StoredEntity, WireEntity, WireValue } from "../wire/wire-entity.js";
-import { rememberEtag } from "./entity-etag.js";
+import { rememberFreshEtag } from "./entity-etag.js";
 import type { MappedColumn } from "./mapped-column.js";
-import { createValueReader, createValueWriter, wireValueSize } from "./value-codecs.js";
+import { createValueReader, createValueWriter, isLowerGuid, wireValueSize } from "./value-codecs.js";
 
 /** Converts between class instances and wire entities for one entity class. */
 export interface EntityMapper<T extends object> {
@@ -57,17 +57,39 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
   const discriminator = `${source.type}@${source.version}`;
   const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
 
+  // One object literal with every property when all are present (one allocation, like hand-written
+  // code); absent values (not sent) and series (one property per slot) build the row step by step.
+  const literal =
+    columns.every((c) => c.series === undefined) && !columns.some((c) => c.property === "__proto__");
+  const property = (c: MappedColumn) => JSON.stringify(c.property);
   const toWireBody = [
     "if (e === null || typeof e !== 'object') notAnEntity(e);",
-    `const out = { partitionKey: pk.encode(e, "PartitionKey"), rowKey: rk.encode(e, "RowKey") };`,
-    `let size = 4 + (out.partitionKey.length + out.rowKey.length) * 2 + ${8 + ENTITY_TYPE_PROPERTY.length * 2 + 4 + discriminator.length * 2};`,
+    `const partitionKey = pk.encode(e, "PartitionKey"), rowKey = rk.encode(e, "RowKey");`,
+    `let size = 4 + (partitionKey.length + rowKey.length) * 2 + ${8 + ENTITY_TYPE_PROPERTY.length * 2 + 4 + discriminator.length * 2};`,
     "let v, w;",
-    ...columns.map(
-      (c, i) =>
-        `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${c.series === undefined ? writeStatement(c, i) : `size += seriesOut[${i}](v, out);`} }`,
-    ),
+    ...(literal
+      ? [
+          ...columns.map((_, i) => `let c${i};`),
+          ...columns.map(
+            (c, i) =>
+              `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${writeStatement(c, i, `c${i}`)} }`,
+          ),
+          "if (size > maxEntityBytes) tooLarge(size);",
+          columns.length === 0
+            ? ""
+            : `if (${columns.map((_, i) => `c${i} !== undefined`).join(" && ")}) return { partitionKey, rowKey, ${columns.map((c, i) => `${property(c)}: c${i}`).join(", ")}, ${JSON.stringify(ENTITY_TYPE_PROPERTY)}: ${JSON.stringify(discriminator)} };`,
+          "const out = { partitionKey, rowKey };",
+          ...columns.map((c, i) => `if (c${i} !== undefined) out[${property(c)}] = c${i};`),
+        ]
+      : [
+          "const out = { partitionKey, rowKey };",
+          ...columns.map(
+            (c, i) =>
+              `v = e[${JSON.stringify(c.field)}]; if (v !== undefined && v !== null) { ${c.series === undefined ? writeStatement(c, i, `out[${property(c)}]`) : `size += seriesOut[${i}](v, out);`} }`,
+          ),
+          "if (size > maxEntityBytes) tooLarge(size);",
+        ]),
     `out[${JSON.stringify(ENTITY_TYPE_PROPERTY)}] = ${JSON.stringify(discriminator)};`,
-    "if (size > maxEntityBytes) tooLarge(size);",
     "return out;",
   ].join("\n");
 
@@ -121,6 +143,11 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "maxEntityBytes",
     "tooLarge",
     "notAnEntity",
+    "isLowerGuid",
+    "minInt64",
+    "maxInt64",
+    "minDateTimeMs",
+    "maxDateTimeMs",
     `return function toWire(e) {\n${toWireBody}\n};`,
   )(
     source.partitionKey,
@@ -131,6 +158,11 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes - reserve,
     tooLarge,
     notAnEntity,
+    isLowerGuid,
+    ServiceLimits.minInt64,
+    ServiceLimits.maxInt64,
+    ServiceLimits.minDateTimeMs,
+    ServiceLimits.maxDateTimeMs,
   ) as (e: T) => WireEntity;
 
   const fromWire = new Function(
@@ -140,7 +172,7 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "fillKeys",
     "remember",
     `return function fromWire(s, scope) {\n${fromWireBody}\n};`,
-  )(source.ctor.prototype, readers, seriesIn, fillKeys, rememberEtag) as (
+  )(source.ctor.prototype, readers, seriesIn, fillKeys, rememberFreshEtag) as (
     s: StoredEntity,
     scope?: StateScope,
   ) => T;
@@ -211,27 +243,35 @@ function seriesReader(column: MappedColumn, read: (v: unknown) => unknown): (s: 
 }
 
 /**
- * The generated statement writing one column. Common types are checked inline (the fast path);
- * anything unusual goes through the column's writer, which also produces the precise error.
+ * The generated statement writing one column's wire value to `target` (a property of `out`, or a
+ * local). Common types are checked inline (the fast path); anything unusual goes through the
+ * column's writer, which also produces the precise error.
  */
-function writeStatement(column: MappedColumn, i: number): string {
-  const property = JSON.stringify(column.property);
+function writeStatement(column: MappedColumn, i: number, target: string): string {
   const overhead = 8 + column.property.length * 2;
+  const slow = `w = writers[${i}](v); ${target} = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
   // Encrypted values are checked by their writer (the size once encrypted); the store seals them.
-  if (column.encrypted)
-    return `w = writers[${i}](v); out[${property}] = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
+  if (column.encrypted) return slow;
   switch (column.type) {
     case "String":
-      return `if (typeof v !== "string" || v.length > ${ServiceLimits.maxStringLength}) writers[${i}](v); out[${property}] = v; size += ${overhead + 4} + v.length * 2;`;
+      return `if (typeof v !== "string" || v.length > ${ServiceLimits.maxStringLength}) writers[${i}](v); ${target} = v; size += ${overhead + 4} + v.length * 2;`;
     case "Int32":
-      return `if ((v | 0) !== v) writers[${i}](v); out[${property}] = v; size += ${overhead + 4};`;
+      return `if ((v | 0) !== v) writers[${i}](v); ${target} = v; size += ${overhead + 4};`;
     case "Boolean":
-      return `if (typeof v !== "boolean") writers[${i}](v); out[${property}] = v; size += ${overhead + 1};`;
+      return `if (typeof v !== "boolean") writers[${i}](v); ${target} = v; size += ${overhead + 1};`;
     case "Double":
       // v - v is 0 only for finite numbers: NaN and infinities take the slow path and its error.
-      return `if (typeof v !== "number" || v - v !== 0) writers[${i}](v); out[${property}] = { type: "Double", value: v }; size += ${overhead + 8};`;
+      return `if (typeof v !== "number" || v - v !== 0) writers[${i}](v); ${target} = { type: "Double", value: v }; size += ${overhead + 8};`;
+    case "Int64":
+      return `if (typeof v === "bigint" && v >= minInt64 && v <= maxInt64) { ${target} = { type: "Int64", value: v.toString() }; size += ${overhead + 8}; } else { ${slow} }`;
+    case "DateTime":
+      // NaN (an Invalid Date) fails both comparisons: the slow path gives its error.
+      return `if (v instanceof Date && (w = v.getTime()) >= minDateTimeMs && w <= maxDateTimeMs) { ${target} = v; size += ${overhead + 8}; } else { ${slow} }`;
+    case "Guid":
+      // Already in the one spelling tablekit writes (lower case): no regex, no copy; else the writer's.
+      return `if (typeof v === "string" && isLowerGuid(v)) { ${target} = { type: "Guid", value: v }; size += ${overhead + 16}; } else { ${slow} }`;
     default:
-      return `w = writers[${i}](v); out[${property}] = w; size += ${overhead} + sizeOf(${JSON.stringify(column.type)}, w);`;
+      return slow;
   }
 }
 

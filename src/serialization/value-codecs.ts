@@ -26,6 +26,16 @@ export type ValueReader = (value: unknown) => unknown;
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
+const LOWER_GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * True for a GUID already in the one spelling tablekit writes (lower-case hex): the mapper's fast
+ * path, with no copy. Anything else goes through the Guid writer (its check, its error, `toLowerCase`).
+ */
+export function isLowerGuid(value: string): boolean {
+  return LOWER_GUID.test(value);
+}
+
 function fail(field: string, rule: string, message: string): never {
   throw new ValidationError(rule, `${field}: ${message}`, { field });
 }

@@ -24,8 +24,21 @@ export function propertyValueBytes(type: EdmType | "Json", length: number): numb
   }
 }
 
-/** Wire names that are the port's metadata, not properties stored under that name. */
-const METADATA = new Set(["partitionKey", "rowKey", "etag", "timestamp"]);
+/**
+ * Wire names that are the port's metadata, not properties stored under that name: the keys, `etag`,
+ * `timestamp` and `odata.*` annotations (compared directly: this runs for every property sent).
+ */
+function isMetadata(name: string): boolean {
+  switch (name) {
+    case "partitionKey":
+    case "rowKey":
+    case "etag":
+    case "timestamp":
+      return true;
+    default:
+      return name.charCodeAt(0) === 111 /* o */ && name.startsWith("odata.");
+  }
+}
 
 /**
  * A wire row's size by the service's entity size formula, with each value's EDM type as the service
@@ -45,7 +58,7 @@ export function wireEntityBytes(entity: Readonly<Record<string, unknown>>): {
         (typeof rowKey === "string" ? rowKey.length : 0));
   let properties = 0;
   for (const name in entity) {
-    if (METADATA.has(name) || name.startsWith("odata.")) continue;
+    if (isMetadata(name)) continue;
     const value = entity[name];
     if (value === undefined || value === null) continue; // not stored
     properties++;

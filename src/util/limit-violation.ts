@@ -18,41 +18,31 @@ const METADATA = new Set(["partitionKey", "rowKey", "etag", "timestamp"]);
  * property names (e.g. the Cosmos DB Table API's 255-byte RowKey and its reserved ID, rid, etag,
  * ResourceId), and the property count and 1 MiB size of the whole row, tablekit's own properties
  * (`EntityType`, `_tk…` bookkeeping of entity rows, index copies, summaries) included.
+ * It runs on every row sent, so the usual row (nothing broken) costs one walk and no allocation.
  */
 export function limitViolation(limits: StoreLimits, action: TransactionAction): LimitViolation | undefined {
-  const [partitionKey, rowKey] =
-    action.kind === "delete"
-      ? [action.partitionKey, action.rowKey]
-      : [action.entity.partitionKey, action.entity.rowKey];
-  const keys = [
-    ["PartitionKey", partitionKey, limits.maxPartitionKeyBytes],
-    ["RowKey", rowKey, limits.maxRowKeyBytes],
-  ] as const;
-  for (const [which, key, max] of keys) {
-    if (typeof key !== "string") continue;
-    const bytes = keyBytes(limits, key);
-    if (bytes > max) {
-      const unit = limits.keyEncoding === "utf8" ? "UTF-8 bytes" : "bytes (2 per UTF-16 unit)";
-      return {
-        rule: "key-size",
-        field: which,
-        message: `${which} is ${bytes} ${unit}; this backend allows at most ${max}`,
-      };
+  const deleting = action.kind === "delete";
+  const partitionKey = deleting ? action.partitionKey : action.entity.partitionKey;
+  const rowKey = deleting ? action.rowKey : action.entity.rowKey;
+  const keys =
+    keyViolation(limits, "PartitionKey", partitionKey, limits.maxPartitionKeyBytes) ??
+    keyViolation(limits, "RowKey", rowKey, limits.maxRowKeyBytes);
+  if (keys !== undefined || deleting) return keys;
+  const entity = action.entity;
+  if (limits.reservedPropertyNames.length > 0) {
+    for (const name of Object.keys(entity)) {
+      if (METADATA.has(name) || name.startsWith("odata.")) continue;
+      const reserved = reservedPropertyName(limits, name);
+      if (reserved !== undefined) {
+        return {
+          rule: "reserved-property",
+          field: name,
+          message: `property name '${name}' is reserved by this backend (reserved: ${limits.reservedPropertyNames.join(", ")}); rename the column with @Column({ name })`,
+        };
+      }
     }
   }
-  if (action.kind === "delete") return undefined;
-  for (const name of limits.reservedPropertyNames.length === 0 ? [] : Object.keys(action.entity)) {
-    if (METADATA.has(name) || name.startsWith("odata.")) continue;
-    const reserved = reservedPropertyName(limits, name);
-    if (reserved !== undefined) {
-      return {
-        rule: "reserved-property",
-        field: name,
-        message: `property name '${name}' is reserved by this backend (reserved: ${limits.reservedPropertyNames.join(", ")}); rename the column with @Column({ name })`,
-      };
-    }
-  }
-  const { bytes, properties } = wireEntityBytes(action.entity);
+  const { bytes, properties } = wireEntityBytes(entity);
   if (properties > limits.maxProperties) {
     return {
       rule: "too-many-properties",
@@ -68,4 +58,21 @@ export function limitViolation(limits: StoreLimits, action: TransactionAction): 
     };
   }
   return undefined;
+}
+
+function keyViolation(
+  limits: StoreLimits,
+  which: "PartitionKey" | "RowKey",
+  key: unknown,
+  max: number,
+): LimitViolation | undefined {
+  if (typeof key !== "string") return undefined;
+  const bytes = keyBytes(limits, key);
+  if (bytes <= max) return undefined;
+  const unit = limits.keyEncoding === "utf8" ? "UTF-8 bytes" : "bytes (2 per UTF-16 unit)";
+  return {
+    rule: "key-size",
+    field: which,
+    message: `${which} is ${bytes} ${unit}; this backend allows at most ${max}`,
+  };
 }

@@ -314,12 +314,54 @@ export async function expectFeatureInvariants(
       );
     }
   }
+  if (entity.has("samePartitionIndex")) await expectLookups(world, expected, "byTag", "tag", where);
+  if (entity.has("listIndex")) await expectLookups(world, expected, "byKind", "kind", where);
   if (entity.has("summaryHere") || entity.has("summaryElsewhere")) {
     expect(await db.verifySummaries(entity.ctor), `${where}: verifySummaries`).toEqual([]);
     await expectSummaries(world, expected, where);
   }
   if (entity.has("large")) await expectOneBlobPerValue(world, expected, where);
   if (entity.has("encrypted")) await expectSealed(world, expected, where);
+}
+
+/**
+ * Lookups through an index in the entity's partition (`byTag` copies, `byKind` list) find exactly the
+ * oracle's entities of each value, in key order: for a hash bucket, `find` without the hashed field
+ * reads every bucket, merged in RowKey order (ids ascending); for a table per period, in `at`'s period.
+ */
+async function expectLookups(
+  world: FeatureWorld,
+  expected: ReadonlyMap<string, Row>,
+  index: "byTag" | "byKind",
+  field: "tag" | "kind",
+  where: string,
+): Promise<void> {
+  const { db, entity } = world;
+  const repo = db.repository(entity.ctor);
+  const groups = new Map<string, { partial: Partial<Row>; ids: number[] }>();
+  const values = field === "tag" ? ["t0", "t1", "t2"] : ["k0", "k1"];
+  for (const row of [...expected.values(), ...[0, 1].map((id) => ({ group: "A", id }) as Row)]) {
+    for (const value of values) {
+      const period = entity.has("periodTable") ? atOf(row.id) : undefined;
+      const label = `${row.group}/${value}${period ? `@${period.getUTCMonth()}` : ""}`;
+      if (!groups.has(label))
+        groups.set(label, {
+          partial: { group: row.group, [field]: value, ...(period ? { at: period } : {}) },
+          ids: [],
+        });
+    }
+  }
+  for (const row of expected.values()) {
+    const period = entity.has("periodTable") ? `@${atOf(row.id).getUTCMonth()}` : "";
+    groups.get(`${row.group}/${row[field]}${period}`)?.ids.push(row.id);
+  }
+  for (const [label, { partial, ids }] of groups) {
+    const found = await repo.index(index).find(partial).toArray();
+    expect(
+      found.map((row) => row.id),
+      `${where}: index ${index} finds ${label}`,
+    ).toEqual(ids.sort((a, b) => a - b));
+  }
 }
 
 async function expectSummaries(world: FeatureWorld, expected: ReadonlyMap<string, Row>, where: string) {

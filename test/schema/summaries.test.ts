@@ -152,7 +152,7 @@ describe("summaries in the entity model", () => {
     expect(model.summaries.get("here")?.remote).toBeUndefined();
   });
 
-  it("refuses a summary in another partition with an encrypted or hashed field, or on period entities", () => {
+  it("refuses a summary in another partition with an encrypted or hashed field; on period entities it needs its own table", () => {
     expect(() => {
       @Entity({
         table: "Secret",
@@ -179,20 +179,33 @@ describe("summaries in the entity model", () => {
         { indexes: { byName: { table: "StaffByName", partitionKey: "{name}", rowKey: "{team}_{id}" } } },
       ),
     ).not.toThrow();
+    // A table per period composes (issue 18): every period's partitions add up in the summary's own table.
+    @Entity({
+      table: "Logs{at:month}",
+      partitionKey: "{device}",
+      rowKey: "{id}",
+      summaries: { s: { rowKey: "sum", partitionKey: "all", table: "LogTotals", count: "n" } },
+    })
+    class Log {
+      @Column({ type: "String" }) device!: string;
+      @Column({ type: "String" }) id!: string;
+      @Column({ type: "DateTime" }) at!: Date;
+    }
+    expect(getEntityModel(Log).summaries.get("s")?.remote?.table).toBe("LogTotals");
     expect(() => {
       @Entity({
         table: "Logs{at:month}",
         partitionKey: "{device}",
         rowKey: "{id}",
-        summaries: { s: { rowKey: "sum", partitionKey: "all", table: "LogTotals", count: "n" } },
+        summaries: { s: { rowKey: "sum", partitionKey: "all", count: "n" } },
       })
-      class Log {
+      class LogWithoutTable {
         @Column({ type: "String" }) device!: string;
         @Column({ type: "String" }) id!: string;
         @Column({ type: "DateTime" }) at!: Date;
       }
-      return Log;
-    }).toThrow(/table per period/);
+      return LogWithoutTable;
+    }).toThrow(/table per period .*adds up every period: give it a table of its own/);
   });
 
   it("refuses summing a data series (an array, not one number)", () => {

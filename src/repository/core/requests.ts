@@ -1,6 +1,7 @@
 import type { TableStore } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
+import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type { TableKitEvent } from "./table-kit-event.js";
 
@@ -58,6 +59,11 @@ export interface Backend {
   readonly backend: Pick<TableStore, "name" | "capabilities" | "blobs">;
 }
 
+/** Seals and opens the blobs of encrypted large columns: `undefined` when the context has no keys. */
+export interface BlobSealing {
+  readonly blobSealer: BlobSealer | undefined;
+}
+
 /** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
 export type RequestContext = Requests &
   TableNaming &
@@ -66,4 +72,5 @@ export type RequestContext = Requests &
   Clock &
   Backoff &
   PeriodTableLookup &
-  Backend;
+  Backend &
+  BlobSealing;

@@ -2,10 +2,12 @@ import { ValidationError } from "../../errors.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
+import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type {
   Backend,
   Backoff,
+  BlobSealing,
   Clock,
   Limited,
   PeriodTableLookup,
@@ -21,7 +23,7 @@ import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js"
  * names it; everything else is given the roles it uses.
  */
 export class StoreRunner
-  implements Requests, TableNaming, Scoped, Limited, Clock, Backoff, PeriodTableLookup, Backend
+  implements Requests, TableNaming, Scoped, Limited, Clock, Backoff, PeriodTableLookup, Backend, BlobSealing
 {
   readonly retry: RetryPolicy;
   readonly limits: StoreLimits;
@@ -32,6 +34,8 @@ export class StoreRunner
   readonly scope: StateScope;
   readonly periodTables: { has(table: string): boolean };
   readonly backend: Pick<TableStore, "name" | "capabilities" | "blobs">;
+  /** The encryption layer's sealer of encrypted large values (with the context's keys). */
+  readonly blobSealer: BlobSealer | undefined;
   /** The clock intents are dated and aged by, in milliseconds (the context's, when it was given one). */
   now: () => number = Date.now;
 
@@ -44,7 +48,9 @@ export class StoreRunner
     limits: StoreLimits,
     periodTables: { has(table: string): boolean },
     backend: Pick<TableStore, "name" | "capabilities" | "blobs">,
+    blobSealer?: BlobSealer,
   ) {
+    this.blobSealer = blobSealer;
     this.retry = retry;
     this.limits = limits;
     this.#target = target;

@@ -112,11 +112,15 @@ export abstract class RepositoryBase<T extends object> {
   }
 
   /** Runs a write of an existing entity: a missing period table means a missing entity. */
-  protected async inExistingTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
+  protected inExistingTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
+    return this.isPeriodTable ? this.#inExistingPeriodTable(write, missing) : write();
+  }
+
+  async #inExistingPeriodTable<R>(write: () => Promise<R>, missing: () => R): Promise<R> {
     try {
       return await write();
     } catch (error) {
-      if (this.isPeriodTable && isTableNotFound(error)) return missing();
+      if (isTableNotFound(error)) return missing();
       throw error;
     }
   }

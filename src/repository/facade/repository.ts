@@ -90,11 +90,16 @@ export class Repository<T extends object> extends RepositoryBase<T> {
    * The store creates it for the write requests themselves (see period-table-store.ts); this covers
    * the reads an indexed write makes first.
    */
-  async #creatingTable<R>(write: () => Promise<R>): Promise<R> {
+  #creatingTable<R>(write: () => Promise<R>): Promise<R> {
+    // Only a period table is missing because nobody wrote to it yet: other writes run as they are.
+    return this.isPeriodTable ? this.#creatingPeriodTable(write) : write();
+  }
+
+  async #creatingPeriodTable<R>(write: () => Promise<R>): Promise<R> {
     try {
       return await write();
     } catch (error) {
-      if (!this.isPeriodTable || !isTableNotFound(error)) throw error;
+      if (!isTableNotFound(error)) throw error;
       const table = this.table;
       await this.runner.run("createTable", table, (s) => s.createTable(table));
       return write();

@@ -73,6 +73,7 @@ export class TableContext {
       stack.limits,
       stack.periodTables,
       options.store,
+      stack.encryption.blobSealer,
     );
     this.#stack = stack;
     this.#encrypts = options.encryption !== undefined;

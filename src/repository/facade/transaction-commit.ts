@@ -171,6 +171,7 @@ async function commitOnce(
       : (results?.[at]?.etag ?? ""),
   );
   for (const [index, work] of remote.entries()) {
+    if (work === undefined) continue; // no copies elsewhere (finishRemoteWork would do nothing)
     const operation = operations[index] as PlannedOperation;
     const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
     await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, remoteLists);

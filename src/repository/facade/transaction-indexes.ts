@@ -17,7 +17,7 @@ import { isTableNotFound } from "../core/period-tables.js";
 import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import { foreignProperties } from "../index/foreign-properties.js";
-import { memberOf } from "../index/list-index.js";
+import { entityMember } from "../index/list-index.js";
 import { type ListChange, membershipChanges } from "../index/list-membership.js";
 import { planLocalActions } from "../index/local-plan.js";
 import { wideTransactionActions } from "../wide/wide-writer.js";
@@ -77,6 +77,15 @@ export async function expandIndexCopies(
   for (const [index, operation] of operations.entries()) {
     const { model, action } = operation;
     const prior = priors[index];
+    if (!model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+      // A plain entity's operation goes as the caller gave it (no read: still one request), and
+      // without the per-operation closures below (the common case, run for every operation).
+      push(expanded, index, [operation]);
+      expanded.copies.push(undefined);
+      expanded.remote.push(undefined);
+      expanded.summarized.push(undefined);
+      continue;
+    }
     const summarized = (write: Omit<CompanionWrite, "partitionKey" | "rowKey">) =>
       model.summaries.size === 0
         ? undefined
@@ -112,7 +121,7 @@ export async function expandIndexCopies(
     const local = (ref: CopyRef) => isLocal(ref, table, operation.partitionKey);
     // List indexes keep index entities (one per value, listing members), not copies: see list-membership.ts.
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
-    const member = memberOf(operation.partitionKey, operation.rowKey);
+    const member = entityMember(model, runner, table, operation.partitionKey, operation.rowKey);
     const tableName = (t: string) => runner.tableName(t);
     if (action.kind === "delete") {
       if (!prior) {

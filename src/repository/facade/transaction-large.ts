@@ -1,5 +1,5 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { Backend, Requests } from "../core/requests.js";
+import type { Backend, BlobSealing, Requests } from "../core/requests.js";
 import { LargeValues, largeColumnsOf } from "../large/large-values.js";
 import type { PlannedOperation } from "./transaction.js";
 
@@ -13,7 +13,7 @@ export interface LargeWork {
 
 /** Points the rows of entities with large columns at fresh blobs (no request: see `readReplaced`). */
 export function prepareLarge(
-  runner: Requests & Backend,
+  runner: Requests & Backend & BlobSealing,
   table: string,
   operations: readonly PlannedOperation[],
 ): LargeWork[] {

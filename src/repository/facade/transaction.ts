@@ -7,6 +7,7 @@ import {
 } from "../../schema/entity-model.js";
 import { etagIn, etagOf } from "../../serialization/entity-etag.js";
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
+import { limitViolation } from "../../util/limit-violation.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/store-limits.js";
 import { batchBodyBytesOver } from "../core/payload-size.js";
@@ -145,29 +146,30 @@ export function assertValidTransaction(
   }
   const seen = new Map<string, number>();
   operations.forEach((operation, index) => {
-    const where = `operation ${index} (${operation.describe}, PartitionKey '${operation.partitionKey}', RowKey '${operation.rowKey}')`;
+    // Described only when it fails: this runs for every operation of every transaction.
     if (operation.table !== first.table) {
       throw new ValidationError(
         "transaction-table",
-        `A transaction spans one table: ${where} is in table ${operation.table}, operation 0 in ${first.table}`,
+        `A transaction spans one table: ${describeOperation(operation, index)} is in table ${operation.table}, operation 0 in ${first.table}`,
       );
     }
     if (operation.partitionKey !== first.partitionKey) {
       throw new ValidationError(
         "transaction-partition",
-        `A transaction spans one partition: ${where} is not in PartitionKey '${first.partitionKey}' of operation 0`,
+        `A transaction spans one partition: ${describeOperation(operation, index)} is not in PartitionKey '${first.partitionKey}' of operation 0`,
       );
     }
     const previous = seen.get(operation.rowKey);
     if (previous !== undefined) {
       throw new ValidationError(
         "transaction-duplicate",
-        `A transaction may touch each entity once: ${where} repeats operation ${previous}`,
+        `A transaction may touch each entity once: ${describeOperation(operation, index)} repeats operation ${previous}`,
       );
     }
     seen.set(operation.rowKey, index);
     // A wide entity's rows are checked as rows (its write is split into them before it is sent).
-    if (!operation.model.wide) assertWithinLimits(limits, operation.action, `Transaction ${where}`);
+    if (!operation.model.wide && limitViolation(limits, operation.action) !== undefined)
+      assertWithinLimits(limits, operation.action, `Transaction ${describeOperation(operation, index)}`);
   });
   // One table (checked above): the body is sized on its physical name, exactly only when it may be over.
   const actions = operations.map((operation) => operation.action);
@@ -178,6 +180,10 @@ export function assertValidTransaction(
       `A transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)} (${limits.maxTransactionBytes} bytes); these ${operations.length} operations make a $batch body of ${bytes} bytes`,
     );
   }
+}
+
+function describeOperation(operation: PlannedOperation, index: number): string {
+  return `operation ${index} (${operation.describe}, PartitionKey '${operation.partitionKey}', RowKey '${operation.rowKey}')`;
 }
 
 function toWire(entity: object): { wire: WireEntity; model: EntityModel<object> } {

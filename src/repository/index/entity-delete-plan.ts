@@ -5,7 +5,7 @@ import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
 import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import { memberOf } from "./list-index.js";
+import { entityMember } from "./list-index.js";
 import { membershipChanges, syncList } from "./list-membership.js";
 import { releaseCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
@@ -27,7 +27,11 @@ export function planEntityDelete(
   const local = (ref: CopyRef) => isLocal(ref, table, partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remote = refs.filter((r) => !local(r));
-  const listChanges = membershipChanges(refs.filter(isList), [], memberOf(partitionKey, rowKey));
+  const listChanges = membershipChanges(
+    refs.filter(isList),
+    [],
+    entityMember(model, runner, table, partitionKey, rowKey),
+  );
   const layout = entityLayout(model, runner, table);
   const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior?.etag ?? "*");
   const own = { layout, count: actions.length, rowKey };

@@ -22,7 +22,7 @@ import {
 } from "../core/write-plan.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
-import { memberOf } from "./list-index.js";
+import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimOne, releaseCopies, upsertCopy } from "./unique-claims.js";
@@ -68,7 +68,7 @@ export function planEntityWrite(
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
-    memberOf(wire.partitionKey, wire.rowKey),
+    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
   );
   const layout = entityLayout(model, runner, table);
   const entityActions = layout.write(row, ifMatch);

@@ -6,7 +6,7 @@ import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
-import { tolerateMissingTable } from "../core/period-tables.js";
+import { isTableNotFound, tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
 import type { Backend, Requests, TableNaming } from "../core/requests.js";
@@ -81,7 +81,12 @@ export class IndexLookup<T extends object> {
       this.#index.rowKey,
       this.#keyValues(values as Record<string, unknown>),
     );
-    return Query.build(this.#keySpace, this.#executor(), { table, ...state, filters: [] });
+    const query = Query.build(this.#keySpace, this.#executor(), { table, ...state, filters: [] });
+    // A bucket holds many values of its hashed field: unless the RowKey prefix pins it, filter on it (as find() does).
+    const hashed = this.#index.partitionKey.hashed?.field;
+    const value = hashed === undefined ? undefined : (values as Record<string, unknown>)[hashed];
+    if (hashed === undefined || value === undefined || hashed in state.rowFields) return query;
+    return query.where({ [hashed]: value } as never);
   }
 
   /** The values without the period field that only picks the table (unless the index's keys hold it too). */
@@ -107,54 +112,93 @@ export class IndexLookup<T extends object> {
 
   /**
    * The entities listed under one value: reads the value's index entity (a range over its shards)
-   * and fetches the listed entities in parallel, at most 8 at a time, in key order.
+   * and fetches the listed entities in parallel, at most 8 at a time, in key order. For an entity
+   * whose PartitionKey has a hash bucket, a value without the hashed field is listed in every bucket's
+   * partition: each is read and the members merged in RowKey order (as `find()` merges buckets). For an
+   * index in a table per period, the period field picks the table; for an entity kept in a table per
+   * period, each member names its entity's period table.
    */
   #findInList(values: Record<string, unknown>): Query<T> {
     const index = this.#index;
-    const ref: CopyRef = {
+    const name = `${this.#model.name}.indexes.${index.name}`;
+    const keyValues = this.#keyValues(values);
+    const state = findState(name, index.partitionKey, index.rowKey, keyValues);
+    const table = this.#tableOf(values);
+    const rowKey = index.rowKey.encode(keyValues, "RowKey");
+    const refs: CopyRef[] = (state.partitionKeys ?? [state.partitionKey]).map((partitionKey) => ({
       index: index.name,
-      table: this.#table,
-      partitionKey: index.partitionKey.encode(values, "PartitionKey"),
-      rowKey: index.rowKey.encode(values, "RowKey"),
-    };
+      table,
+      partitionKey,
+      rowKey,
+    }));
+    const ref = refs[0] as CopyRef;
     const expected = listShardsFilter(ref);
     const check = (filter: string) => {
       if (filter !== expected) {
         throw new ValidationError(
           "list-index-filter",
-          `${this.#model.name}.indexes.${index.name}: a list index query returns the listed entities; where/filter/between are not supported on it`,
+          `${name}: a list index query returns the listed entities; where/filter/between are not supported on it`,
         );
       }
     };
     const model = this.#model;
     const runner = this.#runner;
+    // The entities' table: fixed, or for a table per period the one each member names.
     const entityTable = runner.tableName(model.table);
     const types = readTypesOf(model);
+    const hashed = index.partitionKey.hashed?.field;
+    const pinned = hashed === undefined ? undefined : keyValues[hashed];
+    const fanOut = state.partitionKeys !== undefined;
+    const periodic = index.tableTemplate !== undefined;
     const executor: QueryExecutor<T> = {
       fetchPoint: async () => {
         throw new ValidationError("list-index-get", "a list index has no point query");
       },
       fetchPage: async (_table, filter, select, top, continuation) => {
         check(filter);
-        const { shards } = await readList(runner, ref);
-        const members = shards.flatMap((shard) => shard.members).map(parseMember);
+        const lists = await Promise.all(
+          refs.map(async (one) => {
+            try {
+              return await readList(runner, one);
+            } catch (error) {
+              // A period nobody has written to has no table yet: it lists nothing.
+              if (periodic && isTableNotFound(error)) return { ref: one, shards: [] };
+              throw error;
+            }
+          }),
+        );
+        const members = lists
+          .flatMap((list) => list.shards.flatMap((shard) => shard.members))
+          .map(parseMember);
         members.sort(
-          (a, b) => compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey),
+          (a, b) =>
+            (fanOut
+              ? compareKeys(a.rowKey, b.rowKey) || compareKeys(a.partitionKey, b.partitionKey)
+              : compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey)) ||
+            compareKeys(a.table ?? "", b.table ?? ""),
         );
         const offset = continuation?.nextRowKey === undefined ? 0 : Number(continuation.nextRowKey);
         const slice = members.slice(offset, offset + top);
-        const found = await mapBounded(slice, 8, (key) =>
-          model.wide
-            ? readWide(runner, entityTable, key.partitionKey, key.rowKey, select)
-            : runner.run("get", entityTable, (s) =>
-                s.getEntity(entityTable, key.partitionKey, key.rowKey, select, types),
-              ),
-        );
+        const found = await mapBounded(slice, 8, async (key) => {
+          const table = key.table === undefined ? entityTable : runner.tableName(key.table);
+          try {
+            return model.wide
+              ? await readWide(runner, table, key.partitionKey, key.rowKey, select)
+              : await runner.run("get", table, (s) =>
+                  s.getEntity(table, key.partitionKey, key.rowKey, select, types),
+                );
+          } catch (error) {
+            // A period's table dropped since (db.dropTables): its entities are gone.
+            if (key.table !== undefined && isTableNotFound(error)) return undefined;
+            throw error;
+          }
+        });
         const items: T[] = [];
         for (const stored of found) {
           if (stored && stored[COPY_INDEX_PROPERTY] === undefined) {
             const entity = this.#readRow(stored);
-            if (entity) items.push(entity);
+            // A bucket lists every value of its hashed field: keep the one asked for.
+            if (entity && (pinned === undefined || this.#holdsHashed(entity, pinned))) items.push(entity);
           }
         }
         const end = offset + slice.length;
@@ -164,12 +208,22 @@ export class IndexLookup<T extends object> {
       },
     };
     return Query.build(this.#keySpace, executor, {
-      table: this.#table,
+      table,
       partitionKey: ref.partitionKey,
       rowFields: {},
       rowKey: { ge: ref.rowKey, lt: `${ref.rowKey}~\uffff` },
       filters: [],
     });
+  }
+
+  /** Whether an entity's hashed partition field holds `value` (a Guid in any case, a DateTime by its instant). */
+  #holdsHashed(entity: T, value: unknown): boolean {
+    const field = this.#index.partitionKey.hashed?.field as string;
+    const own = (entity as Record<string, unknown>)[field];
+    if (own instanceof Date && value instanceof Date) return own.getTime() === value.getTime();
+    if (this.#model.columnsByField.get(field)?.type === "Guid")
+      return String(own).toLowerCase() === String(value).toLowerCase();
+    return String(own) === String(value);
   }
 
   /** Copies carry no ETag of their entity: the instances built from them track none. */

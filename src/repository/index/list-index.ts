@@ -1,7 +1,8 @@
 import { quoteString } from "../../query/odata.js";
+import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
-import type { Requests } from "../core/requests.js";
+import type { Requests, TableNaming } from "../core/requests.js";
 
 /** On an index entity: the value's base RowKey (shards add `~001`, `~002`…). */
 export const LIST_BASE_PROPERTY = "_tkList";
@@ -27,15 +28,33 @@ export interface ListState {
   shards: ListShard[];
 }
 
-/** How an entity is named in a list: its keys. */
-export function memberOf(partitionKey: string, rowKey: string): string {
-  return JSON.stringify([partitionKey, rowKey]);
+/**
+ * How an entity is named in a list: its keys, and for an entity kept in a table per period its
+ * period's table (the logical name, without the context's prefix), which its keys alone do not say.
+ */
+export function memberOf(partitionKey: string, rowKey: string, periodTable?: string): string {
+  return JSON.stringify(
+    periodTable === undefined ? [partitionKey, rowKey] : [partitionKey, rowKey, periodTable],
+  );
 }
 
-/** The entity keys a member names. */
-export function parseMember(member: string): { partitionKey: string; rowKey: string } {
-  const [partitionKey, rowKey] = JSON.parse(member) as [string, string];
-  return { partitionKey, rowKey };
+/** The member naming an entity of `model` written to the physical `table`. */
+export function entityMember(
+  model: EntityModel<object>,
+  runner: TableNaming,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+): string {
+  const periodTable =
+    model.tableTemplate === undefined ? undefined : table.slice(runner.tableName("").length);
+  return memberOf(partitionKey, rowKey, periodTable);
+}
+
+/** The entity a member names: its keys, and its period's table (logical name) when it has one. */
+export function parseMember(member: string): { partitionKey: string; rowKey: string; table?: string } {
+  const [partitionKey, rowKey, table] = JSON.parse(member) as [string, string, string | undefined];
+  return table === undefined ? { partitionKey, rowKey } : { partitionKey, rowKey, table };
 }
 
 /** The filter selecting every shard row of a value (shards are filtered exactly by their base afterwards). */

@@ -10,9 +10,15 @@ import type { ColumnModel, EntityModel } from "../../schema/entity-model.js";
 import { decodeLargeValue, encodeLargeValue } from "../../serialization/large-value-codec.js";
 import { createValueReader } from "../../serialization/value-codecs.js";
 import type { BlobStore, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
+import { withSystemProperties } from "../../wire/system-properties.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
-import type { Backend, Requests } from "../core/requests.js";
+import type { Backend, BlobSealing, Requests } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
+import {
+  type BlobSealer,
+  blobKeysMissing,
+  type SealedBlobOwner,
+} from "../pipeline/encryption/blob-sealing.js";
 import { containerOf, formatReference, newBlobName, parseReference } from "./large-reference.js";
 
 /** Blob downloads in flight at once while a page of entities is completed. */
@@ -24,12 +30,16 @@ interface Upload {
   readonly field: string;
   readonly name: string;
   readonly bytes: Uint8Array;
+  /** For an encrypted column: whose value it is (its bytes are sealed before the upload). */
+  readonly sealed?: SealedBlobOwner;
 }
 
 /** A value of an entity just read that is still to be downloaded. */
 interface PendingValue {
   readonly column: ColumnModel;
   readonly blob: string;
+  /** For an encrypted column: whose value it is (its bytes are opened after the download). */
+  readonly sealed?: SealedBlobOwner;
 }
 
 /**
@@ -94,19 +104,21 @@ export class LargeValues {
   /** The physical table of the rows. */
   readonly table: string;
   readonly #table: string;
-  readonly #runner: Requests;
+  readonly #runner: Requests & BlobSealing;
   readonly #properties: string[];
   /** A wide entity's references may be in any of its rows: they are read assembled. */
   readonly #wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
+  readonly #model: string;
 
   constructor(
     model: EntityModel,
     columns: readonly ColumnModel[],
     table: string,
-    runner: Requests & Backend,
+    runner: Requests & Backend & BlobSealing,
   ) {
     assertBlobStore(model, runner.backend);
+    this.#model = model.name;
     this.columns = columns;
     this.container = containerOf(table);
     this.table = table;
@@ -133,7 +145,14 @@ export class LargeValues {
         property: column.property,
       });
       (wire as Record<string, unknown>)[column.property] = formatReference(bytes.byteLength, name);
-      uploads.push({ field: column.field, name, bytes });
+      if (!column.encrypted) {
+        uploads.push({ field: column.field, name, bytes });
+        continue;
+      }
+      // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
+      if (this.#runner.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
+      const sealed = { ...this.#owner(column, name), partitionKey: wire.partitionKey, rowKey: wire.rowKey };
+      uploads.push({ field: column.field, name, bytes, sealed });
     }
     return uploads;
   }
@@ -141,10 +160,30 @@ export class LargeValues {
   /** Uploads the values (in parallel: one entity has few large columns). */
   async upload(uploads: readonly Upload[]): Promise<void> {
     await Promise.all(
-      uploads.map((u) =>
-        this.#runner.run("putBlob", this.#table, (s) => blobsOf(s).put(this.container, u.name, u.bytes)),
-      ),
+      uploads.map(async (u) => {
+        const bytes = u.sealed === undefined ? u.bytes : await this.#sealer().seal(u.sealed, u.bytes);
+        await this.#runner.run("putBlob", this.#table, (s) => blobsOf(s).put(this.container, u.name, bytes));
+      }),
     );
+  }
+
+  /** The sealer of encrypted large values (present: `prepare` refused them without keys). */
+  #sealer(): BlobSealer {
+    const sealer = this.#runner.blobSealer;
+    if (sealer === undefined) throw blobKeysMissing(this.#model, "large");
+    return sealer;
+  }
+
+  /** Whose value a blob of an encrypted column holds (the keys are set by the caller). */
+  #owner(column: ColumnModel, blob: string): SealedBlobOwner {
+    return {
+      table: this.#table,
+      blob,
+      property: column.property,
+      column: column.field,
+      partitionKey: "",
+      rowKey: "",
+    };
   }
 
   /** The blobs the stored row points at now, by property (one point read of the references). */
@@ -153,7 +192,8 @@ export class LargeValues {
     const stored = this.#wide
       ? await readWide(this.#runner, table, partitionKey, rowKey, this.#properties)
       : await this.#runner.run("get", table, (s) =>
-          s.getEntity(table, partitionKey, rowKey, this.#properties),
+          // With the keys and type: an encrypted column's reference opens only bound to its row.
+          s.getEntity(table, partitionKey, rowKey, withSystemProperties(this.#properties)),
         );
     const blobs = new Map<string, string>();
     for (const property of this.#properties) {
@@ -222,7 +262,11 @@ export class LargeValues {
         continue;
       }
       pending ??= [];
-      pending.push({ column, blob });
+      // Without keys, an encrypted column's reference stays sealed in the row (never parsed here).
+      const sealed = column.encrypted
+        ? { ...this.#owner(column, blob), partitionKey: stored.partitionKey, rowKey: stored.rowKey }
+        : undefined;
+      pending.push(sealed === undefined ? { column, blob } : { column, blob, sealed });
     }
     if (pending !== undefined) this.#pending.set(entity, pending);
   }
@@ -248,7 +292,8 @@ export class LargeValues {
             blobsOf(s).get(this.container, value.blob),
           );
           if (bytes === undefined) throw new LargeValueMissing(this.container, value.blob);
-          (entity as Record<string, unknown>)[value.column.field] = decodeLargeValue(value.column, bytes);
+          const plain = value.sealed === undefined ? bytes : await this.#sealer().open(value.sealed, bytes);
+          (entity as Record<string, unknown>)[value.column.field] = decodeLargeValue(value.column, plain);
         } catch (error) {
           failed = true;
           throw error;

@@ -6,14 +6,16 @@ import type {
   WriteMode,
   WriteResult,
 } from "../../store/table-store.js";
+import { limitViolation } from "../../util/limit-violation.js";
 import type { StoreLimits } from "../../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
 
 /**
  * A store whose writes are checked against its backend's limits before they are sent, so every
- * write path (plain, indexed, transactions, intents) refuses them alike with a `ValidationError`.
- * Used only for backends whose limits are stricter than the Table service rules tablekit checks
- * anyway (the Cosmos DB Table API); reads pass straight through.
+ * write path (plain, indexed, transactions, intents, copies, summaries) refuses them alike with a
+ * `ValidationError`; reads pass straight through. It sits in every context's store stack: the
+ * check runs on every row sent, so it allocates nothing and names the place only when a row fails,
+ * and a refused write is a rejected promise like any failed request.
  */
 export class LimitCheckedStore extends DelegatingStore {
   readonly #limits: StoreLimits;
@@ -23,48 +25,53 @@ export class LimitCheckedStore extends DelegatingStore {
     this.#limits = limits;
   }
 
-  override async insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    this.#check({ kind: "insert", entity }, table);
-    return super.insert(table, entity);
+  // The writes go to `inner` directly: this store adds no `send` wrapping to pass them through.
+  override insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    const refused = this.#refusal({ kind: "insert", entity }, table);
+    return refused === undefined ? this.inner.insert(table, entity) : Promise.reject(refused);
   }
 
-  override async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    this.#check({ kind: "upsert", entity, mode }, table);
-    return super.upsert(table, entity, mode);
+  override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    const refused = this.#refusal({ kind: "upsert", entity, mode }, table);
+    return refused === undefined ? this.inner.upsert(table, entity, mode) : Promise.reject(refused);
   }
 
-  override async update(
-    table: string,
-    entity: WireEntity,
-    mode: WriteMode,
-    ifMatch: string,
-  ): Promise<WriteResult> {
-    this.#check({ kind: "update", entity, mode, ifMatch }, table);
-    return super.update(table, entity, mode, ifMatch);
+  override update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    const refused = this.#refusal({ kind: "update", entity, mode, ifMatch }, table);
+    return refused === undefined ? this.inner.update(table, entity, mode, ifMatch) : Promise.reject(refused);
   }
 
-  override async delete(
-    table: string,
-    partitionKey: string,
-    rowKey: string,
-    ifMatch: string,
-  ): Promise<boolean> {
-    this.#check({ kind: "delete", partitionKey, rowKey, ifMatch }, table);
-    return super.delete(table, partitionKey, rowKey, ifMatch);
+  override delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    const refused = this.#refusal({ kind: "delete", partitionKey, rowKey, ifMatch }, table);
+    return refused === undefined
+      ? this.inner.delete(table, partitionKey, rowKey, ifMatch)
+      : Promise.reject(refused);
   }
 
-  override async submitTransaction(
+  override submitTransaction(
     table: string,
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
-    actions.forEach((action, index) => {
-      this.#check(action, `${table}, transaction operation ${index}`);
-    });
-    return super.submitTransaction(table, partitionKey, actions);
+    for (let index = 0; index < actions.length; index++) {
+      const refused = this.#refusal(actions[index] as TransactionAction, table, index);
+      if (refused !== undefined) return Promise.reject(refused);
+    }
+    return this.inner.submitTransaction(table, partitionKey, actions);
   }
 
-  #check(action: TransactionAction, where: string): void {
-    assertWithinLimits(this.#limits, action, `table ${where}`);
+  /** The `ValidationError` refusing the row, if it breaks a limit (named by table and operation). */
+  #refusal(action: TransactionAction, table: string, index?: number): unknown {
+    if (limitViolation(this.#limits, action) === undefined) return undefined;
+    try {
+      assertWithinLimits(
+        this.#limits,
+        action,
+        index === undefined ? `table ${table}` : `table ${table}, transaction operation ${index}`,
+      );
+    } catch (error) {
+      return error;
+    }
+    return undefined;
   }
 }

@@ -37,17 +37,43 @@ export function remoteSummariesOf(model: EntityModel): RemoteSummary[] {
 }
 
 /**
- * The remote PartitionKey a source partition adds to: the template's fields are fields of the
+ * A remote summary's source: the partition whose local row one contribution row mirrors, by its
+ * PartitionKey. For an entity with a table per period, partitions of different periods share
+ * PartitionKeys, so the source names the period's table too: `<period table>~<PartitionKey>` (the
+ * logical name, without the context's prefix; a table name holds no `~`). `table` is the physical one.
+ */
+export function summarySource(
+  model: EntityModel,
+  runner: TableNaming,
+  table: string,
+  partitionKey: string,
+): string {
+  if (model.tableTemplate === undefined) return partitionKey;
+  return `${table.slice(runner.tableName("").length)}~${partitionKey}`;
+}
+
+/** What `summarySource` names: the source's PartitionKey and, for a table per period, its physical table. */
+export function sourceOf(
+  model: EntityModel,
+  runner: TableNaming,
+  source: string,
+): { table: string; partitionKey: string } {
+  if (model.tableTemplate === undefined)
+    return { table: runner.tableName(model.table), partitionKey: source };
+  const at = source.indexOf("~");
+  return { table: runner.tableName(source.slice(0, at)), partitionKey: source.slice(at + 1) };
+}
+
+/**
+ * The remote PartitionKey a source (see `summarySource`) adds to: the template's fields are fields of the
  * entity's PartitionKey (checked by the schema), decoded from it, so every entity of a partition (and
  * a delete given only its key) maps to the same one. A value it cannot encode is a `ValidationError`.
  */
-export function remotePartitionOf(
-  model: EntityModel,
-  summary: RemoteSummary,
-  sourcePartitionKey: string,
-): string {
+export function remotePartitionOf(model: EntityModel, summary: RemoteSummary, source: string): string {
   const template = summary.remote.partitionKey;
   if (template.fields.length === 0) return template.encode({}, "PartitionKey");
+  const sourcePartitionKey =
+    model.tableTemplate === undefined ? source : source.slice(source.indexOf("~") + 1);
   const values = model.partitionKey.decode(sourcePartitionKey);
   if (values === undefined) {
     throw new ValidationError(
@@ -60,7 +86,7 @@ export function remotePartitionOf(
 }
 
 /**
- * The contribution row of one source partition: `<rowKey>~<source PartitionKey>`, or its SHA-256 after
+ * The contribution row of one source partition: `<rowKey>~<source>` (see `summarySource`), or its SHA-256 after
  * `~~` where the key would pass the service's 1 KiB limit (the source is also stored in the row).
  */
 export function contributionRowKey(summary: RemoteSummary, sourcePartitionKey: string): string {
@@ -100,24 +126,19 @@ export class RemoteSummaries {
   }
 
   /**
-   * Writes the contribution of `sourcePartitionKey` at version `local.sequence` unless one as new is
+   * Writes the contribution of `source` (see `summarySource`) at version `local.sequence` unless one as new is
    * stored; resolves whether it wrote. With `force`, also rewrites a contribution of the same version
    * whose values differ (repair of a tampered row).
    */
-  async mirror(
-    summary: RemoteSummary,
-    sourcePartitionKey: string,
-    local: LocalTotals,
-    force = false,
-  ): Promise<boolean> {
+  async mirror(summary: RemoteSummary, source: string, local: LocalTotals, force = false): Promise<boolean> {
     const table = this.tableOf(summary);
-    const partitionKey = remotePartitionOf(this.#model, summary, sourcePartitionKey);
-    const rowKey = contributionRowKey(summary, sourcePartitionKey);
+    const partitionKey = remotePartitionOf(this.#model, summary, source);
+    const rowKey = contributionRowKey(summary, source);
     const key = summaryCacheKey(table, partitionKey, rowKey, summaryMarker(this.#model, summary));
     const row = contributionRow(
       this.#model,
       summary,
-      { partitionKey, rowKey, source: sourcePartitionKey },
+      { partitionKey, rowKey, source: source },
       local.totals,
       local.sequence,
     );

@@ -1,6 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { remoteSummariesOf } from "./remote-summaries.js";
+import { remoteSummariesOf, sourceOf } from "./remote-summaries.js";
 import { SummaryIntents, summaryIntentAge } from "./summary-intents.js";
 import { mirrorLocal } from "./summary-repairer.js";
 
@@ -53,7 +53,8 @@ export async function repairSummaryIntents(
       continue;
     }
     try {
-      const table = runner.tableName(model.table);
+      // The source's table: the entity's, or the period's the source names.
+      const { table } = sourceOf(model, runner, intent.sourcePartitionKey);
       for (const summary of remoteSummariesOf(model)) {
         const wrote = await mirrorLocal(model, runner, table, intent.sourcePartitionKey, summary);
         if (wrote) counts.mirrored++;

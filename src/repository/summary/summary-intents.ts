@@ -19,7 +19,7 @@ export interface SummaryIntent {
   /** The entity's logical table (the class is found by it and `type`). */
   table: string;
   type: string;
-  /** The source partition whose local summary rows are mirrored. */
+  /** The source partition whose local summary rows are mirrored (for a table per period, `<period table>~<PartitionKey>`: see `summarySource`). */
   sourcePartitionKey: string;
 }
 

@@ -6,7 +6,13 @@ import type { StoreContinuation, StoredEntity } from "../../store/table-store.js
 import { upcasterOf } from "../core/entity-rows.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { WideScan } from "../core/wide-reads.js";
-import { RemoteSummaries, type RemoteSummary, remotePartitionOf } from "./remote-summaries.js";
+import {
+  RemoteSummaries,
+  type RemoteSummary,
+  remotePartitionOf,
+  sourceOf,
+  summarySource,
+} from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   absoluteTotals,
@@ -39,18 +45,20 @@ export async function repairSummaries<T extends object>(
   const drift = await verifySummaries(model, runner, table);
   for (const found of drift) {
     const summary = model.summaries.get(found.summary) as SummaryModel;
-    const source = found.sourcePartitionKey ?? found.partitionKey;
-    await repairRow(model, runner, table, source, summary);
+    const partitionKey = found.sourcePartitionKey ?? found.partitionKey;
+    await repairRow(model, runner, table, partitionKey, summary);
     // A remote summary: its local row is exact now; the contribution follows it.
-    if (summary.remote !== undefined)
-      await mirrorLocal(model, runner, table, source, summary as RemoteSummary);
+    if (summary.remote !== undefined) {
+      const source = summarySource(model as EntityModel, runner, table, partitionKey);
+      await mirrorLocal(model as EntityModel, runner, table, source, summary as RemoteSummary);
+    }
   }
   return drift;
 }
 
 /**
  * Mirrors a source partition's local row of a remote summary (what `db.repair()` does for each
- * pending intent). A contribution that claims the local version or a later one but holds other
+ * pending intent); `table` holds it, `source` names it (see `summarySource`). A contribution that claims the local version or a later one but holds other
  * values (written by a bypass, or left from a local row since recreated) is outrun: the local row is
  * rewritten with a version past it (conditional on its ETag), then mirrored, so versions only grow.
  * Resolves whether it wrote the contribution.
@@ -59,17 +67,18 @@ export async function mirrorLocal(
   model: EntityModel,
   runner: Requests & TableNaming & Scoped & Backoff,
   table: string,
-  sourcePartitionKey: string,
+  source: string,
   summary: RemoteSummary,
 ): Promise<boolean> {
   const mirrors = new RemoteSummaries(model, runner);
+  const { partitionKey: sourcePartitionKey } = sourceOf(model, runner, source);
   for (let round = 1; ; round++) {
     const row = await runner.run("get", table, (s) => s.getEntity(table, sourcePartitionKey, summary.rowKey));
     const local = readSummaryState(model, summary, row);
-    const target = remotePartitionOf(model, summary, sourcePartitionKey);
-    const kept = (await mirrors.contributions(summary, target)).get(sourcePartitionKey);
+    const target = remotePartitionOf(model, summary, source);
+    const kept = (await mirrors.contributions(summary, target)).get(source);
     if (kept === undefined || kept.sequence < local.sequence)
-      return mirrors.mirror(summary, sourcePartitionKey, local, true);
+      return mirrors.mirror(summary, source, local, true);
     if (sameTotals(kept.totals, local.totals) && sameTotals(local.totals, kept.totals)) return false;
     const token = `r${randomBytes(6).toString("base64url")}`;
     const { row: next } = nextSummaryRow(

@@ -15,6 +15,7 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  summarySource,
 } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import { SummaryCompanion } from "./summary-companion.js";
@@ -33,7 +34,8 @@ export class SummaryStage implements GroupCompanion {
   readonly #summaries: SummaryCompanion;
   readonly #model: EntityModel<object>;
   readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
-  readonly #partitionKey: string;
+  /** The source partition (and period table) whose local rows are mirrored (see `summarySource`). */
+  readonly #source: string;
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
 
@@ -46,10 +48,11 @@ export class SummaryStage implements GroupCompanion {
   ) {
     this.#model = model;
     this.#runner = runner;
-    this.#partitionKey = (writes[0] as CompanionWrite).partitionKey;
+    const partitionKey = (writes[0] as CompanionWrite).partitionKey;
+    this.#source = summarySource(model as EntityModel, runner, table, partitionKey);
     this.#remote = remoteSummariesOf(model as EntityModel);
     // Bad remote keys are refused before any request.
-    for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#partitionKey);
+    for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#source);
     this.#summaries = new SummaryCompanion(model, table, runner, committer, writes);
     this.companion = this.#summaries;
   }
@@ -71,7 +74,7 @@ export class SummaryStage implements GroupCompanion {
         ...this.#remote.map((summary) => ({
           request: `upsert contribution (${summary.name})`,
           table: mirrors.tableOf(summary),
-          partitionKey: remotePartitionOf(this.#model as EntityModel, summary, this.#partitionKey),
+          partitionKey: remotePartitionOf(this.#model as EntityModel, summary, this.#source),
         })),
         { request: "delete summary intent", table: intents },
       ],
@@ -97,7 +100,7 @@ export class SummaryStage implements GroupCompanion {
     this.#intent = await intents.record(
       this.#model.type,
       this.#model.table,
-      this.#partitionKey,
+      this.#source,
       this.#runner.now(),
     );
   }
@@ -111,7 +114,7 @@ export class SummaryStage implements GroupCompanion {
       for (const summary of this.#remote) {
         const state = this.#summaries.plannedState(summary);
         if (state === undefined) return;
-        await mirrors.mirror(summary, this.#partitionKey, state);
+        await mirrors.mirror(summary, this.#source, state);
       }
     } catch {
       // The write committed: its remote summaries catch up through the intent, on `db.repair()`.

@@ -10,6 +10,8 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  sourceOf,
+  summarySource,
 } from "./remote-summaries.js";
 import {
   absoluteTotals,
@@ -126,7 +128,7 @@ export async function verifySummaries<T extends object>(
     }
   }
   for (const summary of remoteSummariesOf(model))
-    drift.push(...(await remoteDrift(model, runner, summary, tallies)));
+    drift.push(...(await remoteDrift(model, runner, table, summary, tallies)));
   return drift.sort((a, b) =>
     a.partitionKey === b.partitionKey
       ? a.summary.localeCompare(b.summary)
@@ -144,20 +146,24 @@ export async function verifySummaries<T extends object>(
 async function remoteDrift(
   model: EntityModel,
   runner: Requests & TableNaming & Scoped & Backoff,
+  table: string,
   summary: RemoteSummary,
   tallies: ReadonlyMap<string, ReadonlyMap<string, Tally>>,
 ): Promise<SummaryDrift[]> {
   const mirrors = new RemoteSummaries(model, runner);
   const byRemote = new Map<string, string[]>();
-  for (const source of tallies.keys()) {
+  for (const partitionKey of tallies.keys()) {
+    const source = summarySource(model, runner, table, partitionKey);
     const target = remotePartitionOf(model, summary, source);
     byRemote.set(target, [...(byRemote.get(target) ?? []), source]);
   }
+  // For a table per period, the contributions of this period's table only (the others are verified with theirs).
+  const ours = (source: string) => sourceOf(model, runner, source).table === table;
   const drift: SummaryDrift[] = [];
   for (const [partitionKey, sources] of byRemote) {
     const stored = await mirrors.contributions(summary, partitionKey);
-    for (const source of new Set([...sources, ...stored.keys()])) {
-      const tally = tallies.get(source)?.get(summary.name);
+    for (const source of new Set([...sources, ...[...stored.keys()].filter(ours)])) {
+      const tally = tallies.get(sourceOf(model, runner, source).partitionKey)?.get(summary.name);
       const actual = tally?.actual ?? zeroTotals(summary);
       const kept = stored.get(source)?.totals ?? zeroTotals(summary);
       const local = tally?.stored ?? zeroTotals(summary);
@@ -167,7 +173,7 @@ async function remoteDrift(
         table: mirrors.tableOf(summary),
         partitionKey,
         rowKey: contributionRowKey(summary, source),
-        sourcePartitionKey: source,
+        sourcePartitionKey: sourceOf(model, runner, source).partitionKey,
         stored: publicValues(summary, kept),
         actual: publicValues(summary, actual),
       });

@@ -15,6 +15,7 @@ import {
   type RemoteSummary,
   remotePartitionOf,
   remoteSummariesOf,
+  summarySource,
 } from "./remote-summaries.js";
 import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryIntents } from "./summary-intents.js";
@@ -64,9 +65,11 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
    */
   async #commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
     if (this.#remote.length === 0) return this.#committer.commit(partitionKey, writes);
+    // The partition (and for a table per period, its period's table) whose local rows are mirrored.
+    const source = summarySource(this.#model as EntityModel, this.#runner, this.#table, partitionKey);
     // Bad remote keys are refused before any request.
-    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, partitionKey);
-    const recording = this.#intents.record(this.#model.type, this.#model.table, partitionKey, this.#now());
+    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, source);
+    const recording = this.#intents.record(this.#model.type, this.#model.table, source, this.#now());
     // Awaited below whatever the commit does: never an unhandled rejection.
     const recorded = recording.then(
       (intent) => ({ intent }),
@@ -92,7 +95,7 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
           this.#remote.map((summary) => {
             const at = this.#committer.summaries.indexOf(summary);
             const state = states[at] as Omit<SummaryState, "etag">;
-            return this.#mirrors.mirror(summary, partitionKey, state);
+            return this.#mirrors.mirror(summary, source, state);
           }),
         );
       } catch {

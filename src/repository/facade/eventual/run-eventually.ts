@@ -1,7 +1,7 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
-import type { Backend, Limited, Requests, TableNaming } from "../../core/requests.js";
+import type { Backend, BlobSealing, Limited, Requests, TableNaming } from "../../core/requests.js";
 import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
@@ -27,7 +27,7 @@ export interface KnownClass {
 
 /** What running and replaying eventual transactions needs from the context. */
 export interface EventualDeps {
-  runner: Requests & TableNaming & Limited & Backend;
+  runner: Requests & TableNaming & Limited & Backend & BlobSealing;
   /** Seals and opens encrypted columns (steps are recorded sealed). */
   encryption: EncryptingStore;
   /** The repository of a class by its logical table and type, if the context knows (or, given the model, registers) it. */
@@ -136,7 +136,7 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
 
 /** The row of a step that writes large values, pointed at fresh blob names, and what to upload there. */
 function prepareLarge(
-  runner: Requests & Backend,
+  runner: Requests & Backend & BlobSealing,
   step: PlannedStep,
 ): { values: LargeValues; wire: WireEntity; uploads: ReturnType<LargeValues["prepare"]> } | undefined {
   const columns = largeColumnsOf(step.model);

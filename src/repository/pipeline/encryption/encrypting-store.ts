@@ -10,6 +10,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../../../store/table-store.js";
+import { BlobSealer } from "./blob-sealing.js";
 import { DataKeyCache } from "./data-key-cache.js";
 import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
 import { EntityOpener } from "./entity-opener.js";
@@ -36,6 +37,7 @@ export class EncryptingStore extends DelegatingStore {
   readonly #keys = new DataKeyCache(DATA_KEY_CACHE_SIZE);
   readonly #sealer: EntitySealer;
   readonly #opener: EntityOpener;
+  #blobSealer: BlobSealer | undefined;
 
   constructor(inner: TableStore, types: EncryptedRowTypes, resolver: KeyResolver | undefined) {
     super(inner);
@@ -48,6 +50,14 @@ export class EncryptingStore extends DelegatingStore {
   /** The key ids of the encrypted values of a row this store opened (empty for rows with none). */
   keyIdsOf(row: StoredEntity): ReadonlySet<string> {
     return this.#opener.keyIdsOf(row);
+  }
+
+  /** Seals and opens the blobs of encrypted large columns; `undefined` without a resolver. */
+  get blobSealer(): BlobSealer | undefined {
+    const resolver = this.#resolver;
+    if (resolver === undefined) return undefined;
+    this.#blobSealer ??= new BlobSealer(resolver, this.#keys, (table) => this.#types.logicalTable(table));
+    return this.#blobSealer;
   }
 
   /** The key new writes are sealed under; `undefined` without a resolver. */
@@ -117,45 +127,62 @@ export class EncryptingStore extends DelegatingStore {
     return page.continuation ? { items: opened, continuation: page.continuation } : { items: opened };
   }
 
-  override async insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    const sealed = this.#sealer.seal(table, entity);
-    return super.insert(table, sealed instanceof Promise ? await sealed : sealed);
+  // Writes go to `inner` once sealed (this store adds no `send` wrapping); a row with nothing to seal
+  // goes on as it is, with no extra promise, and a refusal is a rejected promise.
+  override insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    return this.#sendSealed(table, entity, (sealed) => this.inner.insert(table, sealed));
   }
 
-  override async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    const sealed = this.#sealer.seal(table, entity);
-    return super.upsert(table, sealed instanceof Promise ? await sealed : sealed, mode);
+  override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    return this.#sendSealed(table, entity, (sealed) => this.inner.upsert(table, sealed, mode));
   }
 
-  override async update(
-    table: string,
-    entity: WireEntity,
-    mode: WriteMode,
-    ifMatch: string,
-  ): Promise<WriteResult> {
-    const sealed = this.#sealer.seal(table, entity);
-    return super.update(table, sealed instanceof Promise ? await sealed : sealed, mode, ifMatch);
+  override update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    return this.#sendSealed(table, entity, (sealed) => this.inner.update(table, sealed, mode, ifMatch));
   }
 
-  override async submitTransaction(
+  override submitTransaction(
     table: string,
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
+    // Most transactions seal nothing: then the actions go on as given, with no copy.
+    let sealed: Array<TransactionAction | Promise<TransactionAction>> | undefined;
     let waiting = false;
-    const sealed = actions.map((action): TransactionAction | Promise<TransactionAction> => {
-      if (action.kind === "delete") return action;
-      const entity = this.#sealer.seal(table, action.entity);
-      if (entity instanceof Promise) {
-        waiting = true;
-        return entity.then((e) => (e === action.entity ? action : { ...action, entity: e }));
+    try {
+      for (let index = 0; index < actions.length; index++) {
+        const action = actions[index] as TransactionAction;
+        if (action.kind === "delete") {
+          if (sealed !== undefined) sealed[index] = action;
+          continue;
+        }
+        const entity = this.#sealer.seal(table, action.entity);
+        if (entity === action.entity) {
+          if (sealed !== undefined) sealed[index] = action;
+          continue;
+        }
+        sealed ??= actions.slice(0, index);
+        if (entity instanceof Promise) {
+          waiting = true;
+          sealed[index] = entity.then((e) => (e === action.entity ? action : { ...action, entity: e }));
+        } else sealed[index] = { ...action, entity };
       }
-      return entity === action.entity ? action : { ...action, entity };
-    });
-    return super.submitTransaction(
-      table,
-      partitionKey,
-      waiting ? await Promise.all(sealed) : (sealed as TransactionAction[]),
-    );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (sealed === undefined) return this.inner.submitTransaction(table, partitionKey, actions);
+    if (!waiting) return this.inner.submitTransaction(table, partitionKey, sealed as TransactionAction[]);
+    return Promise.all(sealed).then((all) => this.inner.submitTransaction(table, partitionKey, all));
+  }
+
+  /** Sends the row sealed (see the sealer): synchronously when nothing waits for a resolver. */
+  #sendSealed<R>(table: string, wire: WireEntity, send: (sealed: WireEntity) => Promise<R>): Promise<R> {
+    let sealed: WireEntity | Promise<WireEntity>;
+    try {
+      sealed = this.#sealer.seal(table, wire);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return sealed instanceof Promise ? sealed.then(send) : send(sealed);
   }
 }
