@@ -57,7 +57,8 @@ export async function measureLoad(count: number): Promise<LoadMeasurement> {
   return { count, heapBytes, rate: count / (elapsed / 1000), cpuRate: count / (cpu / 1000) };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run directly (not when bundled into the bench, where import.meta.url is the bundle's).
+if (process.argv[1]?.endsWith("memory-load.ts")) {
   const count = Number(process.argv[2] ?? 1_000_000);
   if (gc === undefined) console.warn("run with --expose-gc for a meaningful heap number");
   const m = await measureLoad(count);

@@ -379,7 +379,8 @@ export async function serveVsAzurite(
 }
 
 /** The page-time measurements alone: `node --import tsx bench/serve-vs-azurite.ts [rows]`. */
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run directly (not when bundled into the bench, where import.meta.url is the bundle's).
+if (process.argv[1]?.endsWith("serve-vs-azurite.ts")) {
   const rows = Number(process.argv[2] ?? 1_000_000);
   const small = await pageTime(10_000, 30);
   const large = await pageTime(rows, 30, true);
