@@ -151,11 +151,13 @@ describe("explainWrite", () => {
       ["before", "putBlob (invoice)", `tablekit-${prefix.toLowerCase()}orders`],
       ["before", "insert intent", `${prefix}TablekitIntents`],
       ["before", "claim (byNumber)", `${prefix}OrderNumbers`],
+      // The summary row is not cached yet in this context: the first write reads it.
+      ["before", "get (summary perCustomer)", `${prefix}Orders`],
       ["commit", "transaction", `${prefix}Orders`],
       ["after", "get (settle race)", `${prefix}Orders`],
       ["after", "delete intent", `${prefix}TablekitIntents`],
     ]);
-    expect(insert.steps[3]?.operations).toEqual([
+    expect(insert.steps[4]?.operations).toEqual([
       { kind: "insert", rowKey: "order_o0007" },
       { kind: "insert copy (byStatus)", rowKey: "status_open_o0007" },
       { kind: "update summary (perCustomer)", rowKey: "summary" },

@@ -1,5 +1,6 @@
 import type { StoredEntity, WriteMode } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
+import type { ExplainedOperation, WritePlan } from "./write-plan.js";
 
 /**
  * How a repository writes one entity class: plain entities in one request each (`PlainWriter`),
@@ -29,6 +30,11 @@ export interface EntityWriter<T extends object> {
     keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
     options: BulkOptions,
   ): Promise<BulkResult<Partial<T>>>;
+  /**
+   * The plan a write of `value` would run, built by the same stages without sending anything (the
+   * reads it would make first are steps). `value` is an entity, or key fields for a delete.
+   */
+  explain?(operation: ExplainedOperation, value: T): WritePlan<unknown>;
   /** Records what a later write of an instance just read needs to know (its copies, for indexed entities). */
   track(entity: T, stored: StoredEntity): void;
 }

@@ -36,6 +36,19 @@ export interface GroupCompanion {
   after?(): Promise<void>;
   /** The commit failed: undoes what `before` did where that is safe. */
   abandon?(error: unknown): Promise<void>;
+  /**
+   * What the stage sends, for a write's plan (`explainWrite`): its steps before the commit (the first
+   * is `before`; reads that `plan` makes are listed after it), its rows in the transaction, its steps
+   * after it (the first is `after`). Without it, the rows are rendered by RowKey only.
+   */
+  describe?(): StageDescription;
+}
+
+/** A stage's part of a rendered plan (see `GroupCompanion.describe`). */
+export interface StageDescription {
+  before: Array<{ request: string; table: string; partitionKey?: string; rowKey?: string }>;
+  operations: Array<{ kind: string; rowKey: string }>;
+  after: Array<{ request: string; table: string; partitionKey?: string; rowKey?: string }>;
 }
 
 /** Where an entity writer gets companions for its writes; `assertKey` refuses entity keys a companion owns. */

@@ -6,6 +6,7 @@ import { writeBulk } from "./bulk/bulk-writer.js";
 import type { EntityWriter } from "./entity-writer.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests, Scoped } from "./requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "./wire-writes.js";
+import { type ExplainedOperation, singleRequest, type WritePlan } from "./write-plan.js";
 
 /** Writes entities without secondary indexes: one request per write, bulk writes as batches. */
 export class PlainWriter<T extends object> implements EntityWriter<T> {
@@ -67,6 +68,14 @@ export class PlainWriter<T extends object> implements EntityWriter<T> {
   ): Promise<BulkResult<Partial<T>>> {
     const model = this.#model as unknown as EntityModel<Partial<T>>;
     return writeBulk(this.#runner, model, this.#table, keys, { kind: "delete" }, options);
+  }
+
+  /** One request: the entity's write (this is the fast path: the write itself builds no plan). */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const values = value as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    return singleRequest(operation, this.#table, partitionKey, rowKey);
   }
 
   track(_entity: T, _stored: StoredEntity): void {

@@ -1,47 +1,22 @@
-import { SchemaError, ValidationError } from "../../errors.js";
-import type { TableTemplate } from "../../keys/table-template.js";
+import { ValidationError } from "../../errors.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
-import { contextTelemetry } from "../../telemetry/context-telemetry.js";
-import type { StateScope } from "../../util/scoped-state.js";
-import { INTENTS_TABLE } from "../core/intent-log.js";
-import { listPeriodTables, registerPeriodTables } from "../core/period-tables.js";
+import { registerPeriodTables } from "../core/period-tables.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "../core/repair-worker.js";
 import { StoreRunner } from "../core/store-runner.js";
-import type { TableKitEventListener } from "../core/table-kit-event.js";
-import { repairAllIndexes } from "../index/index-repair-kind.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "../index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "../index/index-verifier.js";
-import { containerOf } from "../large/large-reference.js";
-import {
-  type LargeValueRepairOptions,
-  type LargeValueRepairResult,
-  repairLargeValues,
-} from "../large/large-value-repairer.js";
-import { assertBlobStore, blobsOf, largeColumnsOf } from "../large/large-values.js";
-import { limitsOf } from "../pipeline/backend-limits.js";
-import { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
-import { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
-import {
-  assertEncryptionOptions,
-  type EncryptionOptions,
-  type KeyResolver,
-} from "../pipeline/encryption/key-resolver.js";
-import { LimitCheckedStore } from "../pipeline/limit-checked-store.js";
-import { PacedStore } from "../pipeline/pacing/paced-store.js";
-import { Pacer } from "../pipeline/pacing/pacer.js";
-import { readThroughput, type ThroughputOptions } from "../pipeline/pacing/throughput-options.js";
-import { PeriodTableNames, PeriodTableStore } from "../pipeline/period-table-store.js";
-import { RequestSlots } from "../pipeline/request-slots.js";
-import { defaultSleep, type RetryOptions, RetryPolicy, type Sleep } from "../pipeline/retry-policy.js";
-import { SlotLimitedStore } from "../pipeline/slot-limited-store.js";
-import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
-import { repairSummaries } from "../summary/summary-repairer.js";
-import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.js";
+import type { LargeValueRepairOptions, LargeValueRepairResult } from "../large/large-value-repairer.js";
+import type { SummaryDrift } from "../summary/summary-verifier.js";
+import { claimEncryption, claimType } from "./context-claims.js";
+import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
+import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
+import { type ContextStack, composeStack } from "./context-runner.js";
+import { dropPeriodTables, ensureTablesOf, periodTablesOf } from "./context-tables.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
-import { checkMinAge, repairEventual } from "./eventual/repair-eventual.js";
+import { checkMinAge } from "./eventual/repair-eventual.js";
 import {
   type EventualDeps,
   type EventualResult,
@@ -51,142 +26,12 @@ import {
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
 import { Repository } from "./repository.js";
-import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
-import { commitTransaction, type TransactionResult } from "./transaction-commit.js";
+import { runTransaction } from "./run-transaction.js";
+import { Transaction } from "./transaction.js";
+import type { TransactionResult } from "./transaction-commit.js";
 
+export type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 export type { TransactionResult } from "./transaction-commit.js";
-
-/** One scope token per (store, prefix): contexts on the same tables share what they know of an instance. */
-const scopes = new WeakMap<TableStore, Map<string, StateScope>>();
-
-function scopeOf(store: TableStore, prefix: string): StateScope {
-  const byPrefix = scopes.get(store) ?? new Map<string, StateScope>();
-  scopes.set(store, byPrefix);
-  const scope = byPrefix.get(prefix) ?? Object.freeze({ prefix });
-  byPrefix.set(prefix, scope);
-  return scope;
-}
-
-/** The store stack of a context and the pieces of it that are handed out to what uses them. */
-interface ComposedStores {
-  /** Sends requests through the stack; plays the roles of requests.ts. */
-  runner: StoreRunner;
-  encryption: EncryptingStore;
-  encryptedTypes: EncryptedRowTypes;
-  periodTables: PeriodTableNames;
-}
-
-/**
- * Builds the request path of a context: the store wrapped in limit checks, request slots, pacing,
- * encryption and period-table creation (pipeline/), and the runner that sends through it.
- */
-function composeStores(
-  store: TableStore,
-  retry: RetryPolicy,
-  listener: TableKitEventListener | undefined,
-  tablePrefix: string,
-  maxConcurrentRequests: number | undefined,
-  pacer: Pacer | undefined,
-  keys: KeyResolver | undefined,
-  instrument: ((store: TableStore) => TableStore) | undefined,
-): ComposedStores {
-  const limits = limitsOf(store);
-  // Innermost: a request's span (telemetry) times the service call, not its wait for a slot or pace.
-  const sent = instrument === undefined ? store : instrument(store);
-  // Every row is checked as sent (copies, summaries and intents too), on every backend.
-  const checked = new LimitCheckedStore(sent, limits);
-  // Every request reaches the store through the runner's target, so a cap there covers them all.
-  const slotted =
-    maxConcurrentRequests === undefined
-      ? checked
-      : new SlotLimitedStore(checked, new RequestSlots(maxConcurrentRequests));
-  // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
-  const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
-  // Limits see the sealed rows, and sealing (a key service call) holds no request slot.
-  const encryptedTypes = new EncryptedRowTypes(tablePrefix);
-  const encryption = new EncryptingStore(paced, encryptedTypes, keys);
-  // Outermost: a period table's creation and the write sent again (already sealed) are each paced and slotted.
-  const periodTables = new PeriodTableNames(tablePrefix);
-  const target = new PeriodTableStore(encryption, periodTables);
-  const runner = new StoreRunner(
-    target,
-    retry,
-    listener,
-    tablePrefix,
-    scopeOf(store, tablePrefix),
-    limits,
-    periodTables,
-    store,
-    encryption.blobSealer,
-  );
-  return { runner, encryption, encryptedTypes, periodTables };
-}
-
-/** Options of a `TableContext`. */
-export interface TableContextOptions {
-  /** Where entities live: `new MemoryStore()` or `AzureStore.fromConnectionString(…)`. */
-  store: TableStore;
-  /**
-   * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
-   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
-   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
-   */
-  retry?: RetryOptions | false | undefined;
-  /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
-  onEvent?: TableKitEventListener | undefined;
-  /**
-   * Prepended to every table name (letters and digits, starting with a letter), e.g. per environment
-   * or per test run; the result must still be a valid table name.
-   */
-  tablePrefix?: string | undefined;
-  /**
-   * At most this many store requests in flight for the whole context (a positive integer; default
-   * unlimited): queries, writes, bulk writes and index work alike wait for a slot in arrival order,
-   * and a retry's backoff holds no slot.
-   */
-  maxConcurrentRequests?: number | undefined;
-  /**
-   * Client-side pacing in entities per second, off by default: `{ perPartition: 2000, perAccount: 20000 }`
-   * are the service's targets. A batch counts its operations, a query page its rows; the pace starts
-   * at half the limit, doubles each quiet second up to it, and halves on a 503/429 answer (see README).
-   */
-  throughput?: ThroughputOptions | undefined;
-  /**
-   * Client-side encryption of `@Column({ encrypt: true })` columns: `{ keys }` is a key resolver
-   * (`localKeys({ k1: key }, "k1")`, or one backed by Azure Key Vault). Required by entities with
-   * encrypted columns.
-   */
-  encryption?: EncryptionOptions | undefined;
-  /**
-   * OpenTelemetry spans and metrics when `@opentelemetry/api` is installed (default on; `false` turns
-   * them off): a span per call, a CLIENT span per request (see docs/opentelemetry.md).
-   */
-  tracing?: boolean | undefined;
-  /** @internal The clock retries and pacing sleep on (tests inject one). */
-  sleep?: Sleep | undefined;
-  /** @internal The random source of backoff jitter (tests inject a seeded one). */
-  random?: (() => number) | undefined;
-  /**
-   * @internal The clock intents are dated and leased by, in milliseconds, and the pacer's when given
-   * (tests inject a virtual one with `sleep`; the pacer defaults to the monotonic `performance.now`).
-   */
-  now?: (() => number) | undefined;
-}
-
-/** Options of `db.repair`. */
-export interface RepairAllOptions {
-  /**
-   * Leave intents younger than this alone (default 0: replay all). A running writer's intent is
-   * indistinguishable from a crashed one's: next to live writers, give their longest write time.
-   */
-  minIntentAgeMs?: number | undefined;
-  /**
-   * Entity classes to register first. Repair finds index intents and indexed steps of eventual
-   * transactions only for classes this context has seen (a repository, `ensureTables`,
-   * `eventually` or this list): their copies derive from the class.
-   */
-  entities?: readonly EntityClass[] | undefined;
-}
 
 /**
  * The entry point: binds entity classes to a store.
@@ -198,23 +43,14 @@ export interface RepairAllOptions {
 export class TableContext {
   readonly store: TableStore;
   readonly #runner: StoreRunner;
-  /** Seals and opens encrypted columns on every request (see encrypting-store.ts). */
-  readonly #encryption: EncryptingStore;
-  /** Which rows hold encrypted columns; the context records the models it uses here. */
-  readonly #encryptedTypes: EncryptedRowTypes;
-  /** The period tables (`Logs{at:month}`) of the entities used: their first write creates them. */
-  readonly #periodTableNames: PeriodTableNames;
+  /** The store stack's pieces handed out: encryption, encrypted row types, period tables (context-runner.ts). */
+  readonly #stack: ContextStack;
   readonly #repositories = new Map<Function, Repository<object>>();
   /** The class holding each (table, type) pair used in this context: rows are told apart by type. */
   readonly #types = new Map<string, EntityModel>();
   /** Entity classes whose schema warnings this context has reported. */
   readonly #warned = new Set<Function>();
   readonly #now: () => number;
-  /**
-   * The blobs of eventual intents this pass left for later (their values are uploaded before their
-   * steps run): the large-value kind keeps them. `undefined` when the eventual kind did not list every intent.
-   */
-  #heldBlobs: Set<string> | undefined;
   /** The kinds of unfinished work `repair` finishes, in order. */
   readonly #repairKinds: RepairKind[] = [];
   readonly #repairLock = new RepairLock();
@@ -227,92 +63,34 @@ export class TableContext {
     if (!options?.store)
       throw new ValidationError("store", "TableContext needs a store: new MemoryStore() or AzureStore");
     this.store = options.store;
-    const retry = new RetryPolicy(
-      options.retry === false ? { retries: 0 } : options.retry,
-      options.sleep,
-      options.random,
-      options.now,
-    );
-    const prefix = options.tablePrefix ?? "";
-    if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
-      throw new ValidationError(
-        "table-prefix",
-        `tablePrefix '${prefix}' must be letters and digits, starting with a letter`,
-      );
-    }
-    const limits = options.throughput === undefined ? undefined : readThroughput(options.throughput);
-    const pacer =
-      limits === undefined || (limits.perPartition === undefined && limits.perAccount === undefined)
-        ? undefined
-        : new Pacer(
-            limits,
-            { now: options.now ?? (() => performance.now()), sleep: options.sleep ?? defaultSleep },
-            (report) => this.#runner.emit({ type: "throughput", ...report }),
-          );
-    if (options.encryption !== undefined) assertEncryptionOptions(options.encryption);
-    this.#encrypts = options.encryption !== undefined;
-    const telemetry = contextTelemetry(options.tracing);
-    retry.observer = telemetry?.retries;
-    const stores = composeStores(
-      options.store,
-      retry,
+    const stack = composeStack(options, (report) => this.#runner.emit({ type: "throughput", ...report }));
+    this.#runner = new StoreRunner(
+      stack.target,
+      stack.retry,
       options.onEvent,
-      prefix,
-      options.maxConcurrentRequests,
-      pacer,
-      options.encryption?.keys,
-      telemetry?.instrument,
+      stack.prefix,
+      stack.scope,
+      stack.limits,
+      stack.periodTables,
+      options.store,
+      stack.encryption.blobSealer,
     );
-    this.#runner = stores.runner;
-    this.#encryption = stores.encryption;
-    this.#encryptedTypes = stores.encryptedTypes;
-    this.#periodTableNames = stores.periodTables;
+    this.#stack = stack;
+    this.#encrypts = options.encryption !== undefined;
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
     this.#repairKinds.push(
-      {
-        name: "indexes",
-        run: async ({ minIntentAgeMs }) => ({
-          ...(await repairAllIndexes(
-            this.#runner,
-            this.#periodTableNames,
-            this.#types.values(),
-            minIntentAgeMs,
-          )),
-        }),
-      },
-      {
-        name: "eventually",
-        run: async ({ minIntentAgeMs, errors }) => {
-          this.#heldBlobs = undefined;
-          const held = new Set<string>();
-          const counts = await repairEventual(this.#eventualDeps(), minIntentAgeMs, errors, held);
-          this.#heldBlobs = held;
-          return { ...counts };
-        },
-      },
-      {
-        name: "summaries",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await repairSummaryIntents(
-            this.#runner,
-            (table, type) => this.#types.get(`${table.toLowerCase()}\u0000${type}`),
-            minIntentAgeMs,
-            errors,
-          )),
-        }),
-      },
-      {
-        name: "largeValues",
-        run: async ({ minIntentAgeMs, errors }) => ({
-          ...(await this.#repairAllLargeValues(minIntentAgeMs, errors)),
-        }),
-      },
+      ...repairKindsOf({
+        runner: this.#runner,
+        periodTables: this.#stack.periodTables,
+        types: this.#types,
+        eventual: () => this.#eventualDeps(),
+      }),
     );
     // Each call a span: the context's methods run on this object, the proxy only opens their spans.
     // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
-    if (telemetry !== undefined) return telemetry.trace(this);
+    if (stack.telemetry !== undefined) return stack.telemetry.trace(this);
   }
 
   /** The repository of an entity class (one per class per context). */
@@ -326,7 +104,7 @@ export class TableContext {
         model,
         this.#runner,
         this.store,
-        this.#periodTableNames,
+        this.#stack.periodTables,
       ) as unknown as Repository<object>;
       this.#repositories.set(entityClass, repository);
     }
@@ -388,7 +166,7 @@ export class TableContext {
   #eventualDeps(): EventualDeps {
     return {
       runner: this.#runner,
-      encryption: this.#encryption,
+      encryption: this.#stack.encryption,
       repositoryOf: (table, type, model) => this.#known(table, type, model),
       now: this.#now,
     };
@@ -465,33 +243,14 @@ export class TableContext {
     return runEventually(this.#eventualDeps(), tx);
   }
 
-  /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
+  /** Several classes may share a table only with distinct `type` values; encrypted columns need keys. */
   #claimType(model: EntityModel): void {
     this.#claimEncryption(model);
-    const key = `${model.table.toLowerCase()}\u0000${model.type}`;
-    const owner = this.#types.get(key);
-    if (owner === undefined) {
-      this.#types.set(key, model);
-      return;
-    }
-    if (owner.ctor === model.ctor) return;
-    throw new SchemaError(
-      `${model.name} and ${owner.name} both store type '${model.type}' in table '${model.table}'; ` +
-        "classes sharing a table need distinct @Entity({ type }) values so each row can be resolved to its class",
-    );
+    claimType(this.#types, model);
   }
 
-  /** Entities with encrypted columns need the context's keys: refused before any request otherwise. */
   #claimEncryption(model: EntityModel): void {
-    const encrypted = model.columns.filter((column) => column.encrypted);
-    if (encrypted.length > 0 && !this.#encrypts) {
-      throw new ValidationError(
-        "encryption-keys",
-        `${model.name} has encrypted columns (${encrypted.map((c) => c.field).join(", ")}): give the TableContext { encryption: { keys } }, e.g. localKeys({ k1: key }, "k1")`,
-        { field: "encryption" },
-      );
-    }
-    this.#encryptedTypes.claim(model);
+    claimEncryption(this.#encrypts, this.#stack.encryptedTypes, model);
   }
 
   /**
@@ -524,7 +283,7 @@ export class TableContext {
     if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
     else for (const name of await this.tablesOf(entityClass)) tables.add(name);
     for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
-    return reencrypt(model, this.#runner, this.#encryption, [...tables]);
+    return reencrypt(model, this.#runner, this.#stack.encryption, [...tables]);
   }
 
   /**
@@ -532,25 +291,12 @@ export class TableContext {
    * period (of an entity or of an index) gets none here: each period's table is created by its first write.
    */
   async ensureTables(...entityClasses: EntityClass[]): Promise<void> {
-    const tables = new Set<string>();
-    for (const entityClass of entityClasses) {
-      const model = getEntityModel(entityClass);
+    const models = entityClasses.map((entityClass) => getEntityModel(entityClass));
+    for (const model of models) {
       this.#warn(model);
       this.#claimType(model);
-      if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
-      for (const index of model.indexes.values()) {
-        if (index.tableTemplate === undefined) tables.add(this.#runner.tableName(index.table));
-        // Copies outside the entity's partition are kept consistent through the intent log.
-        if (!index.intraPartition) tables.add(this.#runner.tableName(INTENTS_TABLE));
-      }
-      for (const summary of model.summaries.values()) {
-        if (summary.remote === undefined) continue;
-        // A summary in another partition: its table, and the intents that make it repairable.
-        tables.add(this.#runner.tableName(summary.remote.table));
-        tables.add(this.#runner.tableName(INTENTS_TABLE));
-      }
     }
-    for (const table of tables) await this.#runner.run("createTable", table, (s) => s.createTable(table));
+    await ensureTablesOf(this.#runner, models);
   }
 
   /**
@@ -560,7 +306,7 @@ export class TableContext {
    * const months = await db.tablesOf(LogEntry); // ["Logs202610", "Logs202611"]
    */
   async tablesOf(entityClass: EntityClass): Promise<string[]> {
-    return (await this.#periodTables(entityClass, "tablesOf")).map((table) => table.name);
+    return (await periodTablesOf(this.#runner, entityClass, "tablesOf")).map((table) => table.name);
   }
 
   /**
@@ -571,70 +317,7 @@ export class TableContext {
    * await db.dropTables(LogEntry, { before: new Date("2026-01-01T00:00:00Z") }); // drops 2025's months
    */
   async dropTables(entityClass: EntityClass, options: { before: Date }): Promise<string[]> {
-    const before = options?.before;
-    if (!(before instanceof Date) || Number.isNaN(before.getTime())) {
-      throw new ValidationError("drop-before", "dropTables needs { before: Date } with a valid Date", {
-        field: "before",
-      });
-    }
-    const dropped: string[] = [];
-    const large = largeColumnsOf(getEntityModel(entityClass) as EntityModel) !== undefined;
-    const periodTables = await this.#periodTables(entityClass, "dropTables");
-    // The cut-off is stored first, so no late write (of any process) re-creates a table dropped below.
-    await this.#recordCutoffs(entityClass, before);
-    for (const { name, end } of periodTables) {
-      if (end.getTime() > before.getTime()) break;
-      await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
-      // The rows first, then their blobs: no row ever points at a removed blob.
-      if (large) {
-        const container = containerOf(name);
-        await this.#runner.run("deleteContainer", name, (s) => blobsOf(s).deleteContainer(container));
-      }
-      dropped.push(name);
-    }
-    // Index copies kept in a table per period of their own go with their periods (copies in a fixed
-    // table outlive their entities as orphans, which repairIndexes({ scan: true }) removes).
-    const model = getEntityModel(entityClass);
-    const templates = new Map<string, TableTemplate>();
-    for (const index of model.indexes.values()) {
-      const template = index.tableTemplate;
-      if (template && template.source !== model.tableTemplate?.source)
-        templates.set(template.source, template);
-    }
-    for (const template of templates.values()) {
-      for (const { name, end } of await listPeriodTables(this.#runner, template)) {
-        if (end.getTime() > before.getTime()) break;
-        await this.#runner.run("deleteTable", name, (s) => s.deleteTable(name));
-        dropped.push(name);
-      }
-    }
-    return dropped;
-  }
-
-  /** Records `before` as the dropped-period cut-off of the entity's table template and its indexes' own. */
-  async #recordCutoffs(entityClass: EntityClass, before: Date): Promise<void> {
-    const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#periodTableNames, model);
-    const templates = new Set<TableTemplate>();
-    if (model.tableTemplate) templates.add(model.tableTemplate);
-    for (const index of model.indexes.values()) if (index.tableTemplate) templates.add(index.tableTemplate);
-    const cutoffs = this.#periodTableNames.cutoffs;
-    for (const template of templates) {
-      await this.#runner.run("recordCutoff", cutoffs.table, (s) => cutoffs.record(s, template, before));
-    }
-  }
-
-  /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */
-  async #periodTables(entityClass: EntityClass, method: string): Promise<{ name: string; end: Date }[]> {
-    const model = getEntityModel(entityClass);
-    const template = model.tableTemplate;
-    if (template === undefined) {
-      throw new ValidationError(
-        "period-table",
-        `${method}: ${model.name} has a fixed table '${model.table}', not a table per period ('Logs{at:month}')`,
-      );
-    }
-    return listPeriodTables(this.#runner, template);
+    return dropPeriodTables(this.#runner, this.#stack.periodTables, entityClass, options);
   }
 
   /**
@@ -645,7 +328,7 @@ export class TableContext {
    */
   verifyIndexes<T extends object>(entityClass: EntityClass<T>): Promise<IndexDrift> {
     const model = getEntityModel(entityClass);
-    registerPeriodTables(this.#periodTableNames, model);
+    registerPeriodTables(this.#stack.periodTables, model);
     return verifyIndexes(model, this.#runner);
   }
 
@@ -660,8 +343,8 @@ export class TableContext {
   ): Promise<RepairResult> {
     const model = getEntityModel(entityClass);
     // Repair writes copies: a period's copy table missing meanwhile is created like on any write.
-    registerPeriodTables(this.#periodTableNames, model);
-    return repairIndexes(model, this.#runner, this.#periodTableNames, options);
+    registerPeriodTables(this.#stack.periodTables, model);
+    return repairIndexes(model, this.#runner, this.#stack.periodTables, options);
   }
 
   /**
@@ -670,13 +353,8 @@ export class TableContext {
    * @example
    * const drift = await db.verifySummaries(Employee); // [] when exact
    */
-  async verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    const model = getEntityModel(entityClass);
-    if (model.tableTemplate === undefined) return verifySummaries(model, this.#runner);
-    const drift: SummaryDrift[] = [];
-    for (const { name } of await this.#periodTables(entityClass, "verifySummaries"))
-      drift.push(...(await verifySummaries(model, this.#runner, name)));
-    return drift;
+  verifySummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return summariesOf(this.#runner, entityClass, false);
   }
 
   /**
@@ -687,13 +365,8 @@ export class TableContext {
    * @example
    * const corrected = await db.repairSummaries(Employee);
    */
-  async repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
-    const model = getEntityModel(entityClass);
-    if (model.tableTemplate === undefined) return repairSummaries(model, this.#runner);
-    const corrected: SummaryDrift[] = [];
-    for (const { name } of await this.#periodTables(entityClass, "repairSummaries"))
-      corrected.push(...(await repairSummaries(model, this.#runner, name)));
-    return corrected;
+  repairSummaries<T extends object>(entityClass: EntityClass<T>): Promise<SummaryDrift[]> {
+    return summariesOf(this.#runner, entityClass, true);
   }
 
   /**
@@ -701,35 +374,11 @@ export class TableContext {
    * between a write's requests leaves), in its table or every period's table; blobs younger than
    * `minIntentAgeMs` are left alone. The large-value part of `db.repair()`.
    */
-  async repairLargeValues<T extends object>(
+  repairLargeValues<T extends object>(
     entityClass: EntityClass<T>,
     options: LargeValueRepairOptions = {},
   ): Promise<LargeValueRepairResult> {
-    const model = getEntityModel(entityClass) as EntityModel;
-    const tables =
-      model.tableTemplate === undefined
-        ? [this.#runner.tableName(model.table)]
-        : (await this.#periodTables(entityClass, "repairLargeValues")).map((t) => t.name);
-    return repairLargeValues(model, this.#runner, tables, options);
-  }
-
-  /** The large-value kind of `repair`: every class this context has seen with large columns; a failing class does not stop the others. */
-  async #repairAllLargeValues(minIntentAgeMs: number, errors: unknown[]): Promise<LargeValueRepairResult> {
-    const total: LargeValueRepairResult = { blobsChecked: 0, blobsDeleted: 0 };
-    // Which blobs pending eventual intents point at is unknown: removing none is the safe side.
-    const held = this.#heldBlobs;
-    if (held === undefined) return total;
-    for (const model of this.#types.values()) {
-      if (largeColumnsOf(model) === undefined) continue;
-      try {
-        const result = await this.repairLargeValues(model.ctor, { minIntentAgeMs, held });
-        total.blobsChecked += result.blobsChecked;
-        total.blobsDeleted += result.blobsDeleted;
-      } catch (error) {
-        errors.push(error);
-      }
-    }
-    return total;
+    return repairLargeValuesOf(this.#runner, entityClass, options);
   }
 
   /**
@@ -742,16 +391,7 @@ export class TableContext {
   async transaction(build: (tx: Transaction) => unknown): Promise<TransactionResult> {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
-    for (const operation of tx.operations) {
-      this.#claimEncryption(operation.model);
-      // A large column's blob container is named after the entity's table: the context must know it.
-      assertBlobStore(operation.model, this.store);
-    }
-    // The caller's operations first (no request), then again with what each entity keeps added.
-    assertValidTransaction(tx.operations, this.#runner.limits, (t) => this.#runner.tableName(t));
-    const first = tx.operations[0] as PlannedOperation;
-    // A period's table that does not exist yet is created by the transaction's first write of it.
-    registerPeriodTables(this.#periodTableNames, first.model);
-    return commitTransaction(this.#runner, tx.operations);
+    for (const operation of tx.operations) this.#claimEncryption(operation.model);
+    return runTransaction(this.#runner, this.store, this.#stack.periodTables, tx.operations);
   }
 }

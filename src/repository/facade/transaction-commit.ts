@@ -3,22 +3,13 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
+import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
 import { isLocal } from "../core/copy-ref.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type {
-  Backend,
-  Backoff,
-  BlobSealing,
-  Clock,
-  RequestContext,
-  Requests,
-  Scoped,
-  TableNaming,
-} from "../core/requests.js";
-import { submitTransaction } from "../core/submit-transaction.js";
+import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
   abandonRemoteWork,
@@ -28,11 +19,11 @@ import {
   type RemoteWork,
 } from "../index/intent-protocol.js";
 import { type ListChange, listCompanion } from "../index/list-membership.js";
-import { LargeValues, largeColumnsOf } from "../large/large-values.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
 import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
+import { type LargeWork, prepareLarge, readReplaced } from "./transaction-large.js";
 
 /** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
 const MAX_COMPANION_ROUNDS = 200;
@@ -40,14 +31,6 @@ const MAX_COMPANION_ROUNDS = 200;
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
 export interface TransactionResult {
   etags: string[];
-}
-
-/** The blob half of one operation with large columns: its uploads before, the blobs it replaces after. */
-interface LargeWork {
-  large: LargeValues;
-  uploads: ReturnType<LargeValues["prepare"]>;
-  before: ReadonlyMap<string, string> | undefined;
-  operation: PlannedOperation;
 }
 
 /**
@@ -105,8 +88,9 @@ async function commitOnce(
   const partitionKey = first.partitionKey;
 
   const committers = summaryCommitters(runner, table, operations);
-  // Before: large values (the rows are pointed at them before the copies are derived).
-  const large = await prepareLarge(runner, table, operations);
+  // Before: large values (the rows are pointed at them before the copies are derived; nothing is
+  // sent for them until every rule has been checked).
+  const large = prepareLarge(runner, table, operations);
   const expanded = await expandIndexCopies(operations, runner, table);
   const isLocalChange = (change: ListChange, index: number) =>
     isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
@@ -137,6 +121,7 @@ async function commitOnce(
     return target;
   };
   const remote: Array<RemoteWork | undefined> = [];
+  await readReplaced(large);
   try {
     await Promise.all(large.map((work) => work.large.upload(work.uploads)));
     for (const stage of summaries) await stage.before();
@@ -228,36 +213,6 @@ function wideEtagOf(
   return etags.length === 0 ? "" : wideEtag(etags);
 }
 
-/** Points the rows of entities with large columns at fresh blobs, and reads the blobs they replace. */
-async function prepareLarge(
-  runner: Requests & Backend & BlobSealing,
-  table: string,
-  operations: readonly PlannedOperation[],
-): Promise<LargeWork[]> {
-  // Per class, once (most transactions hold one or two classes and no large column).
-  const byModel = new Map<EntityModel<object>, LargeValues | undefined>();
-  const work: LargeWork[] = [];
-  for (const operation of operations) {
-    let large = byModel.get(operation.model);
-    if (large === undefined && !byModel.has(operation.model)) {
-      const columns = largeColumnsOf(operation.model);
-      large = columns && new LargeValues(operation.model, columns, table, runner);
-      byModel.set(operation.model, large);
-    }
-    if (large === undefined) continue;
-    const { action } = operation;
-    const uploads = action.kind === "delete" ? [] : large.prepare(operation.entity as object, action.entity);
-    work.push({ large, uploads, before: undefined, operation });
-  }
-  await Promise.all(
-    work.map(async (item) => {
-      if (item.operation.action.kind === "insert") return;
-      item.before = await item.large.current(item.operation.partitionKey, item.operation.rowKey);
-    }),
-  );
-  return work;
-}
-
 /**
  * The summary committer of each entity class with summaries; refuses, before any request, an entity
  * whose RowKey is a summary row's.
@@ -325,50 +280,33 @@ function withCompanionRows(
 }
 
 /**
- * Sends the transaction with its summary rows, planned afresh each round: another writer's change
- * of a summary row fails the whole transaction (nothing written), and it is planned again.
+ * Sends the transaction with its summary rows, planned afresh each round (core/commit-rounds.ts):
+ * another writer's change of a summary row fails the whole transaction (nothing written), and it is
+ * planned again; any other refusal is the caller's answer.
  */
-async function submitRounds(
+function submitRounds(
   runner: Requests & Backoff,
   table: string,
   partitionKey: string,
   actions: readonly TransactionAction[],
   companions: readonly GroupCompanion[],
 ): Promise<WriteResult[] | undefined> {
-  for (let round = 1; ; round++) {
-    const planned = await Promise.all(companions.map((c) => c.plan(round)));
-    const all = [...actions, ...planned.flat()];
-    try {
-      const { results } = await submitTransaction(runner, table, partitionKey, all);
-      let at = actions.length;
-      companions.forEach((companion, i) => {
-        const count = (planned[i] as TransactionAction[]).length;
-        companion.committed(results.slice(at, at + count));
-        at += count;
-      });
-      return results;
-    } catch (error) {
-      const definite = error instanceof TransactionError && !isOutcomeUnknown(error);
-      if (definite && error.index >= actions.length && companions.length > 0) {
-        // A summary row changed since it was read: plan again.
-        if (error.statusCode !== 412 && error.statusCode !== 409) throw error;
-        if (round >= MAX_COMPANION_ROUNDS) {
-          throw new ConcurrencyError({ table, partitionKey, rowKey: error.rowKey ?? "" }, { cause: error });
-        }
-        await runner.retry.contend(round);
-        continue;
-      }
-      if (definite || companions.length === 0) throw error;
-      // The answer may be lost after the transaction committed: the summary rows' logs can tell.
-      const verdict = await (companions[0] as GroupCompanion).settle(error);
-      if (verdict === "retry") continue;
-      if (verdict === "applied") {
-        for (const companion of companions) companion.committed(undefined);
-        return undefined;
-      }
-      throw error;
-    }
-  }
+  return commitRounds(runner, table, partitionKey, actions, companions, {
+    maxRounds: MAX_COMPANION_ROUNDS,
+    refused: (error, _pending, stageStart) => {
+      const onStageRow =
+        isDefiniteRefusal(error) && companions.length > 0 && (error as TransactionError).index >= stageStart;
+      if (!onStageRow) return { error };
+      const { statusCode } = error as TransactionError;
+      // A summary row changed since it was read: plan again.
+      return statusCode === 412 || statusCode === 409 ? { replan: error } : { error };
+    },
+    exhausted: (cause) =>
+      new ConcurrencyError(
+        { table, partitionKey, rowKey: (cause as TransactionError).rowKey ?? "" },
+        { cause },
+      ),
+  });
 }
 
 /** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */

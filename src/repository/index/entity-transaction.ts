@@ -1,12 +1,10 @@
-import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
+import { commitRounds } from "../core/commit-rounds.js";
 import type { CopyRef } from "../core/copy-ref.js";
 import type { EntityLayout } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
-import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Requests } from "../core/requests.js";
-import { submitTransaction } from "../core/submit-transaction.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
 
@@ -25,7 +23,7 @@ export interface OwnActions {
  * Submits an entity's transaction together with its changes to same-partition index entities and
  * its companion rows (summaries); resolves the entity's new ETag. The list changes and companion rows
  * are conditional on their ETags: when another writer changed one meanwhile, the whole transaction
- * fails (nothing written), they are read again and it is resent.
+ * fails (nothing written), they are read again and it is resent (core/commit-rounds.ts).
  */
 export async function submitEntityTransaction(
   model: EntityModel<object>,
@@ -38,76 +36,32 @@ export async function submitEntityTransaction(
   own: OwnActions,
   companion?: GroupCompanion,
 ): Promise<string> {
-  if (changes.length === 0 && companion === undefined)
-    return submitRounds(runner, table, partitionKey, actions, refs, actions.length, own, undefined);
-  const maxRounds = companion ? MAX_COMPANION_ROUNDS : MAX_LIST_ROUNDS;
-  for (let round = 1; ; round++) {
-    const [listActions, companionActions] = await Promise.all([
-      Promise.all(changes.map((c) => planList(model, runner, c))).then((all) => all.flat()),
-      companion ? companion.plan(round) : [],
-    ]);
-    const outcome = await submitRounds(
-      runner,
-      table,
-      partitionKey,
-      [...actions, ...listActions, ...companionActions],
-      refs,
-      actions.length,
-      own,
-      companion && { companion, count: companionActions.length },
-    ).then(
-      (etag) => ({ etag }),
-      (error: unknown) => ({ error }),
-    );
-    if ("etag" in outcome) return outcome.etag;
-    if (!(outcome.error instanceof ListConflictSignal)) throw outcome.error;
-    if (round >= maxRounds) throw outcome.error.cause;
-    await runner.retry.contend(round);
-  }
+  const stages: GroupCompanion[] = [];
+  if (changes.length > 0) stages.push(listStage(model, runner, changes));
+  if (companion) stages.push(companion);
+  const results = await commitRounds(runner, table, partitionKey, actions, stages, {
+    maxRounds: companion ? MAX_COMPANION_ROUNDS : MAX_LIST_ROUNDS,
+    refused: (error, pending, stageStart) => {
+      const failure = translateSubmitError(error, pending, refs, stageStart, table, partitionKey, own);
+      return "listConflict" in failure ? { replan: failure.listConflict } : failure;
+    },
+  });
+  // Dropped actions (stale copies already gone) come after the entity's own: these are as sent.
+  const sent = actions.slice(0, own.count);
+  return results === undefined ? own.layout.appliedEtag(sent) : own.layout.etagOf(sent, results);
 }
 
-/** Sends the transaction, dropping copy deletes that are already done, until it commits or fails for good. */
-async function submitRounds(
+/** The same-partition list entities an entity write changes, as a stage: read and planned afresh each round. */
+function listStage(
+  model: EntityModel<object>,
   runner: Requests & Backoff,
-  table: string,
-  partitionKey: string,
-  actions: readonly TransactionAction[],
-  refs: readonly CopyRef[],
-  listStart: number,
-  own: OwnActions,
-  companion: { companion: GroupCompanion; count: number } | undefined,
-): Promise<string> {
-  let pending = actions;
-  let lists = listStart;
-  for (;;) {
-    try {
-      const { results } = await submitTransaction(runner, table, partitionKey, pending);
-      companion?.companion.committed(results.slice(results.length - companion.count));
-      return own.layout.etagOf(pending.slice(0, own.count), results);
-    } catch (error) {
-      if (companion && !isDefiniteRefusal(error)) {
-        // The answer may be lost after the transaction committed: the companion's rows can tell.
-        const verdict = await companion.companion.settle(error);
-        if (verdict === "retry") throw new ListConflictSignal(error);
-        if (verdict === "applied") {
-          companion.companion.committed(undefined);
-          return own.layout.appliedEtag(pending.slice(0, own.count));
-        }
-      }
-      const failure = translateSubmitError(error, pending, refs, lists, table, partitionKey, own);
-      if ("error" in failure) throw failure.error;
-      if ("listConflict" in failure) throw new ListConflictSignal(failure.listConflict);
-      pending = pending.filter((_, i) => i !== failure.drop);
-      lists--;
-    }
-  }
-}
-
-function isDefiniteRefusal(error: unknown): boolean {
-  return error instanceof TransactionError && !isOutcomeUnknown(error);
-}
-
-/** Carries a list conflict from one round to the loop that re-plans the lists; never leaves this module. */
-class ListConflictSignal {
-  constructor(readonly cause: unknown) {}
+  changes: readonly ListChange[],
+): GroupCompanion {
+  return {
+    rowKeys: changes.map((change) => change.ref.rowKey),
+    plan: () => Promise.all(changes.map((c) => planList(model, runner, c))).then((all) => all.flat()),
+    committed: () => {},
+    // A membership is a set: a lost answer is settled by the entity rows (the writer's rules).
+    settle: async () => undefined,
+  };
 }

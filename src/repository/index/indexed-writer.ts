@@ -19,6 +19,7 @@ import type {
   Scoped,
   TableNaming,
 } from "../core/requests.js";
+import { actionOf, type ExplainedOperation, type StepTarget, type WritePlan } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
@@ -27,6 +28,8 @@ import {
   type Existing,
   type IndexedTarget,
   type Prior,
+  planEntityDelete,
+  planEntityWrite,
 } from "./intent-protocol.js";
 
 /** How many times a write re-reads and retries after losing a race on its own bookkeeping. */
@@ -193,6 +196,42 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       (key) => this.#partitionOf(key),
       options,
     );
+  }
+
+  /**
+   * The plan of a write's first round, as `commitEntity` builds it: what is tracked of the instance
+   * decides whether a read comes first (when it does, the steps that depend on the copies it holds
+   * are described by index). An upsert of an untracked instance is tried as an insert first (a lost
+   * race on an existing row reads it and plans again); a merge reads the row to merge onto.
+   */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const tracked = this.#trackedPrior(value);
+    if (operation === "delete") {
+      const partitionKey = this.#model.partitionKey.encode(value as Record<string, unknown>, "PartitionKey");
+      const rowKey = this.#model.rowKey.encode(value as Record<string, unknown>, "RowKey");
+      this.#companions?.assertKey(rowKey);
+      const plan = planEntityDelete(this.#target, partitionKey, rowKey, tracked);
+      return tracked ? plan : this.#readFirst(plan, partitionKey, rowKey);
+    }
+    const wire = this.#toWire(value);
+    if (operation === "insert" || (operation === "upsert" && tracked === undefined))
+      return planEntityWrite(this.#target, wire, { exists: false }, undefined);
+    if (operation === "patch" || tracked === undefined) {
+      const plan = planEntityWrite(this.#target, wire, undefined, "*", actionOf(operation));
+      return this.#readFirst(plan, wire.partitionKey, wire.rowKey);
+    }
+    return planEntityWrite(this.#target, wire, tracked, tracked.etag);
+  }
+
+  /**
+   * A plan whose first step reads the stored row (its ETag and copies). That read also gives the
+   * stages the row the write replaces: a stage's own read of it is not sent.
+   */
+  #readFirst<R>(plan: WritePlan<R>, partitionKey: string, rowKey: string): WritePlan<R> {
+    const read = { request: "get (current copies)", table: this.#table, partitionKey, rowKey };
+    const same = (step: StepTarget) =>
+      step.request.startsWith("get") && step.partitionKey === partitionKey && step.rowKey === rowKey;
+    return { ...plan, before: [read, ...plan.before.filter((step) => !same(step))] };
   }
 
   /**

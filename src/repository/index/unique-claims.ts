@@ -95,3 +95,27 @@ export async function syncRemoteCopies(
     before.filter((r) => !keep.has(refKey(r))),
   );
 }
+
+/**
+ * One unique value's claim as a step of a write's plan: the copy inserted, or, when this very entity
+ * holds it already (an earlier attempt), brought up to date.
+ */
+export async function claimOne(
+  model: EntityModel<object>,
+  runner: Requests,
+  row: WireEntity,
+  ref: CopyRef,
+): Promise<void> {
+  if (!(await claim(model, runner, row, ref))) await upsertCopy(model, runner, row, ref);
+}
+
+/** Writes one copy elsewhere (the entity's current values). */
+export async function upsertCopy(
+  model: EntityModel<object>,
+  runner: Requests,
+  row: WireEntity,
+  ref: CopyRef,
+): Promise<void> {
+  const copy = buildCopy(model, row, ref);
+  await runner.run("copy", ref.table, (s) => s.upsert(ref.table, copy, "replace"));
+}

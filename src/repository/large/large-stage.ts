@@ -3,6 +3,14 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { writeEach } from "../core/bulk/bulk-each.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
+import {
+  around,
+  type ExplainedOperation,
+  type PlanStep,
+  runPlan,
+  singleRequest,
+  type WritePlan,
+} from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
 
 /** Entities being written as a row whose large values were uploaded ahead (see `writeUploaded`). */
@@ -74,10 +82,8 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     const values = key as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
-    const before = await this.#large.current(partitionKey, rowKey);
-    const existed = await this.#inner.delete(key, ifMatch);
-    await this.#large.replaced(before, undefined, false);
-    return existed;
+    const { before, after } = largeSteps(this.#large, { partitionKey, rowKey }, undefined, true, false);
+    return runPlan({ before, commit: { ...COMMIT, send: () => this.#inner.delete(key, ifMatch) }, after });
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
@@ -100,6 +106,19 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     return writeEach(keys, (key) => this.delete(key, undefined), this.#partitionOf, options);
   }
 
+  /** The large values' steps around the inner writer's plan. */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const inner = this.#inner.explain?.(operation, value);
+    const values = value as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    const row = { partitionKey, rowKey };
+    // Encodes the values (a bad one is a ValidationError here too) under names nothing is sent to.
+    const uploads = operation === "delete" ? undefined : this.#large.prepare(value, { ...row });
+    const steps = largeSteps(this.#large, row, uploads, operation !== "insert", operation === "patch");
+    return around(steps, inner ?? singleRequest(operation, this.#large.table, partitionKey, rowKey));
+  }
+
   track(entity: T, stored: StoredEntity): void {
     this.#inner.track(entity, stored);
   }
@@ -118,19 +137,75 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     uploadedAhead.delete(entity);
     const wire = ahead === undefined ? this.#model.mapper.toWire(entity) : { ...ahead };
     const uploads = ahead === undefined ? this.#large.prepare(entity, wire) : [];
-    const before = replaces ? await this.#large.current(wire.partitionKey, wire.rowKey) : undefined;
-    await this.#large.upload(uploads);
-    this.#prepared.set(entity, wire);
-    try {
-      await commit();
-    } catch (error) {
-      await this.#large.discard(uploads, error);
-      throw error;
-    } finally {
-      this.#prepared.delete(entity);
-    }
-    if (before !== undefined) await this.#large.replaced(before, wire, mode === "merge");
+    const { before, after } = largeSteps(this.#large, wire, uploads, replaces, mode === "merge");
+    const send = async () => {
+      this.#prepared.set(entity, wire);
+      try {
+        await commit();
+      } finally {
+        this.#prepared.delete(entity);
+      }
+    };
+    await runPlan({ before, commit: { ...COMMIT, send }, after });
   }
+}
+
+/** The commit of a large stage's plan: the inner writer's (rendered from its own plan). */
+const COMMIT = { request: "write", table: "", operations: [] };
+
+/**
+ * The large values' steps of one write: before the commit, the references the row holds now (when
+ * it may replace them) and each upload (`uploads` of `LargeValues.prepare`: the row already points at
+ * them; undefined for a delete); after it, the blobs the row no longer points at removed. A commit
+ * that is certainly refused removes the new blobs instead; one that may have applied leaves them to
+ * repair.
+ */
+export function largeSteps(
+  large: LargeValues,
+  row: { partitionKey: string; rowKey: string },
+  uploads: ReturnType<LargeValues["prepare"]> | undefined,
+  replaces: boolean,
+  merge: boolean,
+): { before: PlanStep[]; after: PlanStep[] } {
+  let current: ReadonlyMap<string, string> | undefined;
+  const before: PlanStep[] = [];
+  const after: PlanStep[] = [];
+  const { partitionKey, rowKey } = row;
+  if (replaces) {
+    before.push({
+      request: "get (large references)",
+      table: large.table,
+      partitionKey,
+      rowKey,
+      run: async () => {
+        current = await large.current(partitionKey, rowKey);
+      },
+    });
+  }
+  // One step per value, sent together by the first (an entity has few large columns).
+  (uploads ?? []).forEach((upload, i) => {
+    before.push({
+      request: `putBlob (${upload.field})`,
+      table: large.container,
+      ...(i === 0
+        ? {
+            run: () => large.upload(uploads ?? []),
+            abandon: (error: unknown) => large.discard(uploads ?? [], error),
+          }
+        : {}),
+    });
+  });
+  if (replaces) {
+    after.push({
+      request: "deleteBlob (replaced values)",
+      table: large.container,
+      run: async () => {
+        if (current !== undefined)
+          await large.replaced(current, uploads === undefined ? undefined : (row as WireEntity), merge);
+      },
+    });
+  }
+  return { before, after };
 }
 
 /**

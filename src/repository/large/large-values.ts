@@ -26,6 +26,8 @@ export const LARGE_READ_CONCURRENCY = 8;
 
 /** One value to upload before the row is written. */
 interface Upload {
+  /** The column's field, for a write's plan. */
+  readonly field: string;
   readonly name: string;
   readonly bytes: Uint8Array;
   /** For an encrypted column: whose value it is (its bytes are sealed before the upload). */
@@ -99,6 +101,8 @@ export function largeUnsupported(model: EntityModel, what: string): ValidationEr
 export class LargeValues {
   readonly columns: readonly ColumnModel[];
   readonly container: string;
+  /** The physical table of the rows. */
+  readonly table: string;
   readonly #table: string;
   readonly #runner: Requests & BlobSealing;
   readonly #properties: string[];
@@ -117,6 +121,7 @@ export class LargeValues {
     this.#model = model.name;
     this.columns = columns;
     this.container = containerOf(table);
+    this.table = table;
     this.#table = table;
     this.#runner = runner;
     this.#properties = columns.map((c) => c.property);
@@ -141,13 +146,13 @@ export class LargeValues {
       });
       (wire as Record<string, unknown>)[column.property] = formatReference(bytes.byteLength, name);
       if (!column.encrypted) {
-        uploads.push({ name, bytes });
+        uploads.push({ field: column.field, name, bytes });
         continue;
       }
       // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
       if (this.#runner.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
       const sealed = { ...this.#owner(column, name), partitionKey: wire.partitionKey, rowKey: wire.rowKey };
-      uploads.push({ name, bytes, sealed });
+      uploads.push({ field: column.field, name, bytes, sealed });
     }
     return uploads;
   }

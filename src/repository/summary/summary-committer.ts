@@ -204,6 +204,11 @@ export class SummaryCommitter {
     return this.#state(partitionKey, summary, fresh);
   }
 
+  /** Whether a summary row's state is cached (a write's first round then reads nothing for it). */
+  isCached(partitionKey: string, summary: SummaryModel): boolean {
+    return this.#cache.get(this.#cacheKey(partitionKey, summary)) !== undefined;
+  }
+
   /** Remembers the state a committed write left (its ETag known), or forgets it (the answer was lost). */
   remember(
     partitionKey: string,

@@ -4,7 +4,7 @@ import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
 import { readEntity } from "../core/entity-layout.js";
 import { upcasterOf } from "../core/entity-rows.js";
-import type { CompanionWrite, GroupCompanion } from "../core/group-companion.js";
+import type { CompanionWrite, GroupCompanion, StageDescription } from "../core/group-companion.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Requests } from "../core/requests.js";
 import type { SummaryCommitter } from "./summary-committer.js";
@@ -51,6 +51,27 @@ export class SummaryCompanion implements GroupCompanion {
 
   get rowKeys(): readonly string[] {
     return this.#committer.summaries.map((summary) => summary.rowKey);
+  }
+
+  /** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
+  describe(): StageDescription {
+    const partitionKey = this.#partitionKey;
+    const before: StageDescription["before"] = [];
+    for (const { rowKey, condition, before: stored } of this.#writes) {
+      if (condition === undefined || stored?.etag === condition) continue;
+      const request = "get (row before, for the summary delta)";
+      before.push({ request, table: this.#table, partitionKey, rowKey });
+    }
+    for (const summary of this.#committer.summaries) {
+      if (this.#committer.isCached(partitionKey, summary)) continue;
+      const request = `get (summary ${summary.name})`;
+      before.push({ request, table: this.#table, partitionKey, rowKey: summary.rowKey });
+    }
+    const operations = this.#committer.summaries.map((summary) => ({
+      kind: `update summary (${summary.name})`,
+      rowKey: summary.rowKey,
+    }));
+    return { before, operations, after: [] };
   }
 
   async plan(round: number): Promise<TransactionAction[]> {

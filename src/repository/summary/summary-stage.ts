@@ -1,7 +1,13 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "../core/group-companion.js";
+import type {
+  CompanionSource,
+  CompanionWrite,
+  GroupCompanion,
+  StageDescription,
+} from "../core/group-companion.js";
+import { INTENTS_TABLE } from "../core/intent-log.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
@@ -53,6 +59,26 @@ export class SummaryStage implements GroupCompanion {
 
   get rowKeys(): readonly string[] {
     return this.#summaries.rowKeys;
+  }
+
+  /** The intent first when a summary is kept elsewhere, the rows' reads; after, each contribution and the intent removed. */
+  describe(): StageDescription {
+    const own = this.#summaries.describe();
+    if (this.#remote.length === 0) return own;
+    const intents = this.#runner.tableName(INTENTS_TABLE);
+    const mirrors = new RemoteSummaries(this.#model as EntityModel, this.#runner);
+    return {
+      before: [{ request: "insert summary intent", table: intents }, ...own.before],
+      operations: own.operations,
+      after: [
+        ...this.#remote.map((summary) => ({
+          request: `upsert contribution (${summary.name})`,
+          table: mirrors.tableOf(summary),
+          partitionKey: remotePartitionOf(this.#model as EntityModel, summary, this.#source),
+        })),
+        { request: "delete summary intent", table: intents },
+      ],
+    };
   }
 
   plan(round: number): Promise<TransactionAction[]> {

@@ -7,6 +7,7 @@ import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
+import { actionOf, type ExplainedOperation, type WritePlan } from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import {
@@ -19,6 +20,7 @@ import {
 import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryIntents } from "./summary-intents.js";
 import type { SummaryState } from "./summary-row.js";
+import { SummaryStage } from "./summary-stage.js";
 
 /**
  * Writes entities that have summaries: every write, single or bulk, commits in one entity group
@@ -28,7 +30,7 @@ import type { SummaryState } from "./summary-row.js";
 export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Scoped & Limited;
+  readonly #runner: Requests & TableNaming & Scoped & Limited & Clock & Backoff;
   readonly #committer: SummaryCommitter;
   /** Summaries kept in another partition (mirrored after each commit), and their intents. */
   readonly #remote: RemoteSummary[];
@@ -167,6 +169,34 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
       },
       options,
     );
+  }
+
+  /**
+   * The plan of one write: with a summary kept elsewhere its intent first; the reads of the row
+   * before (not for an insert) and of uncached summary rows; one transaction with the entity and the
+   * summary rows; after it, each contribution mirrored and the intent removed (see `#commit`).
+   */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const values = value as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    this.#committer.assertNotSummaryKey(rowKey);
+    const condition = operation === "insert" ? undefined : "*";
+    const write = { partitionKey, rowKey, condition, before: undefined, after: undefined };
+    const model = this.#model as unknown as EntityModel<object>;
+    const stage = new SummaryStage(model, this.#table, this.#runner, this.#committer, [write]);
+    const { before, operations, after } = stage.describe();
+    const kind = actionOf(operation);
+    return {
+      before,
+      commit: {
+        request: "transaction",
+        table: this.#table,
+        partitionKey,
+        operations: [{ kind, rowKey }, ...operations],
+      },
+      after,
+    };
   }
 
   track(_entity: T, _stored: StoredEntity): void {

@@ -1,0 +1,119 @@
+import type { TransactionAction } from "../../store/table-store.js";
+import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
+import { entityLayout } from "../core/entity-layout.js";
+import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
+import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
+import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
+import { submitEntityTransaction } from "./entity-transaction.js";
+import { entityMember } from "./list-index.js";
+import { membershipChanges, syncList } from "./list-membership.js";
+import { releaseCopies } from "./unique-claims.js";
+import { isDefinitive } from "./write-errors.js";
+
+/**
+ * The plan of `commitDelete`: with copies elsewhere, an intent before; the transaction deleting the
+ * entity and its same-partition copies (with the stages' rows); after it, the copies elsewhere
+ * removed, list entities elsewhere brought in line, the intent removed. `prior` undefined: not known
+ * (an explained delete): every index may hold a copy.
+ */
+export function planEntityDelete(
+  target: IndexedTarget,
+  partitionKey: string,
+  rowKey: string,
+  prior: Existing | undefined,
+): WritePlan {
+  const { model, table, runner, intents } = target;
+  const refs = prior?.refs ?? [];
+  const local = (ref: CopyRef) => isLocal(ref, table, partitionKey);
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const remote = refs.filter((r) => !local(r));
+  const listChanges = membershipChanges(
+    refs.filter(isList),
+    [],
+    entityMember(model, runner, table, partitionKey, rowKey),
+  );
+  const layout = entityLayout(model, runner, table);
+  const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior?.etag ?? "*");
+  const own = { layout, count: actions.length, rowKey };
+  for (const ref of refs)
+    if (local(ref) && !isList(ref))
+      actions.push({ kind: "delete", partitionKey: ref.partitionKey, rowKey: ref.rowKey, ifMatch: "*" });
+  const companion = target.companions?.companion({
+    partitionKey,
+    rowKey,
+    condition: prior?.etag ?? "*",
+    before: prior?.row,
+    after: undefined,
+  });
+  const stage = companion && stageSteps(companion);
+  const intentTable = runner.tableName(INTENTS_TABLE);
+  const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
+  const withIntent = prior === undefined ? remoteIndexes.length > 0 : remote.length > 0;
+  let intent: Intent | undefined;
+  const before: PlanStep[] = [];
+  const after: PlanStep[] = [];
+  if (withIntent) {
+    before.push({
+      request: "insert intent",
+      table: intentTable,
+      run: async () => {
+        intent = await intents.record(model.type, table, partitionKey, rowKey, remote);
+      },
+      // Only a definite refusal left nothing to do; otherwise the delete may stand: repair finishes it.
+      abandon: async (error) => {
+        if (intent && isDefinitive(error)) await intents.complete(intent);
+      },
+    });
+    for (const ref of remote.filter((r) => !isList(r)))
+      after.push({
+        request: `delete copy (${ref.index})`,
+        table: ref.table,
+        partitionKey: ref.partitionKey,
+        rowKey: ref.rowKey,
+        run: () => releaseCopies(runner, [ref]),
+      });
+    if (prior === undefined)
+      for (const index of remoteIndexes)
+        after.push({ request: `delete copy (${index.name})`, table: runner.tableName(index.table) });
+    for (const change of listChanges)
+      if (!local(change.ref))
+        after.push({
+          request: `update list (${change.ref.index})`,
+          table: change.ref.table,
+          partitionKey: change.ref.partitionKey,
+          rowKey: change.ref.rowKey,
+          run: () => syncList(model, runner, change),
+        });
+    after.push({
+      request: "delete intent",
+      table: intentTable,
+      run: () => (intent ? intents.complete(intent) : Promise.resolve()),
+    });
+  }
+  const localLists = listChanges.filter((c) => local(c.ref));
+  return {
+    before: [...before, ...(stage?.before ?? [])],
+    commit: {
+      ...commitTarget(table, partitionKey),
+      operations: [
+        ...describeActions(actions, own.count, refs, undefined),
+        ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
+        ...(stage?.operations ?? []),
+      ],
+      send: async () => {
+        await submitEntityTransaction(
+          model,
+          runner,
+          table,
+          partitionKey,
+          actions,
+          localLists,
+          refs,
+          own,
+          companion,
+        );
+      },
+    },
+    after: [...(stage?.after ?? []), ...after],
+  };
+}

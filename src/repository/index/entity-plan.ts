@@ -1,0 +1,302 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
+import {
+  COPY_REFS_PROPERTY,
+  type CopyRef,
+  deriveCopyRefs,
+  encodeCopyRefs,
+  indexOf,
+  isLocal,
+  refKey,
+} from "../core/copy-ref.js";
+import { assertEntityGroupFits, entityLayout, readEntity } from "../core/entity-layout.js";
+import type { CompanionSource } from "../core/group-companion.js";
+import { INTENTS_TABLE, type Intent, type IntentLog } from "../core/intent-log.js";
+import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import {
+  type PlanOperation,
+  type PlanStep,
+  type StepTarget,
+  stageSteps,
+  type WritePlan,
+} from "../core/write-plan.js";
+import { reconcileEntity } from "./copy-reconciler.js";
+import { submitEntityTransaction } from "./entity-transaction.js";
+import { entityMember } from "./list-index.js";
+import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
+import { planLocalActions } from "./local-plan.js";
+import { claimOne, releaseCopies, upsertCopy } from "./unique-claims.js";
+import { isDefinitive } from "./write-errors.js";
+
+/** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
+export type Existing = { exists: true; etag: string; refs: readonly CopyRef[]; row?: StoredEntity };
+/** The entity as stored before a write: absent, or its version and copies. */
+export type Prior = { exists: false } | Existing;
+
+/** Where an indexed write goes: the entity's model and table, the runner, the intent log, and rows riding along (summaries). */
+export interface IndexedTarget {
+  model: EntityModel<object>;
+  table: string;
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
+  intents: IntentLog;
+  companions?: CompanionSource | undefined;
+}
+
+/**
+ * The plan of `commitEntity`: the intent and claims before, one transaction (the entity, its
+ * same-partition copies and list entities, the stages' rows), copies elsewhere and the intent's
+ * removal after. `prior` undefined: not known (an explained write), the steps that depend on it are
+ * described by index instead of by copy; `operation` names the entity's action then.
+ */
+export function planEntityWrite(
+  target: IndexedTarget,
+  wire: WireEntity,
+  prior: Prior | undefined,
+  ifMatch: string | undefined,
+  operation?: string,
+): WritePlan<{ etag: string; refs: CopyRef[] }> {
+  const { model, table, runner } = target;
+  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
+    runner.tableName(t),
+  );
+  const before = prior?.exists ? prior.refs : [];
+  const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const remoteBefore = before.filter((r) => !local(r));
+  const remoteNext = next.filter((r) => !local(r));
+  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const listChanges = membershipChanges(
+    before.filter(isList),
+    next.filter(isList),
+    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
+  );
+  const layout = entityLayout(model, runner, table);
+  const entityActions = layout.write(row, ifMatch);
+  const actions = planLocalActions(
+    model,
+    row,
+    ifMatch,
+    before.filter((r) => !isList(r)),
+    next.filter((r) => !isList(r)),
+    local,
+    entityActions,
+  );
+  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
+  const localLists = listChanges.filter((c) => local(c.ref));
+  // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
+  assertEntityGroupFits(
+    runner,
+    model.name,
+    table,
+    wire.rowKey,
+    actions,
+    localLists.length + (target.companions?.reserved ?? 0),
+  );
+  const companion = target.companions?.companion({
+    partitionKey: wire.partitionKey,
+    rowKey: wire.rowKey,
+    condition: ifMatch,
+    before: prior?.exists ? prior.row : undefined,
+    after: row,
+  });
+  const committed = { etag: "" };
+  const remote = remoteSteps(
+    target,
+    row,
+    remoteBefore,
+    remoteNext,
+    listChanges.filter((c) => !local(c.ref)),
+    prior === undefined,
+    () => committed.etag,
+  );
+  const stage = companion && stageSteps(companion);
+  return {
+    before: [...remote.before, ...(stage?.before ?? [])],
+    commit: {
+      ...commitTarget(table, wire.partitionKey),
+      operations: [
+        ...describeActions(actions, own.count, [...before, ...next], operation),
+        ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
+        ...(stage?.operations ?? []),
+      ],
+      send: async () => {
+        committed.etag = await submitEntityTransaction(
+          model,
+          runner,
+          table,
+          wire.partitionKey,
+          actions,
+          localLists,
+          next,
+          own,
+          companion,
+        );
+        return { etag: committed.etag, refs: next };
+      },
+    },
+    after: [...(stage?.after ?? []), ...remote.after],
+  };
+}
+
+/** The commit's target: one entity group transaction in the entity's partition (even of one action). */
+export function commitTarget(table: string, partitionKey: string): StepTarget {
+  return { request: "transaction", table, partitionKey };
+}
+
+/** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */
+export function describeActions(
+  actions: readonly TransactionAction[],
+  own: number,
+  refs: readonly CopyRef[],
+  operation: string | undefined,
+): PlanOperation[] {
+  return actions.map((action, i) => {
+    const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+    if (i === 0) return { kind: operation ?? action.kind, rowKey };
+    // A wide entity's further rows.
+    if (i < own) return { kind: `${action.kind} part`, rowKey };
+    const index = refs.find((r) => r.rowKey === rowKey)?.index ?? "?";
+    return { kind: `${action.kind} copy (${index})`, rowKey };
+  });
+}
+
+/**
+ * The steps of a write whose copies live elsewhere (none when it has none): before the commit, the
+ * intent naming every remote copy that may exist after it (old and new), then the claims of new
+ * unique values; after it, the remote copies written and the stale ones removed, list entities
+ * elsewhere brought in line, a race with another writer settled, the intent removed. When the
+ * commit is definitely refused, the intent's step brings the claims back in line and drops it;
+ * otherwise the write may have applied, and the intent stays for repair. `unknown`: the copies the
+ * entity held are not known (an explained write): each remote index may drop one.
+ */
+function remoteSteps(
+  target: IndexedTarget,
+  row: WireEntity,
+  remoteBefore: readonly CopyRef[],
+  remoteNext: readonly CopyRef[],
+  remoteLists: readonly ListChange[],
+  unknown: boolean,
+  etag: () => string,
+): { before: PlanStep[]; after: PlanStep[] } {
+  const { model, table, runner, intents } = target;
+  const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
+  if (remoteBefore.length === 0 && remoteNext.length === 0 && !(unknown && remoteIndexes.length > 0))
+    return { before: [], after: [] };
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const intentTable = runner.tableName(INTENTS_TABLE);
+  const held = new Set(remoteBefore.map(refKey));
+  let intent: Intent | undefined;
+  const before: PlanStep[] = [
+    {
+      request: "insert intent",
+      table: intentTable,
+      run: async () => {
+        intent = await intents.record(
+          model.type,
+          table,
+          row.partitionKey,
+          row.rowKey,
+          union(remoteBefore, remoteNext),
+        );
+      },
+      // A claim whose answer was lost may have been written: only a definite refusal abandons.
+      abandon: async (error) => {
+        if (intent && isDefinitive(error)) await abandonIntent(target, row, intent);
+      },
+    },
+  ];
+  const after: PlanStep[] = [];
+  for (const ref of remoteNext) {
+    if (isList(ref)) continue;
+    const at = { table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
+    if (indexOf(model, ref).unique && !held.has(refKey(ref))) {
+      // The claim: the copy inserted (or, when this entity holds it already, refreshed).
+      before.push({ request: `claim (${ref.index})`, ...at, run: () => claimOne(model, runner, row, ref) });
+    } else {
+      after.push({
+        request: `upsert copy (${ref.index})`,
+        ...at,
+        run: () => upsertCopy(model, runner, row, ref),
+      });
+    }
+  }
+  const keep = new Set(remoteNext.map(refKey));
+  for (const ref of remoteBefore) {
+    if (isList(ref) || keep.has(refKey(ref))) continue;
+    after.push({
+      request: `delete replaced copy (${ref.index})`,
+      table: ref.table,
+      partitionKey: ref.partitionKey,
+      rowKey: ref.rowKey,
+      run: () => releaseCopies(runner, [ref]),
+    });
+  }
+  if (unknown) {
+    for (const index of remoteIndexes)
+      after.push({ request: `delete replaced copy (${index.name})`, table: runner.tableName(index.table) });
+  }
+  for (const change of remoteLists) {
+    after.push({
+      request: `update list (${change.ref.index})`,
+      table: change.ref.table,
+      partitionKey: change.ref.partitionKey,
+      rowKey: change.ref.rowKey,
+      run: () => syncList(model, runner, change),
+    });
+  }
+  after.push({
+    request: "get (settle race)",
+    table,
+    partitionKey: row.partitionKey,
+    rowKey: row.rowKey,
+    run: () =>
+      intent ? settleRace(target, row.partitionKey, row.rowKey, etag(), intent) : Promise.resolve(),
+  });
+  after.push({
+    request: "delete intent",
+    table: intentTable,
+    run: () => (intent ? intents.complete(intent) : Promise.resolve()),
+  });
+  return { before, after };
+}
+
+/**
+ * The write was refused: nothing of it stands but the copies it claimed. Those cannot simply be
+ * deleted: a concurrent write of the same entity may hold the same values (a claim that found the
+ * entity's own copy), and a claim whose answer was lost is in no list. The copies the intent names
+ * are brought in line with the entity as stored now instead, then the intent is dropped; if that
+ * fails, the intent stays for `repairIndexes`.
+ */
+export async function abandonIntent(target: IndexedTarget, wire: WireEntity, intent: Intent): Promise<void> {
+  const { model, table, runner, intents } = target;
+  try {
+    await reconcileEntity(model, runner, table, wire.partitionKey, wire.rowKey, intent.refs, "remote");
+  } catch {
+    return;
+  }
+  await intents.complete(intent);
+}
+
+/**
+ * Another writer may have changed the entity while this one was writing its remote copies, and
+ * the two writers' copy writes may have landed out of order. If the entity is no longer the
+ * version this write produced, its copies are brought in line with what it is now.
+ */
+export async function settleRace(
+  target: IndexedTarget,
+  partitionKey: string,
+  rowKey: string,
+  etag: string,
+  intent: Intent,
+): Promise<void> {
+  const { model, table, runner } = target;
+  const now = await readEntity(model, runner, table, partitionKey, rowKey);
+  if (now?.etag === etag) return;
+  await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
+}
+
+export function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {
+  const seen = new Map<string, CopyRef>();
+  for (const ref of [...a, ...b]) seen.set(refKey(ref), ref);
+  return [...seen.values()];
+}

@@ -1,0 +1,221 @@
+/**
+ * The plan a write renders (`explainWrite`) is the plan it runs: for a plain, an indexed + summarized,
+ * a large and a remote-index entity, the requests a write sends, recorded in order through a store
+ * wrapper (blob requests included), are the steps its plan listed just before it was sent.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  Column,
+  Entity,
+  type Repository,
+  TableContext,
+  type TableStore,
+  type WriteStep,
+} from "../../src/index.js";
+import type { BlobStore } from "../../src/store/blob-store.js";
+import { blobStores, uniquePrefix } from "../fixtures/context.js";
+import { CountingStore } from "../support/counting-store.js";
+import type { StoreRequest } from "../support/store-wrapper.js";
+
+@Entity({ table: "PlanPlain", partitionKey: "{group}", rowKey: "{id}" })
+class Plain {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) n!: number;
+}
+
+@Entity({
+  table: "PlanIndexed",
+  partitionKey: "{group}",
+  rowKey: "item_{id}",
+  indexes: { byColor: { rowKey: "color_{color}_{id}" } },
+  summaries: { perGroup: { rowKey: "summary", count: "items", sum: { n: "total" } } },
+})
+class Indexed {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) color!: string;
+  @Column({ type: "Int32" }) n!: number;
+}
+
+@Entity({ table: "PlanLarge", partitionKey: "{group}", rowKey: "{id}" })
+class Large {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Binary", large: true }) body?: Uint8Array;
+}
+
+@Entity({
+  table: "PlanRemote",
+  partitionKey: "{group}",
+  rowKey: "{id}",
+  indexes: {
+    byCode: { table: "PlanCodes", partitionKey: "c", rowKey: "{code}", unique: true },
+    byTag: { partitionKey: "tag_{tag}", rowKey: "{group}_{id}", unique: false },
+  },
+})
+class Remote {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) code!: string;
+  @Column({ type: "String" }) tag!: string;
+}
+
+/** Records every request in order: table requests by method, blob requests as `putBlob`/`deleteBlob`. */
+class RecordingStore extends CountingStore {
+  readonly sent: Array<{ method: string; table: string }> = [];
+  readonly #blobs: BlobStore | undefined;
+
+  constructor(inner: TableStore) {
+    super(inner);
+    const blobs = inner.blobs;
+    this.#blobs = blobs && {
+      put: (container, name, data) => {
+        this.sent.push({ method: "putBlob", table: container });
+        return blobs.put(container, name, data);
+      },
+      delete: (container, name) => {
+        this.sent.push({ method: "deleteBlob", table: container });
+        return blobs.delete(container, name);
+      },
+      get: (container, name) => blobs.get(container, name),
+      deleteContainer: (container) => blobs.deleteContainer(container),
+      list: (container, options) => blobs.list(container, options),
+    };
+  }
+
+  override get blobs(): BlobStore | undefined {
+    return this.#blobs;
+  }
+
+  protected override around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {
+    this.sent.push({ method: request.method, table: request.table });
+    return super.around(request, send);
+  }
+}
+
+/** The store request a step of a plan stands for. */
+function methodOf(step: WriteStep): string {
+  const { request } = step;
+  if (step.phase === "commit") return request === "transaction" ? "submitTransaction" : request;
+  if (request.startsWith("get")) return "getEntity";
+  if (request.startsWith("putBlob")) return "putBlob";
+  if (request.startsWith("deleteBlob")) return "deleteBlob";
+  // An intent is recorded with an upsert (its id is random: a retry must not fail on its own row).
+  if (request === "insert intent") return "upsert";
+  if (request.startsWith("claim")) return "insert";
+  if (request.startsWith("upsert")) return "upsert";
+  if (request.startsWith("delete")) return "delete";
+  return request;
+}
+
+type Kind = (typeof blobStores)[number][1];
+
+async function setup(kind: Kind) {
+  const store = new RecordingStore(kind.create());
+  const db = new TableContext({ store, tablePrefix: uniquePrefix() });
+  await db.ensureTables(Plain, Indexed, Large, Remote);
+  store.sent.length = 0;
+  return { db, store };
+}
+
+/** Explains a write, sends it, and compares the plan's steps with the requests sent. */
+async function sendsItsPlan(
+  store: RecordingStore,
+  explain: () => WriteStep[],
+  write: () => Promise<unknown>,
+) {
+  const steps = explain();
+  expect(store.sent, "explaining sends nothing").toEqual([]);
+  await write();
+  const sent = store.sent.splice(0);
+  const planned = steps.map((step) => ({ method: methodOf(step), table: step.table }));
+  // The same requests to the same tables; reads that one round makes in parallel (a summary row
+  // and the row before) may arrive in either order.
+  expect(sent.map((c) => `${c.method} ${c.table}`).sort(), JSON.stringify(steps)).toEqual(
+    planned.map((c) => `${c.method} ${c.table}`).sort(),
+  );
+  // And in order, once each run of reads is taken as one.
+  const squash = (calls: Array<{ method: string; table: string }>) =>
+    calls.map((c) => c.method).filter((m, i, all) => m !== "getEntity" || all[i - 1] !== "getEntity");
+  expect(squash(sent)).toEqual(squash(planned));
+  return steps;
+}
+
+function explain<T extends object>(
+  repo: Repository<T>,
+  operation: Parameters<Repository<T>["explainWrite"]>[0],
+  value: Partial<T>,
+) {
+  return () => repo.explainWrite(operation, value).steps;
+}
+
+describe.each(blobStores)("the plan of a write is the requests it sends, on %s", (_name, kind) => {
+  it("a plain entity: one request per write", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Plain);
+    const p = Object.assign(new Plain(), { group: "g", id: "1", n: 1 });
+    const steps = await sendsItsPlan(store, explain(repo, "insert", p), () => repo.insert(p));
+    expect(steps).toHaveLength(1);
+    await sendsItsPlan(store, explain(repo, "upsert", p), () => repo.upsert(p));
+    await sendsItsPlan(store, explain(repo, "delete", p), () => repo.delete(p));
+  });
+
+  it("an indexed entity with a summary: its copy and summary row ride in one transaction", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Indexed);
+    const item = Object.assign(new Indexed(), { group: "g", id: "1", color: "red", n: 5 });
+    const steps = await sendsItsPlan(store, explain(repo, "insert", item), () => repo.insert(item));
+    expect(steps.find((s) => s.phase === "commit")?.operations?.map((o) => o.kind)).toEqual([
+      "insert",
+      "insert copy (byColor)",
+      "update summary (perGroup)",
+    ]);
+    const read = (await repo.get(item)) as Indexed;
+    store.sent.length = 0;
+    read.color = "blue";
+    read.n = 7;
+    await sendsItsPlan(store, explain(repo, "update", read), () => repo.update(read));
+    // An instance this context has not read: its row is read first (which also gives the summary delta).
+    const untracked = Object.assign(new Indexed(), { group: "g", id: "1", color: "green", n: 9 });
+    const update = await sendsItsPlan(store, explain(repo, "update", untracked), () =>
+      repo.update(untracked, { ifMatch: "*" }),
+    );
+    expect(update[0]?.request).toBe("get (current copies)");
+    await sendsItsPlan(store, explain(repo, "delete", untracked), () => repo.delete(untracked));
+    expect(await repo.summary("perGroup", { group: "g" })).toEqual({ items: 0, total: 0 });
+  });
+
+  it("a large value: uploaded before the row, the replaced blob removed after", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Large);
+    const l = Object.assign(new Large(), { group: "g", id: "1", body: Uint8Array.from([1, 2, 3]) });
+    const steps = await sendsItsPlan(store, explain(repo, "insert", l), () => repo.insert(l));
+    expect(steps.map((s) => s.phase)).toEqual(["before", "commit"]);
+    l.body = Uint8Array.from([4, 5]);
+    const upsert = await sendsItsPlan(store, explain(repo, "upsert", l), () => repo.upsert(l));
+    expect(upsert.map((s) => methodOf(s))).toEqual(["getEntity", "putBlob", "upsert", "deleteBlob"]);
+    expect((await repo.get(l))?.body).toEqual(Uint8Array.from([4, 5]));
+  });
+
+  it("an entity with copies elsewhere: intent, claim, transaction, copy, settle, intent removed", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Remote);
+    const r = Object.assign(new Remote(), { group: "g", id: "1", code: "C1", tag: "t" });
+    const steps = await sendsItsPlan(store, explain(repo, "insert", r), () => repo.insert(r));
+    expect(steps.map((s) => `${s.phase} ${s.request}`)).toEqual([
+      "before insert intent",
+      "before claim (byCode)",
+      "commit transaction",
+      "after upsert copy (byTag)",
+      "after get (settle race)",
+      "after delete intent",
+    ]);
+    const read = (await repo.get(r)) as Remote;
+    store.sent.length = 0;
+    read.code = "C2";
+    read.tag = "u";
+    await sendsItsPlan(store, explain(repo, "update", read), () => repo.update(read));
+    expect(await db.verifyIndexes(Remote)).toEqual({ missing: [], stale: [], orphans: [] });
+  });
+});
