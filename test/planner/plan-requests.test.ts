@@ -38,6 +38,18 @@ class Indexed {
   @Column({ type: "Int32" }) n!: number;
 }
 
+@Entity({
+  table: "PlanSummed",
+  partitionKey: "{group}",
+  rowKey: "item_{id}",
+  summaries: { perGroup: { rowKey: "summary", count: "items", sum: { n: "total" } } },
+})
+class Summed {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) n!: number;
+}
+
 @Entity({ table: "PlanLarge", partitionKey: "{group}", rowKey: "{id}" })
 class Large {
   @Column({ type: "String" }) group!: string;
@@ -114,7 +126,7 @@ type Kind = (typeof blobStores)[number][1];
 async function setup(kind: Kind) {
   const store = new RecordingStore(kind.create());
   const db = new TableContext({ store, tablePrefix: uniquePrefix() });
-  await db.ensureTables(Plain, Indexed, Large, Remote);
+  await db.ensureTables(Plain, Indexed, Summed, Large, Remote);
   store.sent.length = 0;
   return { db, store };
 }
@@ -184,6 +196,33 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     expect(update[0]?.request).toBe("get (current copies)");
     await sendsItsPlan(store, explain(repo, "delete", untracked), () => repo.delete(untracked));
     expect(await repo.summary("perGroup", { group: "g" })).toEqual({ items: 0, total: 0 });
+  });
+
+  it("a summarized entity without indexes: its summary row rides in the entity's transaction", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Summed);
+    const item = Object.assign(new Summed(), { group: "g", id: "1", n: 5 });
+    // Cold: the summary row is read first; then it is cached and an insert is one request.
+    const cold = await sendsItsPlan(store, explain(repo, "insert", item), () => repo.insert(item));
+    expect(cold.map((s) => `${s.phase} ${s.request}`)).toEqual([
+      "before get (summary perGroup)",
+      "commit transaction",
+    ]);
+    expect(cold.find((s) => s.phase === "commit")?.operations?.map((o) => o.kind)).toEqual([
+      "insert",
+      "update summary (perGroup)",
+    ]);
+    const second = Object.assign(new Summed(), { group: "g", id: "2", n: 1 });
+    const warm = await sendsItsPlan(store, explain(repo, "insert", second), () => repo.insert(second));
+    expect(warm).toHaveLength(1);
+    item.n = 7;
+    await sendsItsPlan(store, explain(repo, "update", item), () => repo.update(item));
+    await sendsItsPlan(store, explain(repo, "upsert", item), () => repo.upsert(item));
+    await sendsItsPlan(store, explain(repo, "patch", { group: "g", id: "2", n: 4 }), () =>
+      repo.patch({ group: "g", id: "2" }, { n: 4 }),
+    );
+    await sendsItsPlan(store, explain(repo, "delete", item), () => repo.delete(item));
+    expect(await repo.summary("perGroup", { group: "g" })).toEqual({ items: 1, total: 4 });
   });
 
   it("a large value: uploaded before the row, the replaced blob removed after", async () => {

@@ -50,6 +50,8 @@ export async function commitRounds(
     const planned = await Promise.all(stages.map((stage) => stage.plan(round)));
     let pending: readonly TransactionAction[] =
       planned.length === 0 ? actions : [...actions, ...planned.flat()];
+    // Nothing to send (a stage found the write already done, e.g. a delete of an entity gone): nothing is sent.
+    if (pending.length === 0) return [];
     let stageStart = actions.length;
     const outcome = await sendRound(
       runner,

@@ -1,42 +1,24 @@
 import { randomBytes } from "node:crypto";
-import {
-  ConcurrencyError,
-  EntityAlreadyExistsError,
-  EntityNotFoundError,
-  TableKitError,
-  TransactionError,
-  ValidationError,
-} from "../../errors.js";
+import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
-import type {
-  StoredEntity,
-  TransactionAction,
-  WireEntity,
-  WriteMode,
-  WriteResult,
-} from "../../store/table-store.js";
-import { upcasterOf } from "../core/entity-rows.js";
+import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
+import { type PlannedWrite, planWrite, raceOrError, type SummarizedWrite } from "./summarized-write.js";
+
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import {
   addTotals,
   committedWrite,
   contributionOf,
-  isSummarizedRow,
   nextSummaryRow,
   readSummaryState,
   type SummaryState,
   summaryMarker,
 } from "./summary-row.js";
 
-/** One entity write as the caller asked for it; `ifMatch` undefined or `"*"` means unconditional. */
-export type SummarizedWrite =
-  | { kind: "insert"; wire: WireEntity }
-  | { kind: "upsert"; wire: WireEntity; mode: WriteMode }
-  | { kind: "update"; wire: WireEntity; mode: WriteMode; ifMatch: string }
-  | { kind: "delete"; partitionKey: string; rowKey: string; ifMatch: string | undefined };
+export type { SummarizedWrite };
 
 /** What a write did: the entity's new ETag (unknown after a settled lost answer), and whether a deleted entity existed. */
 export interface SummarizedOutcome {
@@ -120,73 +102,121 @@ export class SummaryCommitter {
     ready?: Promise<unknown>,
   ): Promise<{ outcomes: SummarizedOutcome[]; states: Array<Omit<SummaryState, "etag">> | undefined }> {
     for (let round = 1; ; round++) {
-      const [olds, states] = await Promise.all([
-        this.#readOld(partitionKey, writes),
-        Promise.all(this.#summaries.map((s) => this.#state(partitionKey, s, round > 1))),
-      ]);
-      const plans = writes.map((write, i) => this.#plan(partitionKey, write, olds[i]));
-      const entityActions = plans.flatMap((plan) => (plan.action ? [plan.action] : []));
-      // Where each write's action sits in the transaction (-1: nothing to send, e.g. deleting an absent entity).
-      let slot = 0;
-      const slots = plans.map((plan) => (plan.action ? slot++ : -1));
+      const planned = await this.planRound(partitionKey, writes, round);
       // Nothing to write (deletes of entities already gone): the summary is unchanged.
-      if (entityActions.length === 0)
-        return {
-          outcomes: plans.map((plan) => ({ etag: undefined, existed: plan.existed })),
-          states: undefined,
-        };
-      const token = randomBytes(6).toString("base64url");
-      const summaryRows = this.#summaries.map((summary, i) => {
-        const state = states[i] as SummaryState;
-        let totals = state.totals;
-        for (const plan of plans) {
-          totals = addTotals(totals, contributionOf(summary, plan.after), 1);
-          totals = addTotals(totals, contributionOf(summary, plan.before), -1);
-        }
-        return { state, ...nextSummaryRow(this.#model, summary, partitionKey, state, totals, token) };
-      });
-      const actions: TransactionAction[] = [
-        ...entityActions,
-        ...summaryRows.map(
-          ({ row, state }): TransactionAction =>
-            state.etag === undefined
-              ? { kind: "insert", entity: row }
-              : { kind: "update", entity: row, mode: "replace", ifMatch: state.etag },
-        ),
-      ];
+      if (planned.actions.length === 0) return this.finishRound(partitionKey, planned, undefined);
       let results: WriteResult[] | undefined;
       if (ready !== undefined) await ready;
       try {
-        results = (await submitTransaction(this.#runner, this.#table, partitionKey, actions)).results;
+        results = (await submitTransaction(this.#runner, this.#table, partitionKey, planned.actions)).results;
       } catch (error) {
-        const first = summaryRows[0] as (typeof summaryRows)[number];
-        const verdict = await this.#settle(error, partitionKey, writes, slots, entityActions.length, {
-          sequence: first.next.sequence,
-          token,
-        });
+        const verdict = await this.settleRound(error, partitionKey, writes, planned);
         if (verdict === "retry") {
-          if (round >= MAX_ROUNDS) {
-            const rowKey = (this.#summaries[0] as SummaryModel).rowKey;
-            throw new ConcurrencyError({ table: this.#table, partitionKey, rowKey }, { cause: error });
-          }
+          if (round >= MAX_ROUNDS) throw this.exhausted(partitionKey, error);
           await this.#runner.retry.contend(round);
           continue;
         }
       }
-      this.#summaries.forEach((summary, i) => {
-        const etag = results?.[entityActions.length + i]?.etag;
-        const key = this.#cacheKey(partitionKey, summary);
-        if (etag === undefined) this.#cache.forget(key);
-        else this.#cache.remember(key, { etag, ...(summaryRows[i] as (typeof summaryRows)[number]).next });
-      });
-      return {
-        outcomes: plans.map((plan, i) => ({
-          etag: plan.action?.kind === "delete" ? undefined : results?.[slots[i] as number]?.etag,
-          existed: plan.existed,
-        })),
-        states: summaryRows.map((row) => row.next),
-      };
+      return this.finishRound(partitionKey, planned, results);
     }
+  }
+
+  /** Rounds a write goes before giving up on lost races (`exhausted`). */
+  get maxRounds(): number {
+    return MAX_ROUNDS;
+  }
+
+  /** The error of a write that lost `maxRounds` races on its summary rows. */
+  exhausted(partitionKey: string, cause: unknown): ConcurrencyError {
+    const rowKey = (this.#summaries[0] as SummaryModel).rowKey;
+    return new ConcurrencyError({ table: this.#table, partitionKey, rowKey }, { cause });
+  }
+
+  /**
+   * One round of a commit: the old rows and the summary rows read (cached state on round 1), each
+   * write's action planned against what is stored, the summary rows with the delta; `actions` is
+   * empty when there is nothing to write (deletes of entities already gone).
+   */
+  async planRound(
+    partitionKey: string,
+    writes: readonly SummarizedWrite[],
+    round: number,
+  ): Promise<PlannedRound> {
+    const [olds, states] = await Promise.all([
+      this.#readOld(partitionKey, writes),
+      Promise.all(this.#summaries.map((s) => this.#state(partitionKey, s, round > 1))),
+    ]);
+    const plans = writes.map((write, i) => planWrite(this.#model, this.#table, partitionKey, write, olds[i]));
+    const entityActions = plans.flatMap((plan) => (plan.action ? [plan.action] : []));
+    // Where each write's action sits in the transaction (-1: nothing to send, e.g. deleting an absent entity).
+    let slot = 0;
+    const slots = plans.map((plan) => (plan.action ? slot++ : -1));
+    if (entityActions.length === 0)
+      return { plans, slots, entityCount: 0, summaryRows: [], token: "", actions: [] };
+    const token = randomBytes(6).toString("base64url");
+    const summaryRows = this.#summaries.map((summary, i) => {
+      const state = states[i] as SummaryState;
+      let totals = state.totals;
+      for (const plan of plans) {
+        totals = addTotals(totals, contributionOf(summary, plan.after), 1);
+        totals = addTotals(totals, contributionOf(summary, plan.before), -1);
+      }
+      return { state, ...nextSummaryRow(this.#model, summary, partitionKey, state, totals, token) };
+    });
+    const actions: TransactionAction[] = [
+      ...entityActions,
+      ...summaryRows.map(
+        ({ row, state }): TransactionAction =>
+          state.etag === undefined
+            ? { kind: "insert", entity: row }
+            : { kind: "update", entity: row, mode: "replace", ifMatch: state.etag },
+      ),
+    ];
+    return { plans, slots, entityCount: entityActions.length, summaryRows, token, actions };
+  }
+
+  /**
+   * A round's transaction failed: `retry` (a lost race: plan again), `applied` (a lost answer whose
+   * write committed), or throws the caller's error.
+   */
+  settleRound(
+    error: unknown,
+    partitionKey: string,
+    writes: readonly SummarizedWrite[],
+    planned: PlannedRound,
+  ): Promise<"retry" | "applied"> {
+    const first = planned.summaryRows[0] as PlannedRound["summaryRows"][number];
+    return this.#settle(error, partitionKey, writes, planned.slots, planned.entityCount, {
+      sequence: first.next.sequence,
+      token: planned.token,
+    });
+  }
+
+  /** A round committed (`results` undefined: its answer was lost, or nothing was sent): the rows cached, the outcomes. */
+  finishRound(
+    partitionKey: string,
+    planned: PlannedRound,
+    results: readonly WriteResult[] | undefined,
+  ): { outcomes: SummarizedOutcome[]; states: Array<Omit<SummaryState, "etag">> | undefined } {
+    const { plans, slots, summaryRows, entityCount } = planned;
+    if (planned.actions.length === 0)
+      return {
+        outcomes: plans.map((plan) => ({ etag: undefined, existed: plan.existed })),
+        states: undefined,
+      };
+    this.#summaries.forEach((summary, i) => {
+      const etag = results?.[entityCount + i]?.etag;
+      const key = this.#cacheKey(partitionKey, summary);
+      if (etag === undefined) this.#cache.forget(key);
+      else this.#cache.remember(key, { etag, ...(summaryRows[i] as (typeof summaryRows)[number]).next });
+    });
+    return {
+      outcomes: plans.map((plan, i) => ({
+        etag: plan.action?.kind === "delete" ? undefined : results?.[slots[i] as number]?.etag,
+        existed: plan.existed,
+      })),
+      states: summaryRows.map((row) => row.next),
+    };
   }
 
   /** Reads the current state of a summary row (and caches it); `undefined` values mean zeros. */
@@ -260,58 +290,6 @@ export class SummaryCommitter {
     return olds;
   }
 
-  /** The action of one write given what is stored, conditional on exactly that state, and the rows before and after. */
-  #plan(partitionKey: string, write: SummarizedWrite, stored: StoredEntity | undefined): Plan {
-    const keys = {
-      table: this.#table,
-      partitionKey,
-      rowKey: write.kind === "delete" ? write.rowKey : write.wire.rowKey,
-    };
-    const before = stored && isSummarizedRow(this.#model, stored) ? this.#upcast(stored) : undefined;
-    switch (write.kind) {
-      case "insert":
-        return {
-          action: { kind: "insert", entity: write.wire },
-          before: undefined,
-          after: write.wire,
-          existed: false,
-        };
-      case "upsert":
-        if (!stored)
-          return {
-            action: { kind: "insert", entity: write.wire },
-            before,
-            after: write.wire,
-            existed: false,
-          };
-        return {
-          action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
-          before,
-          after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
-          existed: true,
-        };
-      case "update":
-        if (!stored) throw new EntityNotFoundError(keys);
-        if (write.ifMatch !== "*" && write.ifMatch !== stored.etag) throw new ConcurrencyError(keys);
-        return {
-          action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
-          before,
-          after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
-          existed: true,
-        };
-      case "delete":
-        if (!stored) return { action: undefined, before: undefined, after: undefined, existed: false };
-        if (write.ifMatch !== undefined && write.ifMatch !== "*" && write.ifMatch !== stored.etag)
-          throw new ConcurrencyError(keys);
-        return {
-          action: { kind: "delete", partitionKey, rowKey: write.rowKey, ifMatch: stored.etag },
-          before,
-          after: undefined,
-          existed: true,
-        };
-    }
-  }
-
   /**
    * Decides after a failed submit: `retry` (a lost race: read again), `applied` (a lost answer whose
    * write committed), or throws the caller's error.
@@ -324,15 +302,8 @@ export class SummaryCommitter {
     entityCount: number,
     mine: { sequence: bigint; token: string },
   ): Promise<"retry" | "applied"> {
-    if (error instanceof TransactionError && !isOutcomeUnknown(error)) {
-      if (error.index >= entityCount) {
-        if (error.statusCode === 412 || error.statusCode === 409) return "retry";
-        throw error;
-      }
-      const write = writes[slots.indexOf(error.index)];
-      if (write === undefined) throw error;
-      return this.#raceOrError(error, partitionKey, write);
-    }
+    if (error instanceof TransactionError && !isOutcomeUnknown(error))
+      return this.#refusal(error, partitionKey, writes, slots, entityCount);
     if (!(error instanceof TableKitError) || error instanceof ValidationError) throw error;
     // The answer may have been lost after the transaction committed: the summary row's log decides.
     const summary = this.#summaries[0] as SummaryModel;
@@ -347,51 +318,39 @@ export class SummaryCommitter {
     );
   }
 
-  /** A failed entity action: another writer changed it after our read (go again where the caller did not condition it), or the caller's error. */
-  #raceOrError(error: TransactionError, partitionKey: string, write: SummarizedWrite): "retry" {
-    const rowKey = write.kind === "delete" ? write.rowKey : write.wire.rowKey;
-    const keys = { table: this.#table, partitionKey, rowKey };
-    const status = error.statusCode;
-    if (write.kind === "insert") {
-      if (status === 409) throw new EntityAlreadyExistsError(keys, { cause: error });
+  /** A round's transaction was definitely refused: a lost race (`retry`: plan again), or throws the caller's error. */
+  refusedRound(
+    error: TransactionError,
+    partitionKey: string,
+    writes: readonly SummarizedWrite[],
+    planned: PlannedRound,
+  ): "retry" {
+    return this.#refusal(error, partitionKey, writes, planned.slots, planned.entityCount);
+  }
+
+  #refusal(
+    error: TransactionError,
+    partitionKey: string,
+    writes: readonly SummarizedWrite[],
+    slots: readonly number[],
+    entityCount: number,
+  ): "retry" {
+    if (error.index >= entityCount) {
+      if (error.statusCode === 412 || error.statusCode === 409) return "retry";
       throw error;
     }
-    if (status !== 412 && status !== 404 && status !== 409) throw error;
-    const conditioned =
-      (write.kind === "update" || write.kind === "delete") &&
-      write.ifMatch !== undefined &&
-      write.ifMatch !== "*";
-    if (!conditioned) return "retry";
-    if (status === 404 && write.kind === "update") throw new EntityNotFoundError(keys, { cause: error });
-    if (status === 404) return "retry";
-    throw new ConcurrencyError(keys, { cause: error });
-  }
-
-  #upcast(stored: StoredEntity): StoredEntity {
-    const upcast = upcasterOf(this.#model);
-    return upcast ? upcast(stored) : stored;
+    const write = writes[slots.indexOf(error.index)];
+    if (write === undefined) throw error;
+    return raceOrError(this.#table, error, partitionKey, write);
   }
 }
 
-/** One write planned against what is stored. */
-interface Plan {
-  action: TransactionAction | undefined;
-  /** The entity row before the write (undefined: absent, or another type's row). */
-  before: WireEntity | undefined;
-  /** The entity row after the write (undefined: deleted). */
-  after: WireEntity | undefined;
-  /** Whether the entity was there before (known for deletes, which read it). */
-  existed: boolean;
-}
-
-/**
- * A merge's result as the service stores it: the stored row as it is (not upcast: the merged row carries
- * the current version's discriminator and is read without upcasting) with the sent properties laid over it.
- */
-function merged(stored: StoredEntity, sent: WireEntity): WireEntity {
-  const row: WireEntity = { ...stored };
-  for (const [name, value] of Object.entries(sent)) {
-    if (value !== undefined && value !== null) row[name] = value;
-  }
-  return row;
+/** One round of a commit (see `SummaryCommitter.planRound`). */
+export interface PlannedRound {
+  plans: PlannedWrite[];
+  slots: number[];
+  entityCount: number;
+  summaryRows: Array<{ state: SummaryState; row: WireEntity; next: Omit<SummaryState, "etag"> }>;
+  token: string;
+  actions: TransactionAction[];
 }

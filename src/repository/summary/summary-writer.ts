@@ -4,10 +4,11 @@ import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
 import { runBulk } from "../core/bulk/bulk-runner.js";
 import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types.js";
+import { type CommitResults, commitRounds } from "../core/commit-rounds.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { actionOf, type ExplainedOperation, type WritePlan } from "../core/write-plan.js";
+import { type ExplainedOperation, runPlan, stageSteps, type WritePlan } from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import {
@@ -20,7 +21,7 @@ import {
 import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryIntents } from "./summary-intents.js";
 import type { SummaryState } from "./summary-row.js";
-import { SummaryStage } from "./summary-stage.js";
+import { SummaryWriteStage } from "./summary-write-stage.js";
 
 /**
  * Writes entities that have summaries: every write, single or bulk, commits in one entity group
@@ -109,17 +110,17 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
 
   insert(entity: T): Promise<void> {
     const wire = this.#wire(entity);
-    return this.#one(entity, wire, { kind: "insert", wire });
+    return this.#one(entity, wire, "insert", { kind: "insert", wire });
   }
 
   upsert(entity: T, mode: WriteMode): Promise<void> {
     const wire = this.#wire(entity);
-    return this.#one(entity, wire, { kind: "upsert", wire, mode });
+    return this.#one(entity, wire, mode === "merge" ? "patch" : "upsert", { kind: "upsert", wire, mode });
   }
 
   update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
     const wire = this.#wire(entity);
-    return this.#one(entity, wire, { kind: "update", wire, mode, ifMatch });
+    return this.#one(entity, wire, "update", { kind: "update", wire, mode, ifMatch });
   }
 
   async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
@@ -128,11 +129,11 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
     this.#committer.assertNotSummaryKey(rowKey);
     const condition = ifMatch ?? etagIn(key, this.#runner.scope);
-    const [outcome] = await this.#commit(partitionKey, [
-      { kind: "delete", partitionKey, rowKey, ifMatch: condition },
-    ]);
+    const write: SummarizedWrite = { kind: "delete", partitionKey, rowKey, ifMatch: condition };
+    const { plan, stage } = this.#plan("delete", partitionKey, rowKey, write);
+    await runPlan(plan);
     rememberEtag(key, undefined, this.#runner.scope);
-    return outcome?.existed ?? false;
+    return stage.outcome?.existed ?? false;
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
@@ -174,28 +175,43 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   /**
    * The plan of one write: with a summary kept elsewhere its intent first; the reads of the row
    * before (not for an insert) and of uncached summary rows; one transaction with the entity and the
-   * summary rows; after it, each contribution mirrored and the intent removed (see `#commit`).
+   * summary rows; after it, each contribution mirrored and the intent removed (see `SummaryWriteStage`).
    */
   explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
     const values = value as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
     this.#committer.assertNotSummaryKey(rowKey);
-    const condition = operation === "insert" ? undefined : "*";
-    const write = { partitionKey, rowKey, condition, before: undefined, after: undefined };
+    // The write is never sent: only its keys and operation shape the rendered plan.
+    const write: SummarizedWrite = { kind: "delete", partitionKey, rowKey, ifMatch: undefined };
+    return this.#plan(operation, partitionKey, rowKey, write).plan;
+  }
+
+  /** The plan of one write, its summary rows the stage whose rows are the whole transaction (see `SummaryWriteStage`). */
+  #plan(
+    operation: ExplainedOperation,
+    partitionKey: string,
+    rowKey: string,
+    write: SummarizedWrite,
+  ): { plan: WritePlan<CommitResults>; stage: SummaryWriteStage } {
     const model = this.#model as unknown as EntityModel<object>;
-    const stage = new SummaryStage(model, this.#table, this.#runner, this.#committer, [write]);
-    const { before, operations, after } = stage.describe();
-    const kind = actionOf(operation);
+    const runner = this.#runner;
+    const stage = new SummaryWriteStage(
+      model,
+      this.#table,
+      runner,
+      this.#committer,
+      partitionKey,
+      rowKey,
+      write,
+      operation,
+    );
+    const { before, operations, after } = stageSteps(stage);
+    const table = this.#table;
+    const send = () => commitRounds(runner, table, partitionKey, [], [stage], stage.rules);
     return {
-      before,
-      commit: {
-        request: "transaction",
-        table: this.#table,
-        partitionKey,
-        operations: [{ kind, rowKey }, ...operations],
-      },
-      after,
+      plan: { before, commit: { request: "transaction", table, partitionKey, operations, send }, after },
+      stage,
     };
   }
 
@@ -209,10 +225,16 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     return wire;
   }
 
-  /** One write in its own transaction with the summary rows; the instance's ETag tracked afterwards. */
-  async #one(entity: T, wire: WireEntity, write: SummarizedWrite): Promise<void> {
-    const [outcome] = await this.#commit(wire.partitionKey, [write]);
-    let etag = outcome?.etag;
+  /** One write in its own transaction with the summary rows (its plan run); the instance's ETag tracked afterwards. */
+  async #one(
+    entity: T,
+    wire: WireEntity,
+    operation: ExplainedOperation,
+    write: SummarizedWrite,
+  ): Promise<void> {
+    const { plan, stage } = this.#plan(operation, wire.partitionKey, wire.rowKey, write);
+    await runPlan(plan);
+    let etag = stage.outcome?.etag;
     if (etag === undefined) {
       // Committed, but its answer was lost: track the ETag only if nobody has written the entity since.
       const stored = await this.#runner.run("get", this.#table, (s) =>
