@@ -10,6 +10,7 @@ import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } from "../core/requests.js";
+import { type PlanStep, runPlan } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
   abandonRemoteWork,
@@ -22,6 +23,7 @@ import { type ListChange, listCompanion } from "../index/list-membership.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
+import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
 import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
 import { type LargeWork, prepareLarge, readReplaced } from "./transaction-large.js";
 
@@ -72,13 +74,6 @@ class OwnConditionLost extends Error {
   }
 }
 
-/** Whether the action as sent carries a condition the caller's action did not (tablekit's own). */
-function conditionAdded(caller: TransactionAction, sent: TransactionAction | undefined): boolean {
-  const conditional = (action: TransactionAction) =>
-    action.kind === "insert" || (action.kind !== "upsert" && action.ifMatch !== "*");
-  return sent !== undefined && conditional(sent) && !conditional(caller);
-}
-
 async function commitOnce(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
@@ -121,32 +116,104 @@ async function commitOnce(
     return target;
   };
   const remote: Array<RemoteWork | undefined> = [];
-  await readReplaced(large);
-  try {
-    await Promise.all(large.map((work) => work.large.upload(work.uploads)));
-    for (const stage of summaries) await stage.before();
-    for (const [index, copies] of expanded.remote.entries()) {
-      const operation = operations[index] as PlannedOperation;
-      remote.push(
-        copies && (await beginRemoteWork(targetOf(operation.model), copies.row, copies.before, copies.next)),
-      );
-    }
-  } catch (error) {
-    await abandon(remote, operations, targetOf, large, summaries, error);
-    throw error;
-  }
-
-  // Commit: one entity group transaction.
+  const abandonAll = (error: unknown) => abandon(remote, operations, targetOf, large, summaries, error);
   const actions = expanded.operations.map((operation) => operation.action);
   const firstOf = operations.map((_, index) => expanded.owners.indexOf(index));
-  let results: WriteResult[] | undefined;
-  try {
-    results = await submitRounds(runner, table, partitionKey, actions, companions);
+  // What the commit answered: its results, the ETag of each operation, or the error it failed with.
+  let committed: { results: WriteResult[] | undefined; etags: string[] } | undefined;
+  let commitError: unknown;
+  const send = async (): Promise<void> => {
+    let results: WriteResult[] | undefined;
+    try {
+      results = await submitRounds(runner, table, partitionKey, actions, companions);
+    } catch (error) {
+      commitError = error;
+      runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
+      throw error;
+    }
     runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
+    const etags = firstOf.map((at, index) =>
+      (operations[index] as PlannedOperation).model.wide
+        ? wideEtagOf(expanded, index, results)
+        : (results?.[at]?.etag ?? ""),
+    );
+    committed = { results, etags };
+  };
+  // One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
+  // failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
+  const before: PlanStep[] = [
+    { request: "get (replaced blobs)", table, run: () => readReplaced(large) },
+    {
+      request: "putBlob (large values)",
+      table,
+      run: async () => {
+        try {
+          await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+        } catch (error) {
+          await abandonAll(error);
+          throw error;
+        }
+      },
+      abandon: abandonAll,
+    },
+    ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.before() })),
+    ...expanded.remote.map(
+      (copies, index): PlanStep => ({
+        request: "begin remote work",
+        table,
+        run: async () => {
+          const operation = operations[index] as PlannedOperation;
+          remote.push(
+            copies &&
+              (await beginRemoteWork(targetOf(operation.model), copies.row, copies.before, copies.next)),
+          );
+        },
+      }),
+    ),
+  ];
+  const etagAt = (index: number) => committed?.etags[index] as string;
+  // After: copies elsewhere and intents removed, summary mirrors, replaced blobs removed.
+  const after: PlanStep[] = [
+    ...expanded.remote.map(
+      (_, index): PlanStep => ({
+        request: "finish remote work",
+        table,
+        run: async () => {
+          const work = remote[index];
+          if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
+          const operation = operations[index] as PlannedOperation;
+          const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+          await finishRemoteWork(targetOf(operation.model), work, etagAt(index), remoteLists);
+        },
+      }),
+    ),
+    ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.after() })),
+    ...large.map(
+      (work): PlanStep => ({
+        request: "deleteBlob (replaced)",
+        table,
+        run: async () => {
+          if (work.before === undefined) return;
+          const { action } = work.operation;
+          const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+          await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
+        },
+      }),
+    ),
+  ];
+  const operationsOf = expanded.operations.map((operation) => ({
+    kind: operation.action.kind,
+    rowKey: operation.rowKey,
+  }));
+  try {
+    await runPlan({
+      before,
+      commit: { request: "transaction", table, partitionKey, operations: operationsOf, send },
+      after,
+    });
   } catch (error) {
-    runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
-    await abandon(remote, operations, targetOf, large, summaries, error);
-    if (!(error instanceof TransactionError)) throw error;
+    // A before- or after-step's failure is the answer as it is; the commit's is the caller's.
+    if (error !== commitError || !(error instanceof TransactionError)) throw error;
     const owner = expanded.owners[error.index];
     const onEntity = owner !== undefined && firstOf[owner] === error.index;
     if (
@@ -168,25 +235,8 @@ async function commitOnce(
     throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
   }
 
-  // After: copies elsewhere, intents removed, replaced blobs removed; instances track what they hold.
-  const etags = firstOf.map((at, index) =>
-    (operations[index] as PlannedOperation).model.wide
-      ? wideEtagOf(expanded, index, results)
-      : (results?.[at]?.etag ?? ""),
-  );
-  for (const [index, work] of remote.entries()) {
-    if (work === undefined) continue; // no copies elsewhere (finishRemoteWork would do nothing)
-    const operation = operations[index] as PlannedOperation;
-    const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-    await finishRemoteWork(targetOf(operation.model), work, etags[index] as string, remoteLists);
-  }
-  for (const stage of summaries) await stage.after();
-  for (const work of large) {
-    if (work.before === undefined) continue;
-    const { action } = work.operation;
-    const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
-    await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
-  }
+  // Instances track what they hold.
+  const { results, etags } = committed as NonNullable<typeof committed>;
   operations.forEach((operation, index) => {
     if (!operation.entity) return;
     const deleted = operation.action.kind === "delete";
@@ -324,33 +374,4 @@ async function abandon(
     await abandonRemoteWork(targetOf(operation.model), work, error);
   }
   for (const work of large) await work.large.discard(work.uploads, error);
-}
-
-/** Reports a failure at the caller's operation, also when the service failed on one of its index copies. */
-function toCallerIndex(
-  error: TransactionError,
-  owners: readonly number[],
-  firstOf: readonly number[],
-): TransactionError {
-  const owner = owners[error.index];
-  if (
-    owner === undefined ||
-    (owner === error.index && firstOf[owner] === error.index && owners.length === firstOf.length)
-  )
-    return error;
-  const onCopy = firstOf[owner] !== error.index;
-  return new TransactionError(
-    {
-      index: owner,
-      table: error.table,
-      partitionKey: error.partitionKey,
-      ...(error.rowKey === undefined ? {} : { rowKey: error.rowKey }),
-      ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
-      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
-      message: onCopy
-        ? "on one of its index copies (a unique index value already taken, or a copy changed meanwhile)"
-        : "",
-    },
-    { cause: error },
-  );
 }
