@@ -301,25 +301,16 @@ function changesOfRow(s: Scenario, row: Row): Partial<Row> {
   return values;
 }
 
-/**
- * Pairs that API.md promises but today's definition still refuses with a SchemaError: the rest of
- * issue 18 (open). Each runs as `it.fails`, so it reports the gap and turns red the day the pair works
- * (then delete its line here).
- */
-const NOT_YET: Readonly<Record<string, string>> = {};
-
 for (const { kind, combinations } of runs) {
   describe.each(combinations.map((features) => [features.join(" + "), features] as const))(
     `%s on ${kind.name} (seed ${SEED})`,
-    (name, features) => {
-      const gap = NOT_YET[name];
+    (_name, features) => {
       const run = async (form: (typeof FORMS)[number]) => {
         const s = await scenario(kind, features, form);
         await check(s, "after the seeded inserts");
         await WRITES[form](s);
       };
-      if (gap === undefined) it.each(FORMS)("%s keeps every invariant", run);
-      else it.fails.each(FORMS)(`%s: known gap of issue 18 (${gap})`, run);
+      it.each(FORMS)("%s keeps every invariant", run);
     },
   );
 }
