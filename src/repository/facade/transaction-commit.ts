@@ -118,7 +118,13 @@ async function commitOnce(
   const remote: Array<RemoteWork | undefined> = [];
   const abandonAll = (error: unknown) => abandon(remote, operations, targetOf, large, summaries, error);
   const actions = expanded.operations.map((operation) => operation.action);
-  const firstOf = operations.map((_, index) => expanded.owners.indexOf(index));
+  // Where each caller operation's first action sits (-1: none), in one pass over the owners.
+  const firstOf = new Array<number>(operations.length).fill(-1);
+  expanded.owners.forEach((owner, at) => {
+    if (firstOf[owner] === -1) firstOf[owner] = at;
+  });
+  // Only operations with copies elsewhere have remote steps (a plain transaction has none to run).
+  const withRemote = [...expanded.remote.keys()].filter((index) => expanded.remote[index] !== undefined);
   // What the commit answered: its results, the ETag of each operation, or the error it failed with.
   let committed: { results: WriteResult[] | undefined; etags: string[] } | undefined;
   let commitError: unknown;
@@ -157,15 +163,18 @@ async function commitOnce(
       abandon: abandonAll,
     },
     ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.before() })),
-    ...expanded.remote.map(
-      (copies, index): PlanStep => ({
+    ...withRemote.map(
+      (index): PlanStep => ({
         request: "begin remote work",
         table,
         run: async () => {
           const operation = operations[index] as PlannedOperation;
-          remote.push(
-            copies &&
-              (await beginRemoteWork(targetOf(operation.model), copies.row, copies.before, copies.next)),
+          const copies = expanded.remote[index] as NonNullable<(typeof expanded.remote)[number]>;
+          remote[index] = await beginRemoteWork(
+            targetOf(operation.model),
+            copies.row,
+            copies.before,
+            copies.next,
           );
         },
       }),
@@ -174,8 +183,8 @@ async function commitOnce(
   const etagAt = (index: number) => committed?.etags[index] as string;
   // After: copies elsewhere and intents removed, summary mirrors, replaced blobs removed.
   const after: PlanStep[] = [
-    ...expanded.remote.map(
-      (_, index): PlanStep => ({
+    ...withRemote.map(
+      (index): PlanStep => ({
         request: "finish remote work",
         table,
         run: async () => {
@@ -370,6 +379,7 @@ async function abandon(
 ): Promise<void> {
   for (const stage of summaries) await stage.abandon(error);
   for (const [index, work] of remote.entries()) {
+    if (work === undefined) continue;
     const operation = operations[index] as PlannedOperation;
     await abandonRemoteWork(targetOf(operation.model), work, error);
   }
