@@ -3,10 +3,10 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
-import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
+import { commitTarget, describeActions, type Existing, type IndexedTarget, listStep } from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
-import { membershipChanges, syncList } from "./list-membership.js";
+import { membershipChanges } from "./list-membership.js";
 import { releaseCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
@@ -75,15 +75,7 @@ export function planEntityDelete(
     if (prior === undefined)
       for (const index of remoteIndexes)
         after.push({ request: `delete copy (${index.name})`, table: runner.tableName(index.table) });
-    for (const change of listChanges)
-      if (!local(change.ref))
-        after.push({
-          request: `update list (${change.ref.index})`,
-          table: change.ref.table,
-          partitionKey: change.ref.partitionKey,
-          rowKey: change.ref.rowKey,
-          run: () => syncList(model, runner, change),
-        });
+    for (const change of listChanges) if (!local(change.ref)) after.push(listStep(model, runner, change));
     after.push({
       request: "delete intent",
       table: intentTable,

@@ -139,6 +139,21 @@ export function planEntityWrite(
 }
 
 /** The commit's target: one entity group transaction in the entity's partition (even of one action). */
+/** The step after the commit that brings one list entity kept elsewhere in line. */
+export function listStep(
+  model: EntityModel<object>,
+  runner: IndexedTarget["runner"],
+  change: ListChange,
+): PlanStep {
+  return {
+    request: `update list (${change.ref.index})`,
+    table: change.ref.table,
+    partitionKey: change.ref.partitionKey,
+    rowKey: change.ref.rowKey,
+    run: () => syncList(model, runner, change),
+  };
+}
+
 export function commitTarget(table: string, partitionKey: string): StepTarget {
   return { request: "transaction", table, partitionKey };
 }
@@ -235,15 +250,7 @@ function remoteSteps(
     for (const index of remoteIndexes)
       after.push({ request: `delete replaced copy (${index.name})`, table: runner.tableName(index.table) });
   }
-  for (const change of remoteLists) {
-    after.push({
-      request: `update list (${change.ref.index})`,
-      table: change.ref.table,
-      partitionKey: change.ref.partitionKey,
-      rowKey: change.ref.rowKey,
-      run: () => syncList(model, runner, change),
-    });
-  }
+  for (const change of remoteLists) after.push(listStep(model, runner, change));
   after.push({
     request: "get (settle race)",
     table,
