@@ -1,21 +1,31 @@
 import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { EntityWriter } from "../core/entity-writer.js";
-import {
-  type ExplainedOperation,
-  type RenderedPlan,
-  type RenderedStep,
-  renderPlan,
-  singleRequest,
-} from "../core/write-plan.js";
+import { type ExplainedOperation, renderPlan, singleRequest } from "../core/write-plan.js";
 
 export type { ExplainedOperation } from "../core/write-plan.js";
 
-/** One step of a write's plan, in the order the write sends it (API.md `explainWrite`). */
-export type WriteStep = RenderedStep;
+/**
+ * One step of a write's plan, in the order the write sends it (API.md `explainWrite`). The public
+ * shape of the plan `core/write-plan.ts` renders (`RenderedStep`, kept internal).
+ */
+export interface WriteStep {
+  /** Before the commit (uploads, claims, intents, reads), the commit itself, or after it (copies elsewhere, cleanup). */
+  phase: "before" | "commit" | "after";
+  /** The request: `get`, `putBlob`, `insert intent`, `claim`, `transaction`, `upsert copy`, `deleteBlob`, … */
+  request: string;
+  /** The table (or, for a blob, the container) it goes to. */
+  table: string;
+  partitionKey?: string;
+  rowKey?: string;
+  /** The operations of an entity group transaction, in order. */
+  operations?: Array<{ kind: string; rowKey: string }>;
+}
 
 /** The plan of one write, without anything sent. */
-export type WritePlan = RenderedPlan;
+export interface WritePlan {
+  steps: WriteStep[];
+}
 
 const OPERATIONS: readonly ExplainedOperation[] = ["insert", "upsert", "update", "patch", "delete"];
 
