@@ -3,12 +3,11 @@
  * another writer changes that row before the commit, the transaction must not apply to a row it did
  * not plan for: the entity action is conditional on the state read (an absent entity included), the
  * service refuses it, and the transaction is planned again from what is stored now. Here the other
- * writer's insert is made to land exactly between the read and the commit (deterministic: the store
- * wrapper runs it after the transaction's read of that key returns).
+ * writer's insert is made to land exactly between the reads and the commit (deterministic: the store
+ * wrapper runs it just before the transaction is sent).
  */
 import { describe, expect, it } from "vitest";
 import { Column, Entity, MemoryStore, TableContext } from "../../src/index.js";
-import type { TableStore } from "../../src/store/table-store.js";
 import { type StoreRequest, StoreWrapper } from "../support/store-wrapper.js";
 
 @Entity({
@@ -37,32 +36,25 @@ class Tagged {
   @Column({ type: "String" }) tag!: string;
 }
 
-/** Runs `between` once, right after the first point read of `rowKey` answers (before anything else is sent). */
+/** Runs `between` once, just before the first transaction is sent (after every read it was planned from). */
 class InterleavingStore extends StoreWrapper {
   #pending: (() => Promise<unknown>) | undefined;
-  constructor(
-    inner: TableStore,
-    readonly rowKey: string,
-  ) {
-    super(inner);
-  }
   arm(between: () => Promise<unknown>): void {
     this.#pending = between;
   }
   protected override async around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {
-    const result = await send();
     const between = this.#pending;
-    if (between && request.method === "getEntity" && request.identity.includes(this.rowKey)) {
+    if (between && request.method === "submitTransaction") {
       this.#pending = undefined;
       await between();
     }
-    return result;
+    return send();
   }
 }
 
 async function setUp<T extends object>(entity: new () => T) {
   const memory = new MemoryStore();
-  const store = new InterleavingStore(memory, "0007");
+  const store = new InterleavingStore(memory);
   const db = new TableContext({ store });
   const other = new TableContext({ store: memory });
   await db.ensureTables(entity);
