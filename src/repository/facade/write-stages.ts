@@ -55,7 +55,7 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
 /**
  * Who writes the entity's rows, first match: wide rows alone, rows with index copies or stages' rows
  * (a wide entity with indexes or summaries is written as an indexed one, its rows in place of the
- * row), summarized rows, a plain row.
+ * row), summarized rows; when none applies, a plain row (`composeWriter`).
  */
 const ROW_STAGES: readonly RowStage[] = [
   {
@@ -76,7 +76,6 @@ const ROW_STAGES: readonly RowStage[] = [
     name: "summaries",
     rows: (c) => c.summaries && new SummaryWriter(c.model, c.table, c.runner, c.summaries),
   },
-  { name: "plain", rows: (c) => new PlainWriter(c.model, c.table, c.runner) },
 ];
 
 /** Stages around the row writer, innermost first: large values upload before its commit and clean up after. */

@@ -46,21 +46,11 @@ export function planWrite(
           after: write.wire,
           existed: false,
         };
-      return {
-        action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
-        before,
-        after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
-        existed: true,
-      };
+      return updateOf(write, stored, before);
     case "update":
       if (!stored) throw new EntityNotFoundError(keys);
       if (write.ifMatch !== "*" && write.ifMatch !== stored.etag) throw new ConcurrencyError(keys);
-      return {
-        action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
-        before,
-        after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
-        existed: true,
-      };
+      return updateOf(write, stored, before);
     case "delete":
       if (!stored) return { action: undefined, before: undefined, after: undefined, existed: false };
       if (write.ifMatch !== undefined && write.ifMatch !== "*" && write.ifMatch !== stored.etag)
@@ -72,6 +62,20 @@ export function planWrite(
         existed: true,
       };
   }
+}
+
+/** An upsert or update of a stored entity: conditional on the version read (its summary delta's). */
+function updateOf(
+  write: Extract<SummarizedWrite, { kind: "upsert" | "update" }>,
+  stored: StoredEntity,
+  before: StoredEntity | undefined,
+): PlannedWrite {
+  return {
+    action: { kind: "update", entity: write.wire, mode: write.mode, ifMatch: stored.etag },
+    before,
+    after: write.mode === "merge" ? merged(stored, write.wire) : write.wire,
+    existed: true,
+  };
 }
 
 /** A failed entity action: another writer changed it after our read (go again where the caller did not condition it), or the caller's error. */
