@@ -106,21 +106,29 @@ export class Transaction {
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
-    const keys = "entity" in action ? action.entity : action;
-    this.#operations.push({
-      // A table per period: the operation goes to the table of its entity's period.
-      table: model.tableTemplate
-        ? model.tableTemplate.nameOf(entity as Record<string, unknown>)
-        : model.table,
-      model,
-      action,
-      partitionKey: keys.partitionKey,
-      rowKey: keys.rowKey,
-      entity,
-      describe,
-    });
+    this.#operations.push(plannedOperation(model, action, entity, describe));
     return this;
   }
+}
+
+/** One operation of `model`'s entity (or key, for a delete), in the table of its entity's period if it has one. */
+export function plannedOperation(
+  model: EntityModel<object>,
+  action: TransactionAction,
+  entity: object,
+  describe: string,
+): PlannedOperation {
+  const keys = "entity" in action ? action.entity : action;
+  return {
+    // A table per period: the operation goes to the table of its entity's period.
+    table: model.tableTemplate ? model.tableTemplate.nameOf(entity as Record<string, unknown>) : model.table,
+    model,
+    action,
+    partitionKey: keys.partitionKey,
+    rowKey: keys.rowKey,
+    entity,
+    describe,
+  };
 }
 
 /**
