@@ -13,7 +13,7 @@ import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/
 import { batchBodyBytesOver } from "../core/payload-size.js";
 import { writeMode } from "../core/write-mode.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
-import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
+import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository-options.js";
 
 /** One planned operation: what is sent, and the instance whose ETag is updated afterwards. */
 export interface PlannedOperation {
