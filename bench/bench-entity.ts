@@ -131,3 +131,17 @@ export class LargeItem {
   @Column({ type: "String" }) id!: string;
   @Column({ type: "Binary", large: true }) content!: Uint8Array;
 }
+
+/** The same item with a same-partition copy per name and a summary: a bulk write's batch carries both. */
+@Entity({
+  table: "BenchStaged",
+  partitionKey: "{tenant}",
+  rowKey: "item_{id:8}",
+  indexes: { byName: { rowKey: "name_{name}" } },
+  summaries: { perTenant: { rowKey: "summary", count: "items", sum: { count: "counts" } } },
+})
+export class StagedItem extends BenchItem {}
+
+export function stagedItem(tenant: string, id: number): StagedItem {
+  return Object.assign(new StagedItem(), benchItem(tenant, id));
+}

@@ -45,6 +45,7 @@ import { movementBench } from "./movement.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 import { serveVsAzurite } from "./serve-vs-azurite.js";
+import { stagedBulk } from "./staged-bulk.js";
 import { tracingOverhead } from "./tracing.js";
 
 const quick = process.argv.includes("--quick");
@@ -624,6 +625,7 @@ async function largeValues(connectionString: string): Promise<void> {
 const azureSections: Record<string, (connectionString: string) => Promise<void>> = {
   sdk: sdkVsTablekit,
   bulk: bulkVsSequential,
+  "staged-bulk": (c) => stagedBulk(c, record, rows, quick),
   indexes: indexCosts,
   "parallel-reads": (c) => parallelReads(c, record, quick),
   pacing: async (c) => {

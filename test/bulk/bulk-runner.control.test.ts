@@ -204,6 +204,26 @@ describe("runBulk failures", () => {
     ]);
   });
 
+  it("a batch sent as several transactions reports the failed ones' items alone, the rest written", async () => {
+    const failure = new Error("second half");
+    const result = await runBulk(
+      grid(2, 4),
+      toUnit,
+      // p0's batch went as two transactions, its last two units in the failed one; p1's as one.
+      (partitionKey) =>
+        Promise.resolve(
+          partitionKey === "p0"
+            ? { retries: 1, transactions: 2, failed: [{ units: [2, 3], error: failure }] }
+            : { retries: 0 },
+        ),
+      { concurrency: 1 },
+    );
+    expect(result.written).toBe(6);
+    expect(result.batches).toBe(3);
+    expect(result.retries).toBe(1);
+    expect(result.failed).toEqual([{ partitionKey: "p0", items: grid(2, 4).slice(2, 4), error: failure }]);
+  });
+
   it("records a submit that throws synchronously as a failed batch", async () => {
     const result = await runBulk(
       grid(2, 1),

@@ -13,6 +13,7 @@ import {
   etagOf,
   SchemaError,
   TableContext,
+  TransactionError,
   ValidationError,
 } from "../../src/index.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
@@ -391,16 +392,27 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     expect(await sheets.get({ tenant: "acme", id: "s1" })).toBeDefined();
   });
 
-  it("bulk writes: each entity one transaction, failures reported per entity", async () => {
+  it("bulk writes: a partition's entities share one transaction of their rows, which fails whole", async () => {
     const { db, counter, prefix } = await freshContext(kind, [Sheet]);
     const sheets = db.repository(Sheet);
     await sheets.insert(sheet("taken", 0));
     counter.reset();
-    const result = await sheets.bulkInsert([sheet("b0", 0), sheet("taken", 1), sheet("b1", 1000)]);
-    expect(result.written).toBe(2);
-    expect(result.failed.map((f) => (f.items[0] as Sheet).id)).toEqual(["taken"]);
-    expect(result.failed[0]?.error).toBeInstanceOf(EntityAlreadyExistsError);
-    expect(counter.calls.submitTransaction).toBe(3);
+    const refused = await sheets.bulkInsert([sheet("b0", 0), sheet("taken", 1), sheet("b1", 1000)]);
+    expect(refused.written).toBe(0);
+    expect(refused.failed.map((f) => f.items.map((item) => (item as Sheet).id))).toEqual([
+      ["b0", "taken", "b1"],
+    ]);
+    // As any batch: the transaction's error, at the entity it failed on.
+    expect(refused.failed[0]?.error).toBeInstanceOf(TransactionError);
+    expect(refused.failed[0]?.error).toMatchObject({ statusCode: 409, index: 1 });
+    expect(counter.calls.submitTransaction).toBe(1);
+    expect(await sheets.get({ tenant: "acme", id: "b0" })).toBeUndefined();
+
+    counter.reset();
+    const result = await sheets.bulkInsert([sheet("b0", 0), sheet("b1", 1000)]);
+    expect(result).toMatchObject({ written: 2, batches: 1, failed: [] });
+    expect(counter.calls.submitTransaction).toBe(1);
+    expect((await sheets.getOrThrow({ tenant: "acme", id: "b1" })).c000).toBe(1000);
 
     const upserted = await sheets.bulkUpsert([sheet("b0", 7), sheet("b2", 8)]);
     expect(upserted.written).toBe(2);

@@ -1,12 +1,11 @@
 import type { StoredEntity, WriteMode } from "../../store/table-store.js";
-import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
 import type { ExplainedOperation, WritePlan } from "./write-plan.js";
 
 /**
- * How a repository writes one entity class: plain entities in one request each (`PlainWriter`),
- * entities with secondary indexes together with their copies (`IndexedWriter`). Both settle lost
- * answers by the same rules (`lost-answers.ts`) and track the written ETag (and copies) of the
- * instance in the runner's scope.
+ * How a repository writes one entity of a class: plain entities in one request each (`PlainWriter`),
+ * the others as a plan of their stages (write-stages.ts). Every writer settles lost answers by the
+ * same rules (`lost-answers.ts`) and tracks the written ETag (and copies) of the instance in the
+ * runner's scope. Bulk writes are a `BulkWriter`'s (bulk-types.ts).
  */
 export interface EntityWriter<T extends object> {
   /** Inserts; `EntityAlreadyExistsError` (or `UniqueConstraintError`) if the key (or a unique value) is taken. */
@@ -17,19 +16,6 @@ export interface EntityWriter<T extends object> {
   update(entity: T, mode: WriteMode, ifMatch: string): Promise<void>;
   /** Deletes by key; `ifMatch` default: the instance's tracked ETag, else unconditional. Resolves whether it existed. */
   delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean>;
-  /** Inserts many; see `Repository.bulkInsert`. */
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>>;
-  /** Upserts many; see `Repository.bulkUpsert`. */
-  bulkUpsert(
-    items: Iterable<T> | AsyncIterable<T>,
-    mode: WriteMode,
-    options: BulkOptions,
-  ): Promise<BulkResult<T>>;
-  /** Deletes many by key; see `Repository.bulkDelete`. */
-  bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
-    options: BulkOptions,
-  ): Promise<BulkResult<Partial<T>>>;
   /**
    * The plan a write of `value` would run, built by the same stages without sending anything (the
    * reads it would make first are steps). `value` is an entity, or key fields for a delete.

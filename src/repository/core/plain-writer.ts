@@ -1,7 +1,7 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, WriteMode } from "../../store/table-store.js";
-import type { BulkOptions, BulkResult } from "./bulk/bulk-types.js";
+import type { BulkOptions, BulkResult, BulkWriter } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
 import type { EntityWriter } from "./entity-writer.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests, Scoped } from "./requests.js";
@@ -9,7 +9,7 @@ import { deleteWire, insertWire, updateWire, upsertWire } from "./wire-writes.js
 import { type ExplainedOperation, singleRequest, type WritePlan } from "./write-plan.js";
 
 /** Writes entities without secondary indexes: one request per write, bulk writes as batches. */
-export class PlainWriter<T extends object> implements EntityWriter<T> {
+export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
   readonly #runner: Requests & Scoped & Limited & Backoff & PeriodTableLookup;

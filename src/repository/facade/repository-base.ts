@@ -5,6 +5,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TableStore } from "../../store/table-store.js";
 import type { CreateValues, DataField, Selected } from "../../util/entity-fields.js";
 import { withSystemProperties } from "../../wire/system-properties.js";
+import type { BulkWriter } from "../core/bulk/bulk-types.js";
 import { createEntity } from "../core/create-entity.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { EntityWriter } from "../core/entity-writer.js";
@@ -23,7 +24,7 @@ import { publicValues, type SummaryValues, zeroTotals } from "../summary/summary
 import type { EntityKey, GetManyOptions, GetOptions } from "./repository-options.js";
 import { findQuery, isOwnRow, remoteSummary, unknownName, withoutPeriodField } from "./repository-reads.js";
 import { type SasOptions, scopedSas } from "./scoped-sas.js";
-import { composeWriter } from "./write-stages.js";
+import { composeBulkWriter, composeWriter } from "./write-stages.js";
 
 /**
  * The part of a repository every read goes through: the entity's model and physical table, its writer
@@ -41,6 +42,8 @@ export abstract class RepositoryBase<T extends object> {
   readonly #executor: QueryExecutor<T>;
   /** Built once from the entity's stages: every write goes through it. */
   protected readonly writer: EntityWriter<T>;
+  /** Bulk writes: batches of rows (plain entities) or of transaction plans (write-stages.ts). */
+  protected readonly bulk: BulkWriter<T>;
   /** The summary rows' reads and cache, when the entity keeps summaries. */
   readonly #summaries: SummaryCommitter | undefined;
   /** A table per period: the repositories of the period tables used so far, by physical name. */
@@ -78,7 +81,9 @@ export abstract class RepositoryBase<T extends object> {
     this.#summaries =
       model.summaries.size > 0 ? new SummaryCommitter(untyped, this.table, runner) : undefined;
     // Each feature is a stage of the write (write-stages.ts): built once, here.
-    this.writer = composeWriter({ model, table: this.table, runner, summaries: this.#summaries, large });
+    const stages = { model, table: this.table, runner, summaries: this.#summaries, large };
+    this.writer = composeWriter(stages);
+    this.bulk = composeBulkWriter(stages, this.writer);
     // A wide entity's rows are parts: its executor assembles them into entities first.
     const rows = model.wide
       ? wideExecutor(model.name, runner, (stored) => this.#readAssembled(stored))

@@ -228,7 +228,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
         (r, group) => r.bulkInsert(group, options),
       );
     // A batch meeting a missing period table creates it and is sent again (period-table-store.ts).
-    return this.writer.bulkInsert(items, options);
+    return this.bulk.bulkInsert(items, options);
   }
 
   /** Upserts many entities (replace by default, or merge) in batches; see `bulkInsert`. */
@@ -242,7 +242,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
         (item) => this.#periodOf(item),
         (r, group) => r.bulkUpsert(group, options),
       );
-    return this.writer.bulkUpsert(items, writeMode(options.mode), options);
+    return this.bulk.bulkUpsert(items, writeMode(options.mode), options);
   }
 
   /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
@@ -257,7 +257,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
         (r, group) => r.bulkDelete(group, options),
       );
     return this.inExistingTable(
-      () => this.writer.bulkDelete(keys, options),
+      () => this.bulk.bulkDelete(keys, options),
       () => ({ written: 0, batches: 0, retries: 0, failed: [] }),
     );
   }

@@ -13,7 +13,7 @@ import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/
 import { batchBodyBytesOver } from "../core/payload-size.js";
 import { writeMode } from "../core/write-mode.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
-import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository.js";
+import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository-options.js";
 
 /** One planned operation: what is sent, and the instance whose ETag is updated afterwards. */
 export interface PlannedOperation {
@@ -106,21 +106,29 @@ export class Transaction {
   }
 
   #add(model: EntityModel<object>, action: TransactionAction, entity: object, describe: string): this {
-    const keys = "entity" in action ? action.entity : action;
-    this.#operations.push({
-      // A table per period: the operation goes to the table of its entity's period.
-      table: model.tableTemplate
-        ? model.tableTemplate.nameOf(entity as Record<string, unknown>)
-        : model.table,
-      model,
-      action,
-      partitionKey: keys.partitionKey,
-      rowKey: keys.rowKey,
-      entity,
-      describe,
-    });
+    this.#operations.push(plannedOperation(model, action, entity, describe));
     return this;
   }
+}
+
+/** One operation of `model`'s entity (or key, for a delete), in the table of its entity's period if it has one. */
+export function plannedOperation(
+  model: EntityModel<object>,
+  action: TransactionAction,
+  entity: object,
+  describe: string,
+): PlannedOperation {
+  const keys = "entity" in action ? action.entity : action;
+  return {
+    // A table per period: the operation goes to the table of its entity's period.
+    table: model.tableTemplate ? model.tableTemplate.nameOf(entity as Record<string, unknown>) : model.table,
+    model,
+    action,
+    partitionKey: keys.partitionKey,
+    rowKey: keys.rowKey,
+    entity,
+    describe,
+  };
 }
 
 /**

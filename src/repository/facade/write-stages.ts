@@ -1,5 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { WireEntity } from "../../store/table-store.js";
+import type { BulkWriter } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { PlainWriter } from "../core/plain-writer.js";
 import type { RequestContext } from "../core/requests.js";
@@ -11,6 +12,7 @@ import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { summaryCompanions } from "../summary/summary-stage.js";
 import { SummaryWriter } from "../summary/summary-writer.js";
 import { WideWriter } from "../wide/wide-writer.js";
+import { PlannedBulk } from "./planned-bulk.js";
 
 /** What the stages of one entity class in one physical table are built from. */
 export interface StageContext<T extends object> {
@@ -107,4 +109,17 @@ export function composeWriter<T extends object>(context: StageContext<T>): Entit
     writer = (model) => stage.around({ ...context, model }, inner) ?? inner(model);
   }
   return writer(context.model);
+}
+
+/**
+ * The bulk writer of one entity class: a plain entity's batches carry its rows alone (`PlainWriter`);
+ * any other entity's batch is the plan of a transaction of its writes, every stage included
+ * (`PlannedBulk`).
+ */
+export function composeBulkWriter<T extends object>(
+  context: StageContext<T>,
+  writer: EntityWriter<T>,
+): BulkWriter<T> {
+  if (writer instanceof PlainWriter) return writer;
+  return new PlannedBulk(context.model, context.table, context.runner, context.summaries);
 }

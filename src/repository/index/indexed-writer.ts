@@ -2,10 +2,8 @@ import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from 
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
-import { writeEach } from "../core/bulk/bulk-each.js";
-import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
-import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
+import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
@@ -158,46 +156,6 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     }
   }
 
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#checked(item));
-    return writeEach(
-      items,
-      (item) => this.insert(item),
-      (item) => this.#partitionOf(item),
-      options,
-    );
-  }
-
-  bulkUpsert(
-    items: Iterable<T> | AsyncIterable<T>,
-    mode: WriteMode,
-    options: BulkOptions,
-  ): Promise<BulkResult<T>> {
-    this.#checkAll(items, (item) => this.#checked(item));
-    return writeEach(
-      items,
-      (item) => this.upsert(item, mode),
-      (item) => this.#partitionOf(item),
-      options,
-    );
-  }
-
-  bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
-    options: BulkOptions,
-  ): Promise<BulkResult<Partial<T>>> {
-    this.#checkAll(keys, (key) => {
-      this.#partitionOf(key);
-      this.#companions?.assertKey(this.#model.rowKey.encode(key as Record<string, unknown>, "RowKey"));
-    });
-    return writeEach(
-      keys,
-      (key) => this.delete(key, undefined),
-      (key) => this.#partitionOf(key),
-      options,
-    );
-  }
-
   /**
    * The plan of a write's first round, as `commitEntity` builds it: what is tracked of the instance
    * decides whether a read comes first (when it does, the steps that depend on the copies it holds
@@ -294,26 +252,5 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#model.mapper.toWire(entity);
     this.#companions?.assertKey(wire.rowKey);
     return wire;
-  }
-
-  /**
-   * An item of a bulk write, checked before the first request: its RowKey, and for a wide entity that
-   * its rows and summary rows fit one entity group transaction (its copies are counted when it is written).
-   */
-  #checked(item: T): void {
-    const wire = this.#toWire(item);
-    if (!this.#layout.wide) return;
-    const reserved = this.#companions?.reserved ?? 0;
-    const rows = this.#layout.write(wire, undefined);
-    assertEntityGroupFits(this.#runner, this.#model.name, this.#table, wire.rowKey, rows, reserved);
-  }
-
-  #partitionOf(item: Partial<T>): string {
-    return this.#model.partitionKey.encode(item as Record<string, unknown>, "PartitionKey");
-  }
-
-  /** Arrays are in memory already: every item is checked before the first request, so bad input sends nothing. */
-  #checkAll<I>(items: Iterable<I> | AsyncIterable<I>, check: (item: I) => unknown): void {
-    if (Array.isArray(items)) for (const item of items) check(item);
   }
 }

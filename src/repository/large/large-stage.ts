@@ -1,7 +1,5 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
-import { writeEach } from "../core/bulk/bulk-each.js";
-import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import {
   around,
@@ -86,26 +84,6 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     return runPlan({ before, commit: { ...COMMIT, send: () => this.#inner.delete(key, ifMatch) }, after });
   }
 
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    // Each entity's blobs are ordered around its own row: one composite write per item.
-    return writeEach(items, (item) => this.insert(item), this.#partitionOf, options);
-  }
-
-  bulkUpsert(
-    items: Iterable<T> | AsyncIterable<T>,
-    mode: WriteMode,
-    options: BulkOptions,
-  ): Promise<BulkResult<T>> {
-    return writeEach(items, (item) => this.upsert(item, mode), this.#partitionOf, options);
-  }
-
-  bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
-    options: BulkOptions,
-  ): Promise<BulkResult<Partial<T>>> {
-    return writeEach(keys, (key) => this.delete(key, undefined), this.#partitionOf, options);
-  }
-
   /** The large values' steps around the inner writer's plan. */
   explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
     const inner = this.#inner.explain?.(operation, value);
@@ -122,9 +100,6 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
   track(entity: T, stored: StoredEntity): void {
     this.#inner.track(entity, stored);
   }
-
-  readonly #partitionOf = (item: Partial<T>): string =>
-    this.#model.partitionKey.encode(item as Record<string, unknown>, "PartitionKey");
 
   /**
    * Before: the row's current references (when it may replace one) and the uploads. Commit: the

@@ -1,16 +1,13 @@
 import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
-import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
-import { runBulk } from "../core/bulk/bulk-runner.js";
-import type { BulkOptions, BulkResult, WriteUnit } from "../core/bulk/bulk-types.js";
+import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { type CommitResults, commitRounds } from "../core/commit-rounds.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { type ExplainedOperation, runPlan, stageSteps, type WritePlan } from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
-import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import {
   RemoteSummaries,
   type RemoteSummary,
@@ -136,42 +133,6 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     return stage.outcome?.existed ?? false;
   }
 
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    return this.#bulk(
-      items,
-      (item) => {
-        const wire = this.#wire(item);
-        return { kind: "insert", entity: wire };
-      },
-      options,
-    );
-  }
-
-  bulkUpsert(
-    items: Iterable<T> | AsyncIterable<T>,
-    mode: WriteMode,
-    options: BulkOptions,
-  ): Promise<BulkResult<T>> {
-    return this.#bulk(items, (item) => ({ kind: "upsert", entity: this.#wire(item), mode }), options);
-  }
-
-  bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
-    options: BulkOptions,
-  ): Promise<BulkResult<Partial<T>>> {
-    return this.#bulk(
-      keys,
-      (key) => {
-        const values = key as Record<string, unknown>;
-        const rowKey = this.#model.rowKey.encode(values, "RowKey");
-        this.#committer.assertNotSummaryKey(rowKey);
-        const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
-        return { kind: "delete", partitionKey, rowKey, ifMatch: "*" };
-      },
-      options,
-    );
-  }
-
   /**
    * The plan of one write: with a summary kept elsewhere its intent first; the reads of the row
    * before (not for an insert) and of uncached summary rows; one transaction with the entity and the
@@ -244,65 +205,5 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
       etag = stored && holdsWrittenState(wire, stored, mode) ? stored.etag : undefined;
     }
     rememberEtag(entity, etag, this.#runner.scope);
-  }
-
-  /** Batches of one partition, each committed with its summary rows (reading the old rows of upserts and deletes). */
-  #bulk<I>(
-    items: Iterable<I> | AsyncIterable<I>,
-    toAction: (item: I) => TransactionAction,
-    options: BulkOptions,
-  ): Promise<BulkResult<I>> {
-    const limits = this.#runner.limits;
-    const toUnit = (item: I): WriteUnit<I> => {
-      const action = toAction(item);
-      const keys = action.kind === "delete" ? action : action.entity;
-      assertWithinLimits(limits, action, `${this.#model.name} (PartitionKey '${keys.partitionKey}')`);
-      return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
-    };
-    const table = this.#table;
-    const submit = async (partitionKey: string, actions: TransactionAction[]) => {
-      try {
-        await this.#commit(partitionKey, actions.map(toWrite));
-      } catch (error) {
-        this.#runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
-        throw error;
-      }
-      this.#runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
-      return { retries: 0 };
-    };
-    // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
-    const batchLimits = {
-      ...limits,
-      maxTransactionOperations: limits.maxTransactionOperations - this.#committer.reserved,
-      maxTransactionBytes: limits.maxTransactionBytes - 64 * 1024,
-    };
-    if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits: batchLimits });
-    // An array is in memory already: check every item before the first request, so bad input sends nothing.
-    const prepared = new Map<I, WriteUnit<I>>();
-    for (const item of items) prepared.set(item, toUnit(item));
-    return runBulk(items, (item) => prepared.get(item) ?? toUnit(item), submit, {
-      ...options,
-      total: items.length,
-      limits: batchLimits,
-    });
-  }
-}
-
-/** A bulk action as the write it stands for. */
-function toWrite(action: TransactionAction): SummarizedWrite {
-  switch (action.kind) {
-    case "insert":
-      return { kind: "insert", wire: action.entity };
-    case "upsert":
-      return { kind: "upsert", wire: action.entity, mode: action.mode };
-    case "update":
-      return { kind: "update", wire: action.entity, mode: action.mode, ifMatch: action.ifMatch };
-    case "delete":
-      return {
-        kind: "delete",
-        partitionKey: action.partitionKey,
-        rowKey: action.rowKey,
-        ifMatch: action.ifMatch,
-      };
   }
 }

@@ -74,7 +74,7 @@ export class BatchPlanner<T> {
     this.#bySize[open.units.length]?.delete(unit.partitionKey);
     open.units.push(unit);
     this.#sizeBucket(open.units.length).add(unit.partitionKey);
-    open.actions += unit.actions.length;
+    open.actions += operationsOf(unit);
     open.bytes += bytes;
     for (const rowKey of unit.rowKeys) open.rowKeys.add(rowKey);
     this.#bufferedUnits++;
@@ -129,7 +129,7 @@ function fits<T>(
   limits: StoreLimits,
   budget: number,
 ): boolean {
-  if (open.actions + unit.actions.length > limits.maxTransactionOperations) return false;
+  if (open.actions + operationsOf(unit) > limits.maxTransactionOperations) return false;
   if (open.bytes + bytes > budget) return false;
   // An EGT may touch each entity once: a second write of a key waits for the next batch, which keeps write order.
   return !unit.rowKeys.some((rowKey) => open.rowKeys.has(rowKey));
@@ -139,8 +139,9 @@ function fits<T>(
 function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits: StoreLimits): number {
   // The unit's name is only needed for an error message: built lazily, it costs nothing per item.
   const name = () => describeUnit(unit, position);
-  const count = unit.actions.length;
-  if (count === 0) throw new ValidationError("transaction-empty", `${name()} has no operation to write`);
+  const count = operationsOf(unit);
+  if (unit.actions.length === 0)
+    throw new ValidationError("transaction-empty", `${name()} has no operation to write`);
   if (count > limits.maxTransactionOperations) {
     throw new ValidationError(
       "transaction-operations",
@@ -159,6 +160,7 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits
     assertWithinLimits(limits, action, name);
     bytes += estimateActionBytes(action, limits);
   }
+  bytes += unit.extra?.bytes ?? 0;
   if (unit.rowKeys.length > 1 && new Set(unit.rowKeys).size !== unit.rowKeys.length) {
     throw new ValidationError(
       "transaction-duplicate",
@@ -172,6 +174,11 @@ function measureUnit<T>(unit: WriteUnit<T>, position: number | undefined, limits
     );
   }
   return bytes;
+}
+
+/** The operations a unit takes in its transaction: its actions and what its plan adds. */
+function operationsOf<T>(unit: WriteUnit<T>): number {
+  return unit.actions.length + (unit.extra?.operations ?? 0);
 }
 
 function describeUnit<T>(unit: WriteUnit<T>, position: number | undefined): string {

@@ -1,5 +1,5 @@
 import type { PlannedBatch } from "./batch-planner.js";
-import type { BulkProgress, BulkResult, FailedBatch, SubmitBatch } from "./bulk-types.js";
+import type { BulkProgress, BulkResult, FailedBatch, SubmitBatch, SubmitOutcome } from "./bulk-types.js";
 
 /** How a `BatchScheduler` runs. */
 export interface BatchSchedulerOptions {
@@ -110,7 +110,7 @@ export class BatchScheduler<T> {
   #start(batch: PlannedBatch<T>): void {
     this.#busy.add(batch.partitionKey);
     this.#queuedUnits -= batch.units.length;
-    let pending: Promise<{ retries: number }>;
+    let pending: Promise<SubmitOutcome>;
     try {
       pending = Promise.resolve(this.#submit(batch.partitionKey, batch.actions));
     } catch (error) {
@@ -126,10 +126,10 @@ export class BatchScheduler<T> {
   #settle(
     batch: PlannedBatch<T>,
     failure: { error: unknown } | undefined,
-    outcome: { retries: number } | undefined,
+    outcome: SubmitOutcome | undefined,
   ): void {
     this.#busy.delete(batch.partitionKey);
-    this.#batches++;
+    this.#batches += outcome?.transactions ?? 1;
     if (failure) {
       this.#failedUnits += batch.units.length;
       this.#failed.push({
@@ -139,7 +139,19 @@ export class BatchScheduler<T> {
       });
       if (this.#options.stopOnError) this.#halted = true;
     } else {
-      this.#written += batch.units.length;
+      // A batch sent as several transactions may have failed in part: those units are listed alone.
+      let failedUnits = 0;
+      for (const part of outcome?.failed ?? []) {
+        failedUnits += part.units.length;
+        this.#failed.push({
+          partitionKey: batch.partitionKey,
+          items: part.units.map((at) => (batch.units[at] as (typeof batch.units)[number]).item),
+          error: part.error,
+        });
+      }
+      this.#failedUnits += failedUnits;
+      if (failedUnits > 0 && this.#options.stopOnError) this.#halted = true;
+      this.#written += batch.units.length - failedUnits;
       const retries = outcome?.retries;
       if (typeof retries === "number" && Number.isFinite(retries)) this.#retries += retries;
     }

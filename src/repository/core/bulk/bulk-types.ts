@@ -1,4 +1,4 @@
-import type { TransactionAction } from "../../../store/table-store.js";
+import type { TransactionAction, WriteMode } from "../../../store/table-store.js";
 
 /** One user entity, already converted to its transaction actions (its own plus same-partition index copies). */
 export interface WriteUnit<T> {
@@ -8,6 +8,11 @@ export interface WriteUnit<T> {
   actions: TransactionAction[];
   /** Row keys this unit touches. */
   rowKeys: string[];
+  /**
+   * What the unit adds to its transaction beyond `actions`, estimated when it is packed: the copies
+   * and list rows of an indexed entity in its partition, planned only when its batch is sent.
+   */
+  extra?: { operations: number; bytes: number } | undefined;
 }
 
 /** How a bulk write runs. */
@@ -59,8 +64,32 @@ export interface BulkResult<T> {
   failed: FailedBatch<T>[];
 }
 
-/** Sends one planned batch (one entity group transaction) and reports how many retries it took. */
-export type SubmitBatch = (
-  partitionKey: string,
-  actions: TransactionAction[],
-) => Promise<{ retries: number }>;
+/**
+ * What sending a batch did: the retries it took; when it went as several transactions (its plan did
+ * not fit one), how many, and the units (positions in the batch) of the ones that failed.
+ */
+export interface SubmitOutcome {
+  retries: number;
+  transactions?: number;
+  failed?: Array<{ units: number[]; error: unknown }>;
+}
+
+/** Sends one planned batch (one entity group transaction, or more when its plan needs them). */
+export type SubmitBatch = (partitionKey: string, actions: TransactionAction[]) => Promise<SubmitOutcome>;
+
+/** How an entity class writes many entities (its batches planned by `runBulk`). */
+export interface BulkWriter<T> {
+  /** Inserts many; see `Repository.bulkInsert`. */
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>>;
+  /** Upserts many; see `Repository.bulkUpsert`. */
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>>;
+  /** Deletes many by key; see `Repository.bulkDelete`. */
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>>;
+}

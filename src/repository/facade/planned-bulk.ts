@@ -1,0 +1,245 @@
+import { TransactionError, ValidationError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
+import type { TransactionAction, WriteMode } from "../../store/table-store.js";
+import { runBulk } from "../core/bulk/bulk-runner.js";
+import type {
+  BulkOptions,
+  BulkResult,
+  BulkWriter,
+  SubmitOutcome,
+  WriteUnit,
+} from "../core/bulk/bulk-types.js";
+import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
+import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { estimateActionBytes } from "../core/payload-size.js";
+import { isTableNotFound } from "../core/period-tables.js";
+import type { RequestContext } from "../core/requests.js";
+import { assertWithinLimits } from "../pipeline/backend-limits.js";
+import type { SummaryCommitter } from "../summary/summary-committer.js";
+import { type PlannedOperation, plannedOperation } from "./transaction.js";
+import { commitTransaction } from "./transaction-commit.js";
+
+/** The payload margin left in each batch for its summary rows (each well under 1 KiB; a few per class). */
+const SUMMARY_ROWS_MARGIN = 64 * 1024;
+
+/** A failed plan that only says "too much for one transaction": its half batches may each fit. */
+const SPLITTABLE = new Set(["transaction-operations", "transaction-payload", "transaction-duplicate"]);
+
+type BulkKind = { kind: "insert" } | { kind: "upsert"; mode: WriteMode } | { kind: "delete" };
+
+/**
+ * The bulk writes of an entity class that keeps more than its row (index copies, summary rows, large
+ * values, wide rows): items are packed per partition as for plain entities, and each batch is committed
+ * as one `db.transaction` plan (transaction-commit.ts) — large values uploaded and intents recorded
+ * before, the entity rows with their same-partition copies and the partition's summary rows in one
+ * entity group transaction, copies elsewhere and replaced blobs after. Each batch is atomic; the bulk
+ * write is not.
+ *
+ * Copies are planned only when a batch is sent (they depend on what is stored), so a batch is packed
+ * on an estimate of them; a batch whose plan does not fit one transaction after all is sent as two
+ * halves (nothing is sent for a plan that does not fit).
+ */
+export class PlannedBulk<T extends object> implements BulkWriter<T> {
+  readonly #model: EntityModel<object>;
+  readonly #table: string;
+  readonly #runner: RequestContext;
+  readonly #summaries: SummaryCommitter | undefined;
+
+  constructor(
+    model: EntityModel<T>,
+    table: string,
+    runner: RequestContext,
+    summaries: SummaryCommitter | undefined,
+  ) {
+    this.#model = model as unknown as EntityModel<object>;
+    this.#table = table;
+    this.#runner = runner;
+    this.#summaries = summaries;
+  }
+
+  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
+    return this.#bulk(items, { kind: "insert" }, options);
+  }
+
+  bulkUpsert(
+    items: Iterable<T> | AsyncIterable<T>,
+    mode: WriteMode,
+    options: BulkOptions,
+  ): Promise<BulkResult<T>> {
+    return this.#bulk(items, { kind: "upsert", mode }, options);
+  }
+
+  bulkDelete(
+    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    options: BulkOptions,
+  ): Promise<BulkResult<Partial<T>>> {
+    return this.#bulk(keys, { kind: "delete" }, options);
+  }
+
+  #bulk<I extends object>(
+    items: Iterable<I> | AsyncIterable<I>,
+    write: BulkKind,
+    options: BulkOptions,
+  ): Promise<BulkResult<I>> {
+    const runner = this.#runner;
+    // Each unit's first action stands for its operation: the batch's actions are mapped back to them.
+    const operationOf = new WeakMap<TransactionAction, PlannedOperation>();
+    const toUnit = (item: I): WriteUnit<I> => {
+      const { unit, operation } = this.#unit(item, write);
+      operationOf.set(unit.actions[0] as TransactionAction, operation);
+      return unit;
+    };
+    const submit = async (partitionKey: string, actions: TransactionAction[]): Promise<SubmitOutcome> => {
+      const operations: PlannedOperation[] = [];
+      const positions: number[] = [];
+      for (const action of actions) {
+        const operation = operationOf.get(action);
+        if (operation === undefined) continue;
+        positions.push(operations.length);
+        operations.push(operation);
+      }
+      const outcome: Required<SubmitOutcome> = { retries: 0, transactions: 0, failed: [] };
+      await this.#commit(partitionKey, operations, positions, outcome);
+      // The whole batch failed as one transaction: the scheduler reports it as the batch's failure.
+      const [only] = outcome.failed;
+      if (outcome.transactions === 1 && only !== undefined) throw only.error;
+      return outcome;
+    };
+    const limits = runner.limits;
+    const reserved = this.#summaries?.reserved ?? 0;
+    // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
+    const batchLimits =
+      reserved === 0
+        ? limits
+        : {
+            ...limits,
+            maxTransactionOperations: limits.maxTransactionOperations - reserved,
+            maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
+          };
+    if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits: batchLimits });
+    // An array is in memory already: check every item before the first request, so bad input sends nothing.
+    const prepared = new Map<I, WriteUnit<I>>();
+    for (const item of items) prepared.set(item, toUnit(item));
+    return runBulk(items, (item) => prepared.get(item) ?? toUnit(item), submit, {
+      ...options,
+      total: items.length,
+      limits: batchLimits,
+    });
+  }
+
+  /**
+   * One item as a unit: its operation (checked as a single write would be: values, keys, limits, a
+   * summary row's key, a wide entity's rows) and, for packing, the rows it writes and an estimate of
+   * the copies its plan adds in the partition.
+   */
+  #unit<I extends object>(item: I, write: BulkKind): { unit: WriteUnit<I>; operation: PlannedOperation } {
+    const model = this.#model;
+    const runner = this.#runner;
+    const action = toAction(model, item, write);
+    const operation = plannedOperation(model, action, item, `${write.kind} ${model.name}`);
+    const { partitionKey, rowKey } = operation;
+    this.#summaries?.assertNotSummaryKey(rowKey);
+    const layout = model.wide ? entityLayout(model, runner, this.#table) : undefined;
+    const rows =
+      action.kind === "delete" || layout === undefined ? [action] : layout.write(action.entity, undefined);
+    if (layout !== undefined && action.kind !== "delete")
+      assertEntityGroupFits(runner, model.name, this.#table, rowKey, rows, this.#summaries?.reserved ?? 0);
+    else assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${partitionKey}')`);
+    const copies = this.#localCopies(item, action);
+    // An upsert may move each copy (the old one deleted, the new one written): both are counted.
+    const moves = action.kind === "upsert" ? 2 : 1;
+    const bytes = action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
+    const unit: WriteUnit<I> = {
+      item,
+      partitionKey,
+      // A wide entity's rows are packed as rows; the operation carries the entity whole.
+      actions: layout === undefined ? [action] : rows,
+      rowKeys: rows.map((row) => ("entity" in row ? row.entity.rowKey : row.rowKey)),
+      ...(copies === 0 ? {} : { extra: { operations: copies * moves, bytes: copies * bytes } }),
+    };
+    return { unit, operation };
+  }
+
+  /**
+   * The copies (and list index rows) an item has in its own partition: derived from the entity (which
+   * refuses a value no index key can hold, before any request); for a delete, which names only keys,
+   * one per index kept in the partition.
+   */
+  #localCopies(_item: object, action: TransactionAction): number {
+    const model = this.#model;
+    if (model.indexes.size === 0) return 0;
+    if (action.kind === "delete") {
+      let count = 0;
+      for (const index of model.indexes.values()) if (index.intraPartition) count++;
+      return count;
+    }
+    const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
+    const refs = deriveCopyRefs(model, entity, (t) => this.#runner.tableName(t));
+    return refs.filter((ref) => isLocal(ref, this.#table, action.entity.partitionKey)).length;
+  }
+
+  /**
+   * Commits `operations` (one partition) as one transaction plan; a plan that does not fit one
+   * transaction is committed as two halves, and a delete of an entity already gone is dropped (a
+   * bulk delete's keys already gone count as deleted). Failures are recorded per transaction.
+   */
+  async #commit(
+    partitionKey: string,
+    operations: PlannedOperation[],
+    positions: number[],
+    outcome: Required<SubmitOutcome>,
+  ): Promise<void> {
+    let pending = operations;
+    let at = positions;
+    for (;;) {
+      try {
+        if (pending.length > 0) await commitTransaction(this.#runner, pending);
+      } catch (error) {
+        if (splittable(error) && pending.length > 1) {
+          // Nothing was sent for a plan that does not fit: its halves are planned (and read) afresh.
+          const half = Math.ceil(pending.length / 2);
+          await this.#commit(partitionKey, pending.slice(0, half), at.slice(0, half), outcome);
+          await this.#commit(partitionKey, pending.slice(half), at.slice(half), outcome);
+          return;
+        }
+        const missing = missingDelete(error, pending);
+        if (missing !== undefined) {
+          pending = pending.filter((_, index) => index !== missing);
+          at = at.filter((_, index) => index !== missing);
+          continue;
+        }
+        // A period nobody wrote to has no table: every entity a batch of deletes names is gone.
+        if (!(isTableNotFound(error) && pending.every((o) => o.action.kind === "delete")))
+          outcome.failed.push({ units: at, error });
+      }
+      outcome.transactions++;
+      return;
+    }
+  }
+}
+
+function toAction(model: EntityModel<object>, item: object, write: BulkKind): TransactionAction {
+  if (write.kind === "delete") {
+    const values = item as Record<string, unknown>;
+    return {
+      kind: "delete",
+      partitionKey: model.partitionKey.encode(values, "PartitionKey"),
+      rowKey: model.rowKey.encode(values, "RowKey"),
+      ifMatch: "*",
+    };
+  }
+  const entity = model.mapper.toWire(item);
+  return write.kind === "insert" ? { kind: "insert", entity } : { kind: "upsert", entity, mode: write.mode };
+}
+
+function splittable(error: unknown): boolean {
+  return error instanceof ValidationError && SPLITTABLE.has(error.rule);
+}
+
+/** The position of a delete the service answered 404 (the entity is gone), if that is what failed. */
+function missingDelete(error: unknown, operations: readonly PlannedOperation[]): number | undefined {
+  if (!(error instanceof TransactionError) || error.statusCode !== 404) return undefined;
+  // A missing table is a 404 too: a failure, never "the entity is already gone".
+  if (error.serviceCode === "TableNotFound") return undefined;
+  return operations[error.index]?.action.kind === "delete" ? error.index : undefined;
+}
