@@ -4,19 +4,10 @@
  * wrapper (blob requests included), are the steps its plan listed just before it was sent.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Column,
-  Entity,
-  type Repository,
-  TableContext,
-  type TableStore,
-  type WriteStep,
-} from "../../src/index.js";
+import { Column, Entity, type Repository, TableContext, type WriteStep } from "../../src/index.js";
 import { partRowKey } from "../../src/serialization/wide-rows.js";
-import type { BlobStore } from "../../src/store/blob-store.js";
 import { blobStores, uniquePrefix } from "../fixtures/context.js";
-import { CountingStore } from "../support/counting-store.js";
-import type { StoreRequest } from "../support/store-wrapper.js";
+import { RecordingStore } from "../support/recording-store.js";
 
 @Entity({ table: "PlanPlain", partitionKey: "{group}", rowKey: "{id}" })
 class Plain {
@@ -89,39 +80,6 @@ function wide(id: string, columns: number): Wide {
   const w = Object.assign(new Wide(), { group: "g", id });
   for (let i = 0; i < columns; i++) w[`v${i}`] = i;
   return w;
-}
-
-/** Records every request in order: table requests by method, blob requests as `putBlob`/`deleteBlob`. */
-class RecordingStore extends CountingStore {
-  readonly sent: Array<{ method: string; table: string }> = [];
-  readonly #blobs: BlobStore | undefined;
-
-  constructor(inner: TableStore) {
-    super(inner);
-    const blobs = inner.blobs;
-    this.#blobs = blobs && {
-      put: (container, name, data) => {
-        this.sent.push({ method: "putBlob", table: container });
-        return blobs.put(container, name, data);
-      },
-      delete: (container, name) => {
-        this.sent.push({ method: "deleteBlob", table: container });
-        return blobs.delete(container, name);
-      },
-      get: (container, name) => blobs.get(container, name),
-      deleteContainer: (container) => blobs.deleteContainer(container),
-      list: (container, options) => blobs.list(container, options),
-    };
-  }
-
-  override get blobs(): BlobStore | undefined {
-    return this.#blobs;
-  }
-
-  protected override around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {
-    this.sent.push({ method: request.method, table: request.table });
-    return super.around(request, send);
-  }
 }
 
 /** The store request a step of a plan stands for. */
