@@ -76,6 +76,20 @@ Column({ type: "String" })(Wide.prototype, "id");
 for (let i = 0; i < 300; i++) Column({ type: "Int32" })(Wide.prototype, `v${i}` as string);
 Entity({ table: "PlanWide", partitionKey: "{group}", rowKey: "{id}", wide: true })(Wide);
 
+/** A wide entity with an index: its rows and its copy in one transaction. */
+@Entity({
+  table: "PlanWideIndexed",
+  partitionKey: "{group}",
+  rowKey: "item_{id}",
+  wide: true,
+  indexes: { byColor: { rowKey: "color_{color}_{id}" } },
+})
+class WideIndexed {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) color!: string;
+}
+
 function wide(id: string, columns: number): Wide {
   const w = Object.assign(new Wide(), { group: "g", id });
   for (let i = 0; i < columns; i++) w[`v${i}`] = i;
@@ -104,7 +118,7 @@ type Kind = (typeof blobStores)[number][1];
 async function setup(kind: Kind) {
   const store = new RecordingStore(kind.create());
   const db = new TableContext({ store, tablePrefix: uniquePrefix() });
-  await db.ensureTables(Plain, Indexed, Summed, Large, Remote, Wide);
+  await db.ensureTables(Plain, Indexed, Summed, Large, Remote, Wide, WideIndexed);
   store.sent.length = 0;
   return { db, store };
 }
@@ -251,6 +265,26 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     );
     const shorter = wide("1", 10);
     await sendsItsPlan(store, explain(repo, "update", shorter), () => repo.update(shorter, { ifMatch: "*" }));
+    const key = { group: "g", id: "1" };
+    await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
+    expect(await repo.get(key)).toBeUndefined();
+  });
+
+  it("a wide entity with an index: its rows and copy in one transaction, its rows read as a range", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(WideIndexed);
+    const item = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "red" });
+    const insert = await sendsItsPlan(store, explain(repo, "insert", item), () => repo.insert(item));
+    expect(insert.find((s) => s.phase === "commit")?.operations).toEqual([
+      { kind: "insert", rowKey: partRowKey("item_1", 0) },
+      { kind: "insert copy (byColor)", rowKey: "color_red_1" },
+    ]);
+    // Not read by this context: its rows (and copies) are read first.
+    const untracked = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "blue" });
+    const update = await sendsItsPlan(store, explain(repo, "update", untracked), () =>
+      repo.update(untracked, { ifMatch: "*" }),
+    );
+    expect(update[0]?.request).toBe("query (current copies)");
     const key = { group: "g", id: "1" };
     await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
     expect(await repo.get(key)).toBeUndefined();

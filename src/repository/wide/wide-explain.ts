@@ -18,9 +18,8 @@ import { plan } from "./wide-actions.js";
 /**
  * The plan of one write of a wide entity without indexes or summaries (`explainWrite`), as
  * `WideWriter` sends it: one entity group transaction over the entity's rows (`partRowKey`), the
- * first named by the operation, the others `<action> part`. A write conditional on the instance's
- * tracked ETag (which lists every row's) knows the stored rows: an insert, an update and a delete
- * need no read. The others read the stored rows first (a query of the entity's RowKey range: only
+ * first named by the operation, the others `<action> part`. An insert needs no read, nor do an
+ * update and a delete conditional on the instance's tracked ETag (it lists every stored row's). The others read the stored rows first (a query of the entity's RowKey range: only
  * their keys, or every column to merge onto); the rows they replace or delete are then known only
  * once read, and the plan names them from the first one that may exist (`<action> stored parts`).
  */
