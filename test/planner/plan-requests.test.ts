@@ -4,18 +4,10 @@
  * wrapper (blob requests included), are the steps its plan listed just before it was sent.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Column,
-  Entity,
-  type Repository,
-  TableContext,
-  type TableStore,
-  type WriteStep,
-} from "../../src/index.js";
-import type { BlobStore } from "../../src/store/blob-store.js";
+import { Column, Entity, type Repository, TableContext, type WriteStep } from "../../src/index.js";
+import { partRowKey } from "../../src/serialization/wide-rows.js";
 import { blobStores, uniquePrefix } from "../fixtures/context.js";
-import { CountingStore } from "../support/counting-store.js";
-import type { StoreRequest } from "../support/store-wrapper.js";
+import { RecordingStore } from "../support/recording-store.js";
 
 @Entity({ table: "PlanPlain", partitionKey: "{group}", rowKey: "{id}" })
 class Plain {
@@ -73,37 +65,35 @@ class Remote {
   @Column({ type: "String" }) tag!: string;
 }
 
-/** Records every request in order: table requests by method, blob requests as `putBlob`/`deleteBlob`. */
-class RecordingStore extends CountingStore {
-  readonly sent: Array<{ method: string; table: string }> = [];
-  readonly #blobs: BlobStore | undefined;
+/** A wide entity of two rows (300 columns: a row holds at most 252 properties). */
+class Wide {
+  group!: string;
+  id!: string;
+  [column: string]: unknown;
+}
+Column({ type: "String" })(Wide.prototype, "group");
+Column({ type: "String" })(Wide.prototype, "id");
+for (let i = 0; i < 300; i++) Column({ type: "Int32" })(Wide.prototype, `v${i}` as string);
+Entity({ table: "PlanWide", partitionKey: "{group}", rowKey: "{id}", wide: true })(Wide);
 
-  constructor(inner: TableStore) {
-    super(inner);
-    const blobs = inner.blobs;
-    this.#blobs = blobs && {
-      put: (container, name, data) => {
-        this.sent.push({ method: "putBlob", table: container });
-        return blobs.put(container, name, data);
-      },
-      delete: (container, name) => {
-        this.sent.push({ method: "deleteBlob", table: container });
-        return blobs.delete(container, name);
-      },
-      get: (container, name) => blobs.get(container, name),
-      deleteContainer: (container) => blobs.deleteContainer(container),
-      list: (container, options) => blobs.list(container, options),
-    };
-  }
+/** A wide entity with an index: its rows and its copy in one transaction. */
+@Entity({
+  table: "PlanWideIndexed",
+  partitionKey: "{group}",
+  rowKey: "item_{id}",
+  wide: true,
+  indexes: { byColor: { rowKey: "color_{color}_{id}" } },
+})
+class WideIndexed {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) color!: string;
+}
 
-  override get blobs(): BlobStore | undefined {
-    return this.#blobs;
-  }
-
-  protected override around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {
-    this.sent.push({ method: request.method, table: request.table });
-    return super.around(request, send);
-  }
+function wide(id: string, columns: number): Wide {
+  const w = Object.assign(new Wide(), { group: "g", id });
+  for (let i = 0; i < columns; i++) w[`v${i}`] = i;
+  return w;
 }
 
 /** The store request a step of a plan stands for. */
@@ -111,6 +101,8 @@ function methodOf(step: WriteStep): string {
   const { request } = step;
   if (step.phase === "commit") return request === "transaction" ? "submitTransaction" : request;
   if (request.startsWith("get")) return "getEntity";
+  // A wide entity's rows are read as one range query.
+  if (request.startsWith("query")) return "queryPage";
   if (request.startsWith("putBlob")) return "putBlob";
   if (request.startsWith("deleteBlob")) return "deleteBlob";
   // An intent is recorded with an upsert (its id is random: a retry must not fail on its own row).
@@ -126,7 +118,7 @@ type Kind = (typeof blobStores)[number][1];
 async function setup(kind: Kind) {
   const store = new RecordingStore(kind.create());
   const db = new TableContext({ store, tablePrefix: uniquePrefix() });
-  await db.ensureTables(Plain, Indexed, Summed, Large, Remote);
+  await db.ensureTables(Plain, Indexed, Summed, Large, Remote, Wide, WideIndexed);
   store.sent.length = 0;
   return { db, store };
 }
@@ -235,6 +227,67 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     const upsert = await sendsItsPlan(store, explain(repo, "upsert", l), () => repo.upsert(l));
     expect(upsert.map((s) => methodOf(s))).toEqual(["getEntity", "putBlob", "upsert", "deleteBlob"]);
     expect((await repo.get(l))?.body).toEqual(Uint8Array.from([4, 5]));
+  });
+
+  it("a wide entity: its rows in one transaction, read first unless its tracked ETag lists them", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(Wide);
+    const part = (i: number) => partRowKey("1", i);
+    const commitOf = (steps: WriteStep[]) => steps.find((s) => s.phase === "commit")?.operations;
+    const w = wide("1", 300);
+    const insert = await sendsItsPlan(store, explain(repo, "insert", w), () => repo.insert(w));
+    expect(commitOf(insert)).toEqual([
+      { kind: "insert", rowKey: part(0) },
+      { kind: "insert part", rowKey: part(1) },
+    ]);
+    // Tracked: the rows are known without a read; the shorter version deletes the second row.
+    for (let i = 10; i < 300; i++) w[`v${i}`] = undefined;
+    const update = await sendsItsPlan(store, explain(repo, "update", w), () => repo.update(w));
+    expect(update).toHaveLength(1);
+    expect(commitOf(update)).toEqual([
+      { kind: "update", rowKey: part(0) },
+      { kind: "delete part", rowKey: part(1) },
+    ]);
+    // An upsert reads the stored rows' keys first: rows beyond its own are known only then.
+    const longer = wide("1", 300);
+    const upsert = await sendsItsPlan(store, explain(repo, "upsert", longer), () => repo.upsert(longer));
+    expect(upsert.map((s) => `${s.phase} ${s.request}`)).toEqual([
+      "before query (stored rows' keys)",
+      "commit transaction",
+    ]);
+    expect(commitOf(upsert)).toEqual([
+      { kind: "upsert", rowKey: part(0) },
+      { kind: "upsert part", rowKey: part(1) },
+      { kind: "delete stored parts", rowKey: part(2) },
+    ]);
+    await sendsItsPlan(store, explain(repo, "patch", { group: "g", id: "1", v0: 7 }), () =>
+      repo.patch({ group: "g", id: "1" }, { v0: 7 }),
+    );
+    const shorter = wide("1", 10);
+    await sendsItsPlan(store, explain(repo, "update", shorter), () => repo.update(shorter, { ifMatch: "*" }));
+    const key = { group: "g", id: "1" };
+    await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
+    expect(await repo.get(key)).toBeUndefined();
+  });
+
+  it("a wide entity with an index: its rows and copy in one transaction, its rows read as a range", async () => {
+    const { db, store } = await setup(kind);
+    const repo = db.repository(WideIndexed);
+    const item = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "red" });
+    const insert = await sendsItsPlan(store, explain(repo, "insert", item), () => repo.insert(item));
+    expect(insert.find((s) => s.phase === "commit")?.operations).toEqual([
+      { kind: "insert", rowKey: partRowKey("item_1", 0) },
+      { kind: "insert copy (byColor)", rowKey: "color_red_1" },
+    ]);
+    // Not read by this context: its rows (and copies) are read first.
+    const untracked = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "blue" });
+    const update = await sendsItsPlan(store, explain(repo, "update", untracked), () =>
+      repo.update(untracked, { ifMatch: "*" }),
+    );
+    expect(update[0]?.request).toBe("query (current copies)");
+    const key = { group: "g", id: "1" };
+    await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
+    expect(await repo.get(key)).toBeUndefined();
   });
 
   it("an entity with copies elsewhere: intent, claim, transaction, copy, settle, intent removed", async () => {

@@ -27,9 +27,12 @@ export interface EntityLayout {
   readonly wide: boolean;
   /** The entity whole, as stored (a wide entity's rows assembled), or `undefined` when absent. */
   read(partitionKey: string, rowKey: string): Promise<StoredEntity | undefined>;
-  /** The actions storing `row` (the whole entity) over the version `ifMatch` (undefined: absent, inserted). */
+  /**
+   * The actions storing `row` (the whole entity) over the version `ifMatch` (undefined: absent,
+   * inserted; `"*"`: not known, as in an explained write, which lists the new rows only).
+   */
   write(row: WireEntity, ifMatch: string | undefined): TransactionAction[];
-  /** The actions deleting the version `ifMatch` (a real ETag, not `"*"`). */
+  /** The actions deleting the version `ifMatch` (a real ETag; `"*"` in an explained write: the first row only). */
   remove(partitionKey: string, rowKey: string, ifMatch: string): TransactionAction[];
   /** The entity's new ETag from the results of its own actions (the first ones of the transaction). */
   etagOf(actions: readonly TransactionAction[], results: readonly WriteResult[]): string;
@@ -93,11 +96,17 @@ function wideLayout(model: EntityModel<object>, runner: Requests & Limited, tabl
     read,
     write(row, ifMatch) {
       const parts = splitWide(model.name, row, runner.limits, newWriteId(), maxParts);
-      const stored = ifMatch === undefined ? [] : parseWideEtag(model.name, ifMatch);
+      const stored =
+        ifMatch === undefined
+          ? []
+          : ifMatch === "*"
+            ? parts.map(() => "*")
+            : parseWideEtag(model.name, ifMatch);
       return wideRowActions(row.partitionKey, row.rowKey, parts, stored);
     },
+    // "*": the stored rows are not known (an explained write; a write reads them first): its first row.
     remove: (partitionKey, rowKey, ifMatch) =>
-      wideRowActions(partitionKey, rowKey, [], parseWideEtag(model.name, ifMatch)),
+      wideRowActions(partitionKey, rowKey, [], ifMatch === "*" ? ["*"] : parseWideEtag(model.name, ifMatch)),
     etagOf(actions, results) {
       const etags: string[] = [];
       actions.forEach((action, index) => {

@@ -12,7 +12,7 @@ export type { ExplainedOperation } from "../core/write-plan.js";
 export interface WriteStep {
   /** Before the commit (uploads, claims, intents, reads), the commit itself, or after it (copies elsewhere, cleanup). */
   phase: "before" | "commit" | "after";
-  /** The request: `get`, `putBlob`, `insert intent`, `claim`, `transaction`, `upsert copy`, `deleteBlob`, … */
+  /** The request: `get`, `query` (a wide entity's rows), `putBlob`, `insert intent`, `claim`, `transaction`, `upsert copy`, `deleteBlob`, … */
   request: string;
   /** The table (or, for a blob, the container) it goes to. */
   table: string;
@@ -54,7 +54,7 @@ export function explainWrite<T extends object>(
   }
   const plan = writer.explain?.(operation, value as T);
   if (plan !== undefined) return renderPlan(plan);
-  // A writer without stages of its own (a wide entity's rows): its one commit.
+  // A writer that explains nothing itself: its one request.
   const values = value as Record<string, unknown>;
   const partitionKey = model.partitionKey.encode(values, "PartitionKey");
   const rowKey = model.rowKey.encode(values, "RowKey");

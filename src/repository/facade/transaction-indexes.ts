@@ -21,7 +21,7 @@ import { foreignProperties } from "../index/foreign-properties.js";
 import { entityMember } from "../index/list-index.js";
 import { type ListChange, membershipChanges } from "../index/list-membership.js";
 import { planLocalActions } from "../index/local-plan.js";
-import { wideTransactionActions } from "../wide/wide-writer.js";
+import { wideTransactionActions } from "../wide/wide-actions.js";
 import type { PlannedOperation } from "./transaction.js";
 
 /** A transaction with each indexed entity's same-partition copies added, and how to map back. */

@@ -186,7 +186,9 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * stages the row the write replaces: a stage's own read of it is not sent.
    */
   #readFirst<R>(plan: WritePlan<R>, partitionKey: string, rowKey: string): WritePlan<R> {
-    const read = { request: "get (current copies)", table: this.#table, partitionKey, rowKey };
+    // A wide entity's rows are read as one range query.
+    const request = this.#model.wide ? "query (current copies)" : "get (current copies)";
+    const read = { request, table: this.#table, partitionKey, rowKey };
     const same = (step: StepTarget) =>
       step.request.startsWith("get") && step.partitionKey === partitionKey && step.rowKey === rowKey;
     return { ...plan, before: [read, ...plan.before.filter((step) => !same(step))] };

@@ -12,22 +12,23 @@ import {
   assertWideRowKey,
   MAX_WIDE_PARTS,
   parseWideEtag,
-  partRowKey,
   splitWide,
   wideEtag,
 } from "../../serialization/wide-rows.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
 import { describeBytes } from "../../util/store-limits.js";
-import { isUserProperty } from "../../wire/system-properties.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
-import { newWriteId, wideRowActions } from "../core/entity-layout.js";
+import { newWriteId } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import { batchBodyBytesOver } from "../core/payload-size.js";
 import type { Backoff, Limited, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { readWide } from "../core/wide-reads.js";
+import type { ExplainedOperation, WritePlan } from "../core/write-plan.js";
+import { KEYS_ONLY, keysOf, merged, plan, type WideKeys } from "./wide-actions.js";
 import { wideBulk } from "./wide-bulk.js";
+import { explainWide } from "./wide-explain.js";
 
 /**
  * Writes about which the caller states no version (upsert, `ifMatch: "*"`, merges, deletes without
@@ -36,15 +37,6 @@ import { wideBulk } from "./wide-bulk.js";
  * transaction fail and the write starts over, at most this many times.
  */
 const MAX_ROUNDS = 10;
-
-/** Only the keys: what a write that replaces every row needs to know of the stored rows. */
-const KEYS_ONLY = ["PartitionKey", "RowKey"];
-
-/** The keys of one wide entity (its rows share the PartitionKey; `base` is the entity's RowKey). */
-interface WideKeys {
-  partitionKey: string;
-  base: string;
-}
 
 /**
  * Writes wide entities (several rows each, see wide-rows.ts): every write is one entity group
@@ -162,6 +154,12 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
         await this.delete(key, "*");
       },
     );
+  }
+
+  /** The plan of one write, its rows in the commit and the read it needs first, if any (see `explainWide`). */
+  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+    const tracked = etagIn(value, this.#runner.scope);
+    return explainWide(this.#model, this.#table, (wire) => this.#split(wire), operation, value, tracked);
   }
 
   track(_entity: T, _stored: StoredEntity): void {
@@ -313,87 +311,4 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
   #notFound(keys: WideKeys): EntityNotFoundError {
     return new EntityNotFoundError(this.#entityKeys(keys));
   }
-}
-
-/**
- * The actions of one wide entity's write inside a caller's entity group transaction (`db.transaction`):
- * its rows replacing what is stored, as its own write would send them (an upsert, a merge or an update
- * with `"*"` reads the stored rows' ETags first, so rows of a longer version are deleted with it).
- */
-export async function wideTransactionActions(
-  model: EntityModel<object>,
-  runner: Requests & Limited,
-  table: string,
-  action: TransactionAction,
-): Promise<TransactionAction[]> {
-  const order = model.columns.map((column) => column.property);
-  const split = (wire: WireEntity) =>
-    splitWide(
-      model.name,
-      wire,
-      runner.limits,
-      newWriteId(),
-      Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
-    );
-  const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
-  const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
-  assertWideRowKey(model.name, base);
-  const keys = { partitionKey, base };
-  const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
-  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
-  if (action.kind === "insert") return plan(keys, split(action.entity), []);
-  const current =
-    conditional && !merge
-      ? undefined
-      : await readWide(runner, table, partitionKey, base, merge ? undefined : KEYS_ONLY);
-  const stored = conditional
-    ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
-    : current === undefined
-      ? []
-      : parseWideEtag(model.name, current.etag);
-  if (action.kind === "delete") {
-    // Absent: a delete of the first row, which fails the transaction as for any missing entity.
-    return stored.length === 0
-      ? [{ kind: "delete", partitionKey, rowKey: partRowKey(base, 0), ifMatch: "*" }]
-      : plan(keys, [], stored);
-  }
-  if (action.kind === "update" && stored.length === 0) {
-    return [
-      { kind: "update", entity: { partitionKey, rowKey: partRowKey(base, 0) }, mode: "merge", ifMatch: "*" },
-    ];
-  }
-  const wire = merge && current !== undefined ? merged(current, action.entity, order) : action.entity;
-  return plan(keys, split(wire), stored);
-}
-
-function keysOf(parts: readonly WireEntity[]): WideKeys {
-  const first = parts[0] as WireEntity;
-  return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
-}
-
-/** The transaction replacing the stored rows by `parts` (see `wideRowActions`). */
-function plan(keys: WideKeys, parts: readonly WireEntity[], stored: readonly string[]): TransactionAction[] {
-  return wideRowActions(keys.partitionKey, keys.base, parts, stored);
-}
-
-/**
- * A merge: the stored entity's properties, overwritten by those the write sends, in the class's
- * column order (then properties the class does not know), so the rows are split as for a replace.
- */
-function merged(current: StoredEntity, wire: WireEntity, order: readonly string[]): WireEntity {
-  const values: Record<string, WireEntity[string]> = {};
-  for (const name in current) {
-    if (isUserProperty(name)) values[name] = current[name];
-  }
-  for (const name in wire) {
-    if (name !== "partitionKey" && name !== "rowKey") values[name] = wire[name];
-  }
-  const out: WireEntity = { partitionKey: wire.partitionKey, rowKey: wire.rowKey };
-  for (const name of order) {
-    if (values[name] !== undefined) out[name] = values[name];
-  }
-  for (const name in values) {
-    if (!(name in out)) out[name] = values[name];
-  }
-  return out;
 }

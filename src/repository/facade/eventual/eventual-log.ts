@@ -44,6 +44,11 @@ export function payloadOf(steps: readonly RecordedStep[]): string[] {
   return parts;
 }
 
+/** A partition for a new intent: one of the shards, at random. */
+export function intentShard(): string {
+  return `${PARTITION_PREFIX}${(randomBytes(1)[0] as number) % SHARDS}`;
+}
+
 /** The intent log's eventual-transaction rows: record, list, claim, remove. */
 export class EventualLog {
   readonly #runner: Requests;
@@ -59,11 +64,18 @@ export class EventualLog {
     return this.#table;
   }
 
-  /** Records the steps as one row (creating the intents table on first use); resolves the intent. */
-  async record(parts: readonly string[], steps: RecordedStep[], now: number): Promise<EventualIntent> {
-    const shard = randomBytes(1)[0] as number;
+  /**
+   * Records the steps as one row in `partitionKey` (an `intentShard()`), creating the intents table on
+   * first use; resolves the intent.
+   */
+  async record(
+    parts: readonly string[],
+    steps: RecordedStep[],
+    now: number,
+    partitionKey: string,
+  ): Promise<EventualIntent> {
     const row: WireEntity = {
-      partitionKey: `${PARTITION_PREFIX}${shard % SHARDS}`,
+      partitionKey,
       // Time-ordered ids: repair replays older intents first.
       rowKey: `${now.toString().padStart(15, "0")}_${randomBytes(6).toString("hex")}`,
       kind: "eventually",

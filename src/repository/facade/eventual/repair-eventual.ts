@@ -1,8 +1,10 @@
 import { ValidationError } from "../../../errors.js";
+import { runPlan } from "../../core/write-plan.js";
 import { MAX_REPLAY_ATTEMPTS } from "../../index/index-repairer.js";
 import { containerOf, parseReference } from "../../large/large-reference.js";
 import { applyStep } from "./apply-step.js";
 import { type EventualIntent, EventualLog, recordedAt } from "./eventual-log.js";
+import { type EventualWork, eventualPlan } from "./eventual-plan.js";
 import type { EventualDeps } from "./run-eventually.js";
 
 /** How long a repairer's claim on an intent keeps other repairers away. */
@@ -81,8 +83,7 @@ export async function repairEventual(
       continue;
     }
     try {
-      await replay(deps, claimed, counts);
-      await log.complete(claimed, claimed.etag);
+      await replay(deps, log, claimed, counts);
       counts.replayed++;
     } catch (error) {
       // The claim counted an attempt; the lease runs out and a later pass tries again.
@@ -94,23 +95,46 @@ export async function repairEventual(
   return counts;
 }
 
+/**
+ * Replays one claimed intent as the plan of its transaction without what already happened (the
+ * versions read, the uploads, the intent recorded): its steps applied in order, then the intent
+ * removed, only if no other repairer claimed it since.
+ */
 async function replay(
   deps: EventualDeps,
+  log: EventualLog,
   intent: EventualIntent,
   counts: EventualRepairCounts,
 ): Promise<void> {
-  for (const [i, step] of intent.steps.entries()) {
-    const known = deps.repositoryOf(step.table, step.type);
-    const result = await applyStep(
-      { runner: deps.runner, encryption: deps.encryption, repository: known, live: false },
-      step,
-      i,
-    );
-    if ("conflict" in result) counts.conflicts++;
-    else if (result.outcome === "applied") counts.applied++;
-    else if (result.outcome === "alreadyDone") counts.alreadyDone++;
-    else counts.superseded++;
-  }
+  const place = { table: log.table, partitionKey: intent.partitionKey, rowKey: intent.rowKey };
+  const steps = intent.steps.map((step) => ({
+    op: step.op,
+    table: step.at,
+    partitionKey: step.wire.pk,
+    rowKey: step.wire.rk,
+  }));
+  const none = async () => {};
+  const work: EventualWork<void> = {
+    read: none,
+    upload: none,
+    record: none,
+    async apply() {
+      for (const [i, step] of intent.steps.entries()) {
+        const known = deps.repositoryOf(step.table, step.type);
+        const result = await applyStep(
+          { runner: deps.runner, encryption: deps.encryption, repository: known, live: false },
+          step,
+          i,
+        );
+        if ("conflict" in result) counts.conflicts++;
+        else if (result.outcome === "applied") counts.applied++;
+        else if (result.outcome === "alreadyDone") counts.alreadyDone++;
+        else counts.superseded++;
+      }
+    },
+    complete: () => log.complete(intent, intent.etag),
+  };
+  await runPlan(eventualPlan(place, steps, true, work));
 }
 
 /** The blobs an intent's steps point at, as `<container>/<blob name>` (large columns are recorded as references). */

@@ -2,13 +2,15 @@ import { type EventualStepConflict, EventualStepError, ValidationError } from ".
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
 import type { Backend, BlobSealing, Limited, Requests, TableNaming } from "../../core/requests.js";
+import { runPlan } from "../../core/write-plan.js";
 import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
 import { readEntityRow } from "./entity-row.js";
-import { EventualLog, payloadOf } from "./eventual-log.js";
+import { type EventualIntent, EventualLog, intentShard, payloadOf } from "./eventual-log.js";
+import { type EventualWork, eventualPlan, plannedSteps } from "./eventual-plan.js";
 import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
 import type { RecordedStep } from "./recorded-step.js";
 import { encodeWire } from "./wire-json.js";
@@ -39,9 +41,9 @@ export interface EventualDeps {
 const PLACEHOLDER_ETAG = `W/"datetime'${"0".repeat(40)}'"`;
 
 /**
- * Runs an eventually consistent transaction: validate the whole set (no request), read the
- * versions that steps without a tracked ETag are conditional on, record the set as one intent,
- * apply each step idempotently in order, remove the intent. A conflict refuses only its own step:
+ * Runs an eventually consistent transaction: validate the whole set (no request), then run its plan
+ * (`eventualPlan`): read the versions that steps without a tracked ETag are conditional on, upload
+ * large values, record the set as one intent; apply each step idempotently in order; remove the intent. A conflict refuses only its own step:
  * the others are rolled forward, the intent is removed, and the call rejects with
  * `EventualStepError`. Any other failure (a fault, an unknown outcome) rejects with that error and
  * leaves the intent, which `db.repair()` finishes.
@@ -76,39 +78,53 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   );
   const recorded = steps.map((step, i) => record(step, PLACEHOLDER_ETAG, logged[i]));
   payloadOf(recorded);
-
+  // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version
+  // read before the intent (a step of the plan); the others' condition is known now.
   for (const [i, step] of steps.entries()) {
     if (step.op === "insert") recorded[i] = record(step, null, logged[i]);
     else if (step.ifMatch !== undefined) recorded[i] = record(step, step.ifMatch, logged[i]);
-    else {
-      // Upserts and deletes without a tracked ETag (and updates with "*") are conditional on the version read now.
+  }
+  const log = new EventualLog(runner);
+  const place = { table: log.table, partitionKey: intentShard() };
+  let intent: EventualIntent | undefined;
+  const work: EventualWork<{ outcomes: StepOutcome[]; conflicts: EventualStepConflict[] }> = {
+    async read(i) {
+      const step = steps[i] as PlannedStep;
       const stored = await readEntityRow(runner, step.model, step.physicalTable, step.wire);
       recorded[i] = record(step, stored?.etag ?? null, logged[i]);
-    }
-  }
-  // Uploaded before the intent: a crash in between leaves blobs no row or intent points at (repair removes them).
-  await Promise.all(large.map((work) => work?.values.upload(work.uploads)));
-  const log = new EventualLog(runner);
-  const intent = await log.record(payloadOf(recorded), recorded, deps.now());
-
-  const outcomes: StepOutcome[] = [];
-  const conflicts: EventualStepConflict[] = [];
-  for (const [i, step] of steps.entries()) {
-    const model = step.model;
-    const known = deps.repositoryOf(model.table, model.type, model);
-    const result = await applyStep(
-      { runner, encryption: deps.encryption, repository: known, live: true, source: step.source },
-      recorded[i] as RecordedStep,
-      i,
-    );
-    if ("conflict" in result) conflicts.push(result.conflict);
-    else outcomes.push(result.outcome);
-  }
-  try {
-    await log.complete(intent);
-  } catch {
-    // Every step is applied: a removal that failed leaves an intent whose replay finds each step done.
-  }
+    },
+    // Uploaded before the intent: a crash in between leaves blobs no row or intent points at (repair removes them).
+    upload: async () => void (await Promise.all(large.map((w) => w?.values.upload(w.uploads)))),
+    async record() {
+      intent = await log.record(payloadOf(recorded), recorded, deps.now(), place.partitionKey);
+    },
+    async apply() {
+      const outcomes: StepOutcome[] = [];
+      const conflicts: EventualStepConflict[] = [];
+      for (const [i, step] of steps.entries()) {
+        const model = step.model;
+        const known = deps.repositoryOf(model.table, model.type, model);
+        const result = await applyStep(
+          { runner, encryption: deps.encryption, repository: known, live: true, source: step.source },
+          recorded[i] as RecordedStep,
+          i,
+        );
+        if ("conflict" in result) conflicts.push(result.conflict);
+        else outcomes.push(result.outcome);
+      }
+      return { outcomes, conflicts };
+    },
+    async complete() {
+      try {
+        await log.complete(intent as EventualIntent);
+      } catch {
+        // Every step is applied: a removal that failed leaves an intent whose replay finds each step done.
+      }
+    },
+  };
+  const planned = plannedSteps(steps, (i) => large[i]?.uploads.map((upload) => upload.field) ?? []);
+  // No before-step is abandoned: after the intent, a failure (a fault, an unknown outcome) leaves it for repair.
+  const { outcomes, conflicts } = await runPlan(eventualPlan(place, planned, false, work));
   const [first, ...rest] = conflicts;
   if (first) throw new EventualStepError([first, ...rest]);
   return { outcomes };

@@ -1,0 +1,109 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import {
+  assertWideRowKey,
+  MAX_WIDE_PARTS,
+  parseWideEtag,
+  partRowKey,
+  splitWide,
+} from "../../serialization/wide-rows.js";
+import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
+import { isUserProperty } from "../../wire/system-properties.js";
+import { newWriteId, wideRowActions } from "../core/entity-layout.js";
+import type { Limited, Requests } from "../core/requests.js";
+import { readWide } from "../core/wide-reads.js";
+
+/** Only the keys: what a write that replaces every row needs to know of the stored rows. */
+export const KEYS_ONLY = ["PartitionKey", "RowKey"];
+
+/** The keys of one wide entity (its rows share the PartitionKey; `base` is the entity's RowKey). */
+export interface WideKeys {
+  partitionKey: string;
+  base: string;
+}
+
+/**
+ * The actions of one wide entity's write inside a caller's entity group transaction (`db.transaction`):
+ * its rows replacing what is stored, as its own write would send them (an upsert, a merge or an update
+ * with `"*"` reads the stored rows' ETags first, so rows of a longer version are deleted with it).
+ */
+export async function wideTransactionActions(
+  model: EntityModel<object>,
+  runner: Requests & Limited,
+  table: string,
+  action: TransactionAction,
+): Promise<TransactionAction[]> {
+  const order = model.columns.map((column) => column.property);
+  const split = (wire: WireEntity) =>
+    splitWide(
+      model.name,
+      wire,
+      runner.limits,
+      newWriteId(),
+      Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
+    );
+  const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
+  const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+  assertWideRowKey(model.name, base);
+  const keys = { partitionKey, base };
+  const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
+  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+  if (action.kind === "insert") return plan(keys, split(action.entity), []);
+  const current =
+    conditional && !merge
+      ? undefined
+      : await readWide(runner, table, partitionKey, base, merge ? undefined : KEYS_ONLY);
+  const stored = conditional
+    ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
+    : current === undefined
+      ? []
+      : parseWideEtag(model.name, current.etag);
+  if (action.kind === "delete") {
+    // Absent: a delete of the first row, which fails the transaction as for any missing entity.
+    return stored.length === 0
+      ? [{ kind: "delete", partitionKey, rowKey: partRowKey(base, 0), ifMatch: "*" }]
+      : plan(keys, [], stored);
+  }
+  if (action.kind === "update" && stored.length === 0) {
+    return [
+      { kind: "update", entity: { partitionKey, rowKey: partRowKey(base, 0) }, mode: "merge", ifMatch: "*" },
+    ];
+  }
+  const wire = merge && current !== undefined ? merged(current, action.entity, order) : action.entity;
+  return plan(keys, split(wire), stored);
+}
+
+export function keysOf(parts: readonly WireEntity[]): WideKeys {
+  const first = parts[0] as WireEntity;
+  return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
+}
+
+/** The transaction replacing the stored rows by `parts` (see `wideRowActions`). */
+export function plan(
+  keys: WideKeys,
+  parts: readonly WireEntity[],
+  stored: readonly string[],
+): TransactionAction[] {
+  return wideRowActions(keys.partitionKey, keys.base, parts, stored);
+}
+
+/**
+ * A merge: the stored entity's properties, overwritten by those the write sends, in the class's
+ * column order (then properties the class does not know), so the rows are split as for a replace.
+ */
+export function merged(current: StoredEntity, wire: WireEntity, order: readonly string[]): WireEntity {
+  const values: Record<string, WireEntity[string]> = {};
+  for (const name in current) {
+    if (isUserProperty(name)) values[name] = current[name];
+  }
+  for (const name in wire) {
+    if (name !== "partitionKey" && name !== "rowKey") values[name] = wire[name];
+  }
+  const out: WireEntity = { partitionKey: wire.partitionKey, rowKey: wire.rowKey };
+  for (const name of order) {
+    if (values[name] !== undefined) out[name] = values[name];
+  }
+  for (const name in values) {
+    if (!(name in out)) out[name] = values[name];
+  }
+  return out;
+}

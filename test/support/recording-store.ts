@@ -1,0 +1,37 @@
+import type { TableStore } from "../../src/index.js";
+import type { BlobStore } from "../../src/store/blob-store.js";
+import { CountingStore } from "./counting-store.js";
+import type { StoreRequest } from "./store-wrapper.js";
+
+/** Records every request in order: table requests by method, blob requests as `putBlob`/`deleteBlob`. */
+export class RecordingStore extends CountingStore {
+  readonly sent: Array<{ method: string; table: string }> = [];
+  readonly #blobs: BlobStore | undefined;
+
+  constructor(inner: TableStore) {
+    super(inner);
+    const blobs = inner.blobs;
+    this.#blobs = blobs && {
+      put: (container, name, data) => {
+        this.sent.push({ method: "putBlob", table: container });
+        return blobs.put(container, name, data);
+      },
+      delete: (container, name) => {
+        this.sent.push({ method: "deleteBlob", table: container });
+        return blobs.delete(container, name);
+      },
+      get: (container, name) => blobs.get(container, name),
+      deleteContainer: (container) => blobs.deleteContainer(container),
+      list: (container, options) => blobs.list(container, options),
+    };
+  }
+
+  override get blobs(): BlobStore | undefined {
+    return this.#blobs;
+  }
+
+  protected override around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {
+    this.sent.push({ method: request.method, table: request.table });
+    return super.around(request, send);
+  }
+}
