@@ -6,7 +6,7 @@
  * on a wide indexed entity whose stored rows outnumber the estimate a batch is packed on.
  */
 import { describe, expect, it } from "vitest";
-import { Column, Entity, TableContext, TransactionError } from "../../src/index.js";
+import { Column, Entity, TableContext, TransactionError, ValidationError } from "../../src/index.js";
 import { composeStoreKinds } from "../compose/compose-stores.js";
 import {
   declareOrder,
@@ -18,6 +18,7 @@ import {
   ORDER_TABLE,
 } from "../compose/order-model.js";
 import { CountingStore } from "../support/counting-store.js";
+import { rejectionOf } from "../support/rejection.js";
 import { uniquePrefix } from "../support/table-names.js";
 
 const CUSTOMERS = ["alice", "bob"] as const;
@@ -147,6 +148,26 @@ describe.each(composeStoreKinds.map((kind) => [kind.name, kind] as const))(
       );
       const byTitle = await sheets.index("byTitle").find({ tenant: "acme" }).toArray();
       expect(byTitle.map((s) => s.title)).toEqual(next.map(() => "new"));
+    });
+
+    it("bad items of an array are refused before any request: a wide RowKey with a space, a bad index value", async () => {
+      const counter = new CountingStore(kind.create());
+      const db = new TableContext({ store: counter, tablePrefix: uniquePrefix("pbv") });
+      await db.ensureTables(Sheet);
+      const sheets = db.repository(Sheet);
+      counter.reset();
+      const spaced = await rejectionOf(
+        sheets.bulkDelete([
+          { tenant: "acme", id: "s001" },
+          { tenant: "acme", id: "a b" },
+        ]),
+      );
+      expect(spaced).toBeInstanceOf(ValidationError);
+      expect((spaced as ValidationError).rule).toBe("wide-row-key");
+      // A title holding a character no RowKey may hold ('/') cannot be its index copy's key.
+      const slashed = await rejectionOf(sheets.bulkUpsert([sheet(1, "ok", 3), sheet(2, "a/b", 3)]));
+      expect(slashed).toBeInstanceOf(ValidationError);
+      expect(counter.requests).toBe(0);
     });
 
     it("a refused batch reports the transaction's error at the entity it failed on", async () => {

@@ -1,5 +1,6 @@
 import { TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import { assertWideRowKey } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
 import { runBulk } from "../core/bulk/bulk-runner.js";
 import type {
@@ -140,6 +141,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const { partitionKey, rowKey } = operation;
     this.#summaries?.assertNotSummaryKey(rowKey);
     const layout = model.wide ? entityLayout(model, runner, this.#table) : undefined;
+    if (layout !== undefined) assertWideRowKey(model.name, rowKey);
     const rows =
       action.kind === "delete" || layout === undefined ? [action] : layout.write(action.entity, undefined);
     if (layout !== undefined && action.kind !== "delete")

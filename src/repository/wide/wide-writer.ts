@@ -17,7 +17,6 @@ import {
 } from "../../serialization/wide-rows.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteMode } from "../../store/table-store.js";
 import { describeBytes } from "../../util/store-limits.js";
-import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import { newWriteId } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
@@ -27,7 +26,6 @@ import { submitTransaction } from "../core/submit-transaction.js";
 import { readWide } from "../core/wide-reads.js";
 import type { ExplainedOperation, WritePlan } from "../core/write-plan.js";
 import { KEYS_ONLY, keysOf, merged, plan, type WideKeys } from "./wide-actions.js";
-import { wideBulk } from "./wide-bulk.js";
 import { explainWide } from "./wide-explain.js";
 
 /**
@@ -120,42 +118,6 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
     return existed;
   }
 
-  bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
-    return wideBulk(
-      items,
-      options,
-      (item) => this.#checked(item),
-      (item) => this.insert(item),
-    );
-  }
-
-  bulkUpsert(
-    items: Iterable<T> | AsyncIterable<T>,
-    mode: WriteMode,
-    options: BulkOptions,
-  ): Promise<BulkResult<T>> {
-    return wideBulk(
-      items,
-      options,
-      (item) => this.#checked(item),
-      (item) => this.upsert(item, mode),
-    );
-  }
-
-  bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
-    options: BulkOptions,
-  ): Promise<BulkResult<Partial<T>>> {
-    return wideBulk(
-      keys,
-      options,
-      (key) => this.#keysOfItem(key),
-      async (key) => {
-        await this.delete(key, "*");
-      },
-    );
-  }
-
   /** The plan of one write, its rows in the commit and the read it needs first, if any (see `explainWide`). */
   explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
     const tracked = etagIn(value, this.#runner.scope);
@@ -164,22 +126,6 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
 
   track(_entity: T, _stored: StoredEntity): void {
     // The assembled entity's ETag (every row's) is recorded by the reader.
-  }
-
-  /** The PartitionKey of an entity of a bulk write, the whole entity checked (values, rows, payload). */
-  #checked(entity: T): string {
-    const parts = this.#split(this.#model.mapper.toWire(entity));
-    const keys = keysOf(parts);
-    this.#assertFits(keys, plan(keys, parts, []));
-    return keys.partitionKey;
-  }
-
-  /** The PartitionKey of a key of a bulk delete, checked before anything is sent. */
-  #keysOfItem(item: Partial<T>): string {
-    const values = item as Record<string, unknown>;
-    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
-    assertWideRowKey(this.#model.name, this.#model.rowKey.encode(values, "RowKey"));
-    return partitionKey;
   }
 
   /**
