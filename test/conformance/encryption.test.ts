@@ -337,6 +337,7 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
       scanned: 8,
       reencrypted: 6,
       skipped: 0,
+      blobsResealed: 0,
     });
     for (const id of [1, 2, 3]) {
       const raw = await rawRow(counter, table, "north", `p_00000${id}`);
@@ -347,6 +348,7 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
       scanned: 8,
       reencrypted: 0,
       skipped: 0,
+      blobsResealed: 0,
     });
 
     // k1 is retired: a context holding only k2 reads everything; one holding only k1 reads nothing new.
@@ -395,7 +397,12 @@ describe.each(stores)("client-side encryption on %s", (_name, kind) => {
       tablePrefix: prefix,
       encryption: { keys: localKeys({ k1: key1, k2: key2 }, "k2") },
     });
-    expect(await v2.reencrypt(Note, { scan: true })).toEqual({ scanned: 2, reencrypted: 2, skipped: 0 });
+    expect(await v2.reencrypt(Note, { scan: true })).toEqual({
+      scanned: 2,
+      reencrypted: 2,
+      skipped: 0,
+      blobsResealed: 0,
+    });
     const november = await rawRow(counter, `${prefix}Notes202611`, "ann", "n_001");
     expect(keyIdOf(november.text)).toBe("k2");
     // October's value copied into November's table at the same keys fails: the table is bound too.

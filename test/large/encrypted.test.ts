@@ -122,6 +122,64 @@ describe.each(blobStores)("an encrypted large column on %s", (_name, kind) => {
     expect(error.message).toMatch(/does not verify/);
   });
 
+  it("reencrypt re-seals the blobs too: after it, a context without the old key reads every value", async () => {
+    const raw = kind.create();
+    const prefix = uniquePrefix("le");
+    const k1 = Uint8Array.from({ length: 32 }, (_, i) => (i * 7 + 3) % 256);
+    const k2 = Uint8Array.from({ length: 32 }, (_, i) => (i * 11 + 5) % 256);
+    const old = new TableContext({
+      store: raw,
+      tablePrefix: prefix,
+      encryption: { keys: localKeys({ k1 }, "k1") },
+    });
+    await old.ensureTables(SealedDoc);
+    await old.repository(SealedDoc).insert(docOf("a", 1));
+    await old.repository(SealedDoc).insert(docOf("b", 2));
+    const before = await blobsOf(raw, prefix);
+
+    const rotated = new TableContext({
+      store: raw,
+      tablePrefix: prefix,
+      encryption: { keys: localKeys({ k2, k1 }, "k2") },
+    });
+    // Two documents, two encrypted large values each (the plain large column's blob is not sealed).
+    expect(await rotated.reencrypt(SealedDoc, { scan: true })).toEqual({
+      scanned: 2,
+      reencrypted: 2,
+      skipped: 0,
+      blobsResealed: 4,
+    });
+    // Same names, new bytes: rows still point at them, and no blob was added or lost.
+    const after = await blobsOf(raw, prefix);
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    const changed = [...after].filter(
+      ([name, bytes]) => !Buffer.from(bytes).equals(Buffer.from(before.get(name) as Uint8Array)),
+    );
+    expect(changed.map(([name]) => name.split("/")[2]).sort()).toEqual(["notes", "notes", "scan", "scan"]);
+
+    const onlyNew = new TableContext({
+      store: raw,
+      tablePrefix: prefix,
+      encryption: { keys: localKeys({ k2 }, "k2") },
+    });
+    const docs = await onlyNew.repository(SealedDoc).find({ folder: "f" }).toArray();
+    expect(
+      docs.map((d) => [
+        d.name,
+        d.notes,
+        Buffer.from(d.scan as Uint8Array).equals(Buffer.from(scanOf(d.name === "a" ? 1 : 2))),
+      ]),
+    ).toEqual([
+      ["a", notesOf(1), true],
+      ["b", notesOf(2), true],
+    ]);
+    // Nothing is stale any more: a second run re-seals nothing.
+    expect(await rotated.reencrypt(SealedDoc, { scan: true })).toMatchObject({
+      reencrypted: 0,
+      blobsResealed: 0,
+    });
+  });
+
   it("without keys, a write is refused before any request", async () => {
     const counter = new CountingStore(kind.create());
     const db = new TableContext({ store: counter, tablePrefix: uniquePrefix("le") });

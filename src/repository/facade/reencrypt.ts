@@ -1,10 +1,12 @@
 import { ConcurrencyError, EntityNotFoundError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoreContinuation, WireEntity } from "../../store/table-store.js";
-import { ENTITY_TYPE_PROPERTY } from "../../wire/system-properties.js";
+import { parsePart } from "../../serialization/wide-rows.js";
+import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
+import { COPY_INDEX_PROPERTY, ENTITY_TYPE_PROPERTY } from "../../wire/system-properties.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { Requests } from "../core/requests.js";
+import type { Backend, BlobSealing, Requests } from "../core/requests.js";
 import { updateWire } from "../core/wire-writes.js";
+import { LargeValues, largeColumnsOf } from "../large/large-values.js";
 import type { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
 
 /** Options of `db.reencrypt`. */
@@ -21,20 +23,27 @@ export interface ReencryptResult {
   reencrypted: number;
   /** Rows changed or deleted by another writer between the read and the rewrite (that write won). */
   skipped: number;
+  /** Blobs of encrypted large columns sealed again under the current key (same name, see `resealStale`). */
+  blobsResealed: number;
 }
 
 /**
  * Scans the tables and rewrites, under the current key, the encrypted properties of every row of the
  * model that has a value sealed under another key: a Merge of those properties (plus the unchanged
- * `EntityType`, which says how to seal them) conditional on the row's ETag.
+ * `EntityType`, which says how to seal them) conditional on the row's ETag. The blobs of encrypted
+ * large columns are sealed on their own: each entity's are re-sealed under the current key too.
  */
 export async function reencrypt(
   model: EntityModel,
-  runner: Requests,
+  runner: Requests & Backend & BlobSealing,
   encryption: EncryptingStore,
   tables: readonly string[],
 ): Promise<ReencryptResult> {
-  const result: ReencryptResult = { scanned: 0, reencrypted: 0, skipped: 0 };
+  const result: ReencryptResult = { scanned: 0, reencrypted: 0, skipped: 0, blobsResealed: 0 };
+  // Encrypted large columns keep their bytes in blobs, sealed on their own: each entity's are checked once.
+  const columns = largeColumnsOf(model);
+  const sealsBlobs = columns?.some((column) => column.encrypted) === true;
+  const largeOf = new Map<string, LargeValues>();
   for (const table of tables) {
     let continuation: StoreContinuation | undefined;
     do {
@@ -52,6 +61,15 @@ export async function reencrypt(
         const encrypted = encryption.encryptedColumnsOf(table, row);
         if (encrypted?.model !== model) continue;
         result.scanned++;
+        const entityRowKey = sealsBlobs ? entityRowKeyOf(row) : undefined;
+        if (columns !== undefined && entityRowKey !== undefined) {
+          let large = largeOf.get(table);
+          if (large === undefined) {
+            large = new LargeValues(model, columns, table, runner);
+            largeOf.set(table, large);
+          }
+          result.blobsResealed += await large.resealStale(row.partitionKey, entityRowKey);
+        }
         const current = encryption.currentKeyId;
         const stale = [...encryption.keyIdsOf(row)].some((keyId) => keyId !== current);
         if (!stale) continue;
@@ -74,4 +92,12 @@ export async function reencrypt(
     } while (continuation);
   }
   return result;
+}
+
+/** The RowKey of the entity a row is (a wide entity's first row), or `undefined` for an index copy or a later part. */
+function entityRowKeyOf(row: StoredEntity): string | undefined {
+  if (row[COPY_INDEX_PROPERTY] !== undefined) return undefined;
+  const part = parsePart(row);
+  if (part === undefined) return row.rowKey;
+  return part.index === 0 ? part.base : undefined;
 }

@@ -261,7 +261,7 @@ export class TableContext {
    * asked for with `{ scan: true }`. Resolves counts.
    * @example
    * const db = new TableContext({ store, encryption: { keys: localKeys({ k2: newKey, k1: oldKey }, "k2") } });
-   * await db.reencrypt(Employee, { scan: true }); // { scanned, reencrypted, skipped }
+   * await db.reencrypt(Employee, { scan: true }); // { scanned, reencrypted, skipped, blobsResealed }
    */
   async reencrypt<T extends object>(
     entityClass: EntityClass<T>,

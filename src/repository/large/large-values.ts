@@ -204,6 +204,34 @@ export class LargeValues {
   }
 
   /**
+   * `db.reencrypt`: the blobs of the row's encrypted columns sealed under a key other than the current
+   * one, opened and sealed again under it, each written back under its own name (the seal is bound to
+   * the name, and a blob PUT replaces it whole: a reader gets either version, and both open while the
+   * resolver still unwraps the old key). A blob replaced by a concurrent write is gone (left alone) or
+   * written back unreferenced (repair removes it). Resolves how many were re-sealed.
+   */
+  async resealStale(partitionKey: string, rowKey: string): Promise<number> {
+    const encrypted = this.columns.filter((column) => column.encrypted);
+    if (encrypted.length === 0) return 0;
+    const sealer = this.#sealer();
+    const references = await this.current(partitionKey, rowKey);
+    let resealed = 0;
+    for (const column of encrypted) {
+      const name = references.get(column.property);
+      if (name === undefined) continue;
+      const bytes = await this.#runner.run("getBlob", this.#table, (s) =>
+        blobsOf(s).get(this.container, name),
+      );
+      if (bytes === undefined || sealer.keyIdOf(bytes) === sealer.currentKeyId) continue;
+      const owner = { ...this.#owner(column, name), partitionKey, rowKey };
+      const sealed = await sealer.seal(owner, await sealer.open(owner, bytes));
+      await this.#runner.run("putBlob", this.#table, (s) => blobsOf(s).put(this.container, name, sealed));
+      resealed++;
+    }
+    return resealed;
+  }
+
+  /**
    * After the row write failed: when nothing was written (a definite rejection), its new blobs are
    * removed now; when the write may have applied, they are left for repair, which keeps referenced ones.
    */

@@ -46,6 +46,16 @@ export class BlobSealer {
     this.#logicalTable = logicalTable;
   }
 
+  /** The key id new values are sealed under. */
+  get currentKeyId(): string {
+    return this.#resolver.currentKeyId;
+  }
+
+  /** The key id a sealed value's envelope names, or `undefined` when the bytes are not an envelope. */
+  keyIdOf(bytes: Uint8Array): string | undefined {
+    return parseEnvelope(bytes)?.keyId;
+  }
+
   /** The envelope of a value's bytes; the resolver wraps a fresh data key for it. */
   async seal(owner: SealedBlobOwner, bytes: Uint8Array): Promise<Uint8Array> {
     const keyId = this.#resolver.currentKeyId;
