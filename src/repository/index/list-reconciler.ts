@@ -7,7 +7,7 @@ import { isTableNotFound } from "../core/period-tables.js";
 import type { Backoff, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { entityStateOf, isEntityRowOf, isNewerRow } from "./copy-rows.js";
-import { type ListState, parseMember, planListChange, readList } from "./list-index.js";
+import { parseMember, planListChange, readListOrEmpty } from "./list-index.js";
 import { MAX_LIST_ROUNDS } from "./list-membership.js";
 
 /** What one list reconciliation changed: shard rows written (inserted or replaced) and deleted. */
@@ -60,16 +60,6 @@ export async function reconcileList(
   }
 }
 
-/** The index entity as stored; its table not there (a period's, dropped or not created yet) holds none. */
-async function readListOrEmpty(runner: Runner, ref: CopyRef): Promise<ListState> {
-  try {
-    return await readList(runner, ref);
-  } catch (error) {
-    if (isTableNotFound(error)) return { ref, shards: [] };
-    throw error;
-  }
-}
-
 /** Whether the entity a member names exists now and has the value `ref` lists (with its ETag, to see it change). */
 async function judge(
   model: EntityModel<object>,
@@ -78,6 +68,9 @@ async function judge(
   member: string,
 ): Promise<{ belongs: boolean; deferred: boolean; etag: string | undefined }> {
   const named = parseMember(member);
+  // An entry of an entity kept in a table per period names its period's table; one that does not names nothing.
+  if (model.tableTemplate !== undefined && named.table === undefined)
+    return { belongs: false, deferred: false, etag: undefined };
   const table = runner.tableName(named.table ?? model.table);
   let row: StoredEntity | undefined;
   try {
