@@ -100,9 +100,9 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       }
       const outcome: Required<SubmitOutcome> = { retries: 0, transactions: 0, failed: [] };
       await this.#commit(partitionKey, operations, positions, outcome);
-      // The whole batch failed as one transaction: the scheduler reports it as the batch's failure.
-      const [only] = outcome.failed;
-      if (outcome.transactions === 1 && only !== undefined) throw only.error;
+      // The whole batch failed in one transaction: the scheduler reports it as the batch's failure.
+      const [only, ...more] = outcome.failed;
+      if (only !== undefined && more.length === 0 && only.units.length === positions.length) throw only.error;
       return outcome;
     };
     const limits = runner.limits;
