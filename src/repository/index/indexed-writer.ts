@@ -76,13 +76,15 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   /** Insert or replace (or merge); re-reads and retries when it loses a race (an upsert's end state is ours either way). */
   async upsert(entity: T, mode: WriteMode): Promise<void> {
     const wire = this.#toWire(entity);
-    // A wide entity not tracked is read first (as its plain writer does): an insert of its rows would
-    // fail on any stored version and cost a round; one row is tried as an insert first.
-    let prior: Prior =
-      this.#trackedPrior(entity) ??
-      (this.#model.wide && mode !== "merge"
-        ? await this.#read(wire.partitionKey, wire.rowKey)
-        : { exists: false });
+    let prior: Prior | undefined = this.#trackedPrior(entity);
+    if (prior === undefined && this.#model.wide && mode !== "merge") {
+      // A wide entity not tracked is read first (as its plain writer does): an insert of its rows would
+      // fail on any stored version and cost a round (one row is tried as an insert first). Its rows,
+      // copies and summary rows are checked against one transaction's limits before that read.
+      planEntityWrite(this.#target, wire, undefined, "*");
+      prior = await this.#read(wire.partitionKey, wire.rowKey);
+    }
+    prior ??= { exists: false };
     for (let round = 1; ; round++) {
       try {
         if (mode === "merge") {
