@@ -7,19 +7,11 @@
 import { AzureStore, TableContext } from "../src/index.js";
 import { StagedItem, stagedItem } from "./bench-entity.js";
 import type { BenchRow } from "./measure.js";
-
-type Record = (
-  name: string,
-  ours: number,
-  baseline: number,
-  unit: (v: number) => string,
-  target: number | undefined,
-  lowerIsBetter?: boolean,
-) => void;
+import type { RateRecorder } from "./serve-vs-azurite.js";
 
 export async function stagedBulk(
   connectionString: string,
-  record: Record,
+  record: RateRecorder,
   rows: BenchRow[],
   quick: boolean,
 ): Promise<void> {

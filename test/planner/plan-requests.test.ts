@@ -285,6 +285,21 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       repo.update(untracked, { ifMatch: "*" }),
     );
     expect(update[0]?.request).toBe("query (current copies)");
+    // An upsert not tracked reads the rows first too (an insert would fail on the stored rows): one
+    // range query and one transaction, the stale copy deleted in it.
+    const blind = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "green" });
+    const upsert = await sendsItsPlan(store, explain(repo, "upsert", blind), () => repo.upsert(blind));
+    expect(upsert.map((s) => `${s.phase} ${s.request}`)).toEqual([
+      "before query (current copies)",
+      "commit transaction",
+    ]);
+    expect((await repo.get({ group: "g", id: "1" }))?.color).toBe("green");
+    store.sent.length = 0;
+    // Nothing stored: the read finds nothing and the transaction inserts.
+    const fresh = Object.assign(new WideIndexed(), { group: "g", id: "2", color: "red" });
+    await sendsItsPlan(store, explain(repo, "upsert", fresh), () => repo.upsert(fresh));
+    expect(await db.verifyIndexes(WideIndexed)).toEqual({ missing: [], stale: [], orphans: [] });
+    store.sent.length = 0;
     const key = { group: "g", id: "1" };
     await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
     expect(await repo.get(key)).toBeUndefined();

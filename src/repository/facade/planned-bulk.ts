@@ -10,6 +10,7 @@ import type {
   SubmitOutcome,
   WriteUnit,
 } from "../core/bulk/bulk-types.js";
+import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
@@ -25,8 +26,6 @@ const SUMMARY_ROWS_MARGIN = 64 * 1024;
 
 /** A failed plan that only says "too much for one transaction": its half batches may each fit. */
 const SPLITTABLE = new Set(["transaction-operations", "transaction-payload", "transaction-duplicate"]);
-
-type BulkKind = { kind: "insert" } | { kind: "upsert"; mode: WriteMode } | { kind: "delete" };
 
 /**
  * The bulk writes of an entity class that keeps more than its row (index copies, summary rows, large
@@ -101,9 +100,9 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       }
       const outcome: Required<SubmitOutcome> = { retries: 0, transactions: 0, failed: [] };
       await this.#commit(partitionKey, operations, positions, outcome);
-      // The whole batch failed as one transaction: the scheduler reports it as the batch's failure.
-      const [only] = outcome.failed;
-      if (outcome.transactions === 1 && only !== undefined) throw only.error;
+      // The whole batch failed in one transaction: the scheduler reports it as the batch's failure.
+      const [only, ...more] = outcome.failed;
+      if (only !== undefined && more.length === 0 && only.units.length === positions.length) throw only.error;
       return outcome;
     };
     const limits = runner.limits;
@@ -218,20 +217,6 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       return;
     }
   }
-}
-
-function toAction(model: EntityModel<object>, item: object, write: BulkKind): TransactionAction {
-  if (write.kind === "delete") {
-    const values = item as Record<string, unknown>;
-    return {
-      kind: "delete",
-      partitionKey: model.partitionKey.encode(values, "PartitionKey"),
-      rowKey: model.rowKey.encode(values, "RowKey"),
-      ifMatch: "*",
-    };
-  }
-  const entity = model.mapper.toWire(item);
-  return write.kind === "insert" ? { kind: "insert", entity } : { kind: "upsert", entity, mode: write.mode };
 }
 
 function splittable(error: unknown): boolean {

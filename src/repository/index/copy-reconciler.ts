@@ -1,5 +1,6 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import { assembleWide, parsePart, wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import {
   COPY_REFS_PROPERTY,
@@ -12,6 +13,7 @@ import {
 import { readEntity } from "../core/entity-layout.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import { readPartRows } from "../core/wide-reads.js";
 import { buildCopy } from "./copy-builder.js";
 import {
   entityStateOf,
@@ -122,22 +124,12 @@ export async function reconcileEntity<T extends object>(
         changed = true;
       } else if (step === "raced") raced = true;
     }
-    // (A wide entity's list is on whichever of its rows the split put it: its next write rewrites it.)
-    if (state && entity && !listOk && !raced && !model.wide) {
-      try {
-        const { etag } = await runner.run("repairCopyList", table, (s) =>
-          s.update(
-            table,
-            { partitionKey, rowKey, [COPY_REFS_PROPERTY]: encodeCopyRefs(state.refs) },
-            "merge",
-            entity.etag,
-          ),
-        );
+    if (state && entity && !listOk && !raced) {
+      const etag = await rewriteCopyList(model, runner, table, partitionKey, rowKey, entity.etag, state.refs);
+      if (etag === undefined) raced = true;
+      else {
         baseline = etag;
         changed = true;
-      } catch (error) {
-        if (!(error instanceof ConcurrencyError || error instanceof EntityNotFoundError)) throw error;
-        raced = true;
       }
     }
     if (raced) continue;
@@ -148,6 +140,49 @@ export async function reconcileEntity<T extends object>(
     if (after?.etag === baseline) return outcome;
   }
   throw new ReconcileRaceError(table, partitionKey, rowKey);
+}
+
+/**
+ * Writes the entity's right copy list (`_tkIndexKeys`) onto the row that holds it, a merge of that
+ * property alone conditional on the row's ETag, and gives the entity's new ETag; `undefined` when the
+ * entity is no longer the version `etag` (a concurrent write wins, the caller reads again). A wide
+ * entity's list is on whichever of its rows the split put it (the last column: the last row when it
+ * is absent); only that row is merged, so the entity keeps its values, its rows and its write id, and
+ * any write of it replaces every row (its condition on that row fails after this one, as for one row).
+ */
+async function rewriteCopyList<T extends object>(
+  model: EntityModel<T>,
+  runner: Requests,
+  table: string,
+  partitionKey: string,
+  rowKey: string,
+  etag: string,
+  refs: readonly CopyRef[],
+): Promise<string | undefined> {
+  const list = { [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) };
+  let row = { key: rowKey, etag };
+  let wholeEtag = (written: string): string => written;
+  if (model.wide) {
+    const rows = (await readPartRows(runner, table, partitionKey, rowKey))
+      .filter((r) => parsePart(r)?.base === rowKey)
+      .sort((a, b) => (parsePart(a)?.index ?? 0) - (parsePart(b)?.index ?? 0));
+    // Rows of another version than the one judged (or not one whole write): a write came in between.
+    if (assembleWide(rows)?.etag !== etag) return undefined;
+    const found = rows.findIndex((r) => r[COPY_REFS_PROPERTY] !== undefined);
+    const at = found >= 0 ? found : rows.length - 1;
+    const holder = rows[at] as StoredEntity;
+    row = { key: holder.rowKey, etag: holder.etag };
+    wholeEtag = (written) => wideEtag(rows.map((r, index) => (index === at ? written : r.etag)));
+  }
+  try {
+    const written = await runner.run("repairCopyList", table, (s) =>
+      s.update(table, { partitionKey, rowKey: row.key, ...list }, "merge", row.etag),
+    );
+    return wholeEtag(written.etag);
+  } catch (error) {
+    if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return undefined;
+    throw error;
+  }
 }
 
 /** The entity whole (a wide entity's rows assembled); a period's table not created yet holds nothing. */

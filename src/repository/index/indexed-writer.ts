@@ -76,7 +76,15 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   /** Insert or replace (or merge); re-reads and retries when it loses a race (an upsert's end state is ours either way). */
   async upsert(entity: T, mode: WriteMode): Promise<void> {
     const wire = this.#toWire(entity);
-    let prior: Prior = this.#trackedPrior(entity) ?? { exists: false };
+    let prior: Prior | undefined = this.#trackedPrior(entity);
+    if (prior === undefined && this.#model.wide && mode !== "merge") {
+      // A wide entity not tracked is read first (as its plain writer does): an insert of its rows would
+      // fail on any stored version and cost a round (one row is tried as an insert first). Its rows,
+      // copies and summary rows are checked against one transaction's limits before that read.
+      planEntityWrite(this.#target, wire, undefined, "*");
+      prior = await this.#read(wire.partitionKey, wire.rowKey);
+    }
+    prior ??= { exists: false };
     for (let round = 1; ; round++) {
       try {
         if (mode === "merge") {
@@ -160,7 +168,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * The plan of a write's first round, as `commitEntity` builds it: what is tracked of the instance
    * decides whether a read comes first (when it does, the steps that depend on the copies it holds
    * are described by index). An upsert of an untracked instance is tried as an insert first (a lost
-   * race on an existing row reads it and plans again); a merge reads the row to merge onto.
+   * race on an existing row reads it and plans again), except a wide entity's, which reads its rows
+   * first (any stored version would refuse the insert); a merge reads the row to merge onto.
    */
   explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
     const tracked = this.#trackedPrior(value);
@@ -172,7 +181,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       return tracked ? plan : this.#readFirst(plan, partitionKey, rowKey);
     }
     const wire = this.#toWire(value);
-    if (operation === "insert" || (operation === "upsert" && tracked === undefined))
+    if (operation === "insert" || (operation === "upsert" && tracked === undefined && !this.#model.wide))
       return planEntityWrite(this.#target, wire, { exists: false }, undefined);
     if (operation === "patch" || tracked === undefined) {
       const plan = planEntityWrite(this.#target, wire, undefined, "*", actionOf(operation));

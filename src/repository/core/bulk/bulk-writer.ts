@@ -63,7 +63,12 @@ export function writeBulk<T extends object>(
   return runBulk(items, preparedUnit, submit, { ...options, total: items.length, limits });
 }
 
-function toAction<T extends object>(model: EntityModel<T>, item: T, write: BulkKind): TransactionAction {
+/** The transaction action of one bulk item: its row (insert, upsert) or its keys (a delete, unconditional). */
+export function toAction<T extends object>(
+  model: EntityModel<T>,
+  item: T,
+  write: BulkKind,
+): TransactionAction {
   if (write.kind === "delete") {
     const values = item as Record<string, unknown>;
     return {
