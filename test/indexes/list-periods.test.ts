@@ -66,5 +66,18 @@ describe.each(stores)("list indexes of an entity kept in a table per period, on 
     expect(names(await byLevel.find({ level: "warn" }).toArray())).toEqual(["d3/3@1", "d3/3@2", "d4/4@2"]);
     expect(names(await byLevel.find({ level: "error" }).toArray())).toEqual(["d1/1@1", "d2/2@2", "d4/5@2"]);
     expect(names(await beside.find({ device: "d4", level: "error", at: FEB }).toArray())).toEqual(["d4/5@2"]);
+    // verifyIndexes judges both lists by their members (each naming its period's table): no drift.
+    expect(await db.verifyIndexes(LpLog)).toEqual({ missing: [], stale: [], orphans: [] });
+    // January dropped: its entities' entries in the list kept elsewhere are orphans the scan repair removes.
+    await db.dropTables(LpLog, { before: FEB });
+    expect((await db.verifyIndexes(LpLog)).stale.map((r) => r.partitionKey)).toEqual(["error", "warn"]);
+    expect(await db.repairIndexes(LpLog, { scan: true })).toEqual({
+      intentsReplayed: 0,
+      copiesWritten: 2,
+      copiesDeleted: 0,
+      poisoned: 0,
+    });
+    expect(names(await byLevel.find({ level: "warn" }).toArray())).toEqual(["d3/3@2", "d4/4@2"]);
+    expect(await db.verifyIndexes(LpLog)).toEqual({ missing: [], stale: [], orphans: [] });
   });
 });

@@ -91,6 +91,49 @@ describe.each(stores)(
       await expectExact(db, prefix, "after repairSummaries");
     });
 
+    it("after dropTables, the dropped months' contributions are drift: verify reports them, repair removes them", async () => {
+      const prefix = uniquePrefix("rp");
+      const db = new TableContext({ store: kind.create(), tablePrefix: prefix });
+      const repo = db.repository(RpReading);
+      await repo.insert(reading("north", 1, 0, 5));
+      await repo.insert(reading("north", 2, 1, 7));
+      await repo.insert(reading("south", 3, 0, 13));
+      await repo.insert(reading("south", 4, 2, 17));
+      await expectExact(db, prefix, "before the drop");
+      expect(await db.dropTables(RpReading, { before: new Date(Date.UTC(2026, 1, 1)) })).toEqual([
+        `${prefix}RpReadings202601`,
+      ]);
+      // January's entities are gone; its contribution rows still count until repaired.
+      const drift = await db.verifySummaries(RpReading);
+      expect(
+        drift.map((d) => [d.table, d.partitionKey, d.rowKey, d.sourcePartitionKey, d.stored, d.actual]),
+      ).toEqual([
+        [
+          `${prefix}RpTotals`,
+          "north",
+          "site~RpReadings202601~north",
+          "north",
+          { n: 1, total: 5 },
+          { n: 0, total: 0 },
+        ],
+        [
+          `${prefix}RpTotals`,
+          "south",
+          "site~RpReadings202601~south",
+          "south",
+          { n: 1, total: 13 },
+          { n: 0, total: 0 },
+        ],
+      ]);
+      expect(await db.repairSummaries(RpReading)).toEqual(drift);
+      await expectExact(db, prefix, "after repairSummaries");
+      expect(await repo.summary("perSite", { site: "north" })).toEqual({ n: 1, total: 7 });
+      expect((await readAll(db.store, `${prefix}RpTotals`)).map((row) => row.rowKey).sort()).toEqual([
+        "site~RpReadings202602~north",
+        "site~RpReadings202603~south",
+      ]);
+    });
+
     for (const mode of ["crash", "lost"] as CrashMode[]) {
       it(`${mode} at every request of an upsert into a new month, then db.repair: exact`, async () => {
         const store = new CrashStore(kind.create());

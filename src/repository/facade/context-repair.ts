@@ -9,6 +9,7 @@ import {
 } from "../large/large-value-repairer.js";
 import { largeColumnsOf } from "../large/large-values.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
+import { droppedPeriodDrift } from "../summary/dropped-periods.js";
 import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
 import { repairSummaries } from "../summary/summary-repairer.js";
 import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.js";
@@ -108,7 +109,10 @@ async function repairAllLargeValues(
   return total;
 }
 
-/** `db.verifySummaries` (`repair`: `db.repairSummaries`) over the class's table or each period's table. */
+/**
+ * `db.verifySummaries` (`repair`: `db.repairSummaries`) over the class's table or each period's table,
+ * then, for a table per period, the remote summaries' contributions of dropped periods (see `droppedPeriodDrift`).
+ */
 export async function summariesOf(
   runner: RequestContext,
   entityClass: EntityClass,
@@ -121,5 +125,6 @@ export async function summariesOf(
   const method = repair ? "repairSummaries" : "verifySummaries";
   for (const { name } of await periodTablesOf(runner, entityClass, method))
     drift.push(...(await each(model, runner, name)));
+  drift.push(...(await droppedPeriodDrift(model as EntityModel, runner, repair)));
   return drift;
 }

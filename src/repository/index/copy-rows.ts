@@ -38,7 +38,7 @@ export function isNewerRow(model: EntityModel, row: StoredEntity): boolean {
 
 /**
  * True for an index that keeps one copy row per entity. Index entities (`list` indexes: one row per
- * value listing its members) are kept by their own code and are neither verified nor repaired here.
+ * value listing its members) are kept by their own code (verified by `ListTally`, repaired by `reconcileList`).
  */
 export function keepsCopies(index: IndexModel | undefined): boolean {
   return index !== undefined && (index as { list?: boolean }).list !== true;

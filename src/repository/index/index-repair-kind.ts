@@ -2,7 +2,7 @@ import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
-import type { Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import type { Backoff, Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { type RepairResult, repairIndexes } from "./index-repairer.js";
 
@@ -19,7 +19,7 @@ export interface IndexRepairCounts extends RepairResult {
  * partitions starting with `~` or `poison~`.
  */
 export async function repairAllIndexes(
-  runner: Requests & TableNaming & Clock & PeriodTableLookup,
+  runner: Requests & TableNaming & Clock & Backoff & PeriodTableLookup,
   periodTables: PeriodTableNames,
   models: Iterable<EntityModel>,
   minIntentAgeMs: number,

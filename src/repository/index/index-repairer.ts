@@ -1,12 +1,15 @@
 import { ConcurrencyError, EntityNotFoundError, StoreError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import { encodeCopyRefs } from "../core/copy-ref.js";
+import { type CopyRef, encodeCopyRefs } from "../core/copy-ref.js";
 import { type Intent, IntentLog } from "../core/intent-log.js";
 import { registerPeriodTables } from "../core/period-tables.js";
-import type { Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import type { Backoff, Clock, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { reconcileEntity } from "./copy-reconciler.js";
+import { keepsCopies } from "./copy-rows.js";
 import { scanIndexes } from "./index-verifier.js";
+import { entityMember } from "./list-index.js";
+import { reconcileList } from "./list-reconciler.js";
 
 /** Options of `repairIndexes`. */
 export interface RepairOptions {
@@ -24,9 +27,9 @@ export interface RepairOptions {
 export interface RepairResult {
   /** Unfinished intents replayed and removed. */
   intentsReplayed: number;
-  /** Copies written (missing or stale). */
+  /** Copies written (missing or stale); a shard row of an index entity (list index) rewritten counts as one. */
   copiesWritten: number;
-  /** Copies deleted (stale keys or orphans). */
+  /** Copies deleted (stale keys or orphans); a shard row of an index entity emptied and deleted counts as one. */
   copiesDeleted: number;
   /** Intents set aside after too many failed replays. */
   poisoned: number;
@@ -51,7 +54,7 @@ export function poisonPartition(type: string): string {
  */
 export async function repairIndexes<T extends object>(
   model: EntityModel<T>,
-  runner: Requests & TableNaming & Clock & PeriodTableLookup,
+  runner: Requests & TableNaming & Clock & Backoff & PeriodTableLookup,
   periodTables: PeriodTableNames,
   options: RepairOptions,
 ): Promise<RepairResult> {
@@ -95,7 +98,7 @@ function intentTime(intent: Intent): number {
 
 async function replay<T extends object>(
   model: EntityModel<T>,
-  runner: Requests & TableNaming & PeriodTableLookup,
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup,
   log: IntentLog,
   intent: Intent,
   result: RepairResult,
@@ -124,10 +127,12 @@ async function replay<T extends object>(
         `index ${first?.index} key '${first?.partitionKey}'/'${first?.rowKey}' in ${first?.table} is held by another entity`,
       );
     }
+    // Index entities (list indexes) elsewhere the intent names: the entity's membership in each.
+    const lists = await replayLists(model, runner, intent);
     await log.complete(intent);
     result.intentsReplayed++;
-    result.copiesWritten += outcome.written;
-    result.copiesDeleted += outcome.deleted;
+    result.copiesWritten += outcome.written + lists.written;
+    result.copiesDeleted += outcome.deleted + lists.deleted;
   } catch (error) {
     const attempts = intent.attempts + 1;
     if (attempts >= MAX_REPLAY_ATTEMPTS) {
@@ -143,6 +148,24 @@ async function replay<T extends object>(
         throw recordError;
     }
   }
+}
+
+/** Brings the intent's entity's membership in line in every index entity (list index) the intent names. */
+async function replayLists<T extends object>(
+  model: EntityModel<T>,
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup,
+  intent: Intent,
+): Promise<{ written: number; deleted: number }> {
+  const total = { written: 0, deleted: 0 };
+  const any = model as unknown as EntityModel<object>;
+  const member = entityMember(any, runner, intent.table, intent.sourcePartitionKey, intent.sourceRowKey);
+  const isList = (ref: CopyRef) => model.indexes.has(ref.index) && !keepsCopies(model.indexes.get(ref.index));
+  for (const ref of intent.refs.filter(isList)) {
+    const outcome = await reconcileList(any, runner, ref, [member]);
+    total.written += outcome.written;
+    total.deleted += outcome.deleted;
+  }
+  return total;
 }
 
 /** Moves an intent to the poison partition (written there first, then removed from its shard). */
@@ -179,7 +202,7 @@ async function setAside<T extends object>(
 /** Fixes everything a scan finds: each drifting entity is reconciled with its current state. */
 async function repairScan<T extends object>(
   model: EntityModel<T>,
-  runner: Requests & TableNaming & PeriodTableLookup,
+  runner: Requests & TableNaming & Backoff & PeriodTableLookup,
   result: RepairResult,
 ): Promise<void> {
   const scan = await scanIndexes(model, runner);
@@ -193,6 +216,11 @@ async function repairScan<T extends object>(
       entity.refs,
       "all",
     );
+    result.copiesWritten += outcome.written;
+    result.copiesDeleted += outcome.deleted;
+  }
+  for (const { ref, members } of scan.lists) {
+    const outcome = await reconcileList(model as unknown as EntityModel<object>, runner, ref, members);
     result.copiesWritten += outcome.written;
     result.copiesDeleted += outcome.deleted;
   }

@@ -23,6 +23,8 @@ import {
   ownerOf,
   sameRefSet,
 } from "./copy-rows.js";
+import { entityMember } from "./list-index.js";
+import { type DriftingList, ListTally } from "./list-tally.js";
 
 /** Index drift found by `verifyIndexes`. */
 export interface IndexDrift {
@@ -47,6 +49,8 @@ export interface IndexScan {
   entities: DriftingEntity[];
   /** Orphan copies that name no entity at all, with the ETag they were read with. */
   unowned: Array<{ ref: CopyRef; etag: string }>;
+  /** Index entities (list indexes) whose members disagree with the entities, with the members to reconcile. */
+  lists: DriftingList[];
 }
 
 /** A copy some entity derives: the row `buildCopy` would write, and who derives it. */
@@ -74,8 +78,11 @@ const entityKey = (table: string, partitionKey: string, rowKey: string): string 
  * Reads the entity's table and every table its indexes write to (each once), derives each
  * entity's copies from its current values and compares them with the copy rows found: a derived
  * copy with no row is `missing`, one whose row holds other values is `stale`, a copy row of this
- * type's indexes that no entity derives is an `orphan`. Reads only. For a table per period (of the
- * entity or of an index), every existing period table is read (listed as `db.tablesOf` lists them).
+ * type's indexes that no entity derives is an `orphan`. Index entities (list indexes, in the
+ * entity's partition or elsewhere) are judged by their members: one absent while an entity has its
+ * value is `missing`, one that lacks such an entity or lists an entity without its value (or gone)
+ * is `stale`, one listing only such entities is an `orphan`. Reads only. For a table per period (of
+ * the entity or of an index), every existing period table is read (listed as `db.tablesOf` lists them).
  */
 export async function scanIndexes<T extends object>(
   model: EntityModel<T>,
@@ -84,18 +91,19 @@ export async function scanIndexes<T extends object>(
   const entityTables = model.tableTemplate
     ? (await listPeriodTables(runner, model.tableTemplate)).map((t) => t.name)
     : [runner.tableName(model.table)];
-  const indexTables = new Map<string, Set<string>>();
+  // Per table, the indexes keeping copies in it and the list indexes keeping index entities in it.
+  const indexTables = new Map<string, { copies: Set<string>; lists: Set<string> }>();
   for (const index of model.indexes.values()) {
-    if (!keepsCopies(index)) continue;
     const tables = index.tableTemplate
       ? (await listPeriodTables(runner, index.tableTemplate)).map((t) => t.name)
       : [runner.tableName(index.table)];
     for (const table of tables) {
-      const names = indexTables.get(table) ?? new Set<string>();
-      names.add(index.name);
+      const names = indexTables.get(table) ?? { copies: new Set<string>(), lists: new Set<string>() };
+      (keepsCopies(index) ? names.copies : names.lists).add(index.name);
       indexTables.set(table, names);
     }
   }
+  const lists = new ListTally(model as EntityModel<object>);
 
   const expected = new Map<string, Expected[]>();
   const present = new Map<string, { ref: CopyRef; row: StoredEntity }>();
@@ -128,8 +136,12 @@ export async function scanIndexes<T extends object>(
     await scanTable(runner, entityTable, undefined, model.wide, (row) => {
       if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
         newer.add(entityKey(entityTable, row.partitionKey, row.rowKey));
+        lists.newer(entityMember(model, runner, entityTable, row.partitionKey, row.rowKey));
       } else if (isEntityRowOf(model, row)) {
         const state = entityStateOf(model, runner, row);
+        const member = entityMember(model, runner, entityTable, row.partitionKey, row.rowKey);
+        for (const ref of state.refs)
+          if (!keepsCopies(model.indexes.get(ref.index))) lists.expect(ref, member);
         for (const ref of state.copies) {
           const key = refKey(ref);
           const claimants = expected.get(key) ?? [];
@@ -146,15 +158,19 @@ export async function scanIndexes<T extends object>(
         const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
         if (recorded === undefined || !sameRefSet(recorded, state.refs))
           entityOf(entityTable, row.partitionKey, row.rowKey);
-      } else if (entityTableIndexes) {
-        collectCopy(entityTable, entityTableIndexes, row);
+      } else if (entityTableIndexes && !lists.collect(entityTable, entityTableIndexes.lists, row)) {
+        collectCopy(entityTable, entityTableIndexes.copies, row);
       }
     });
   }
   for (const [table, names] of indexTables) {
     if (entityTables.includes(table)) continue;
-    const filter = [...names].map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`).join(" or ");
-    await scanTable(runner, table, filter, false, (row) => collectCopy(table, names, row));
+    const filter = [...names.copies, ...names.lists]
+      .map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`)
+      .join(" or ");
+    await scanTable(runner, table, filter, false, (row) => {
+      if (!lists.collect(table, names.lists, row)) collectCopy(table, names.copies, row);
+    });
   }
 
   const drift: IndexDrift = { missing: [], stale: [], orphans: [] };
@@ -189,10 +205,14 @@ export async function scanIndexes<T extends object>(
     if (owner) entityOf(owner.table, owner.partitionKey, owner.rowKey).refs.push(ref);
     else unowned.push({ ref, etag: row.etag });
   }
+  const verdict = lists.verdict();
+  drift.missing.push(...verdict.missing);
+  drift.stale.push(...verdict.stale);
+  drift.orphans.push(...verdict.orphans);
   drift.missing.sort(compareRefs);
   drift.stale.sort(compareRefs);
   drift.orphans.sort(compareRefs);
-  return { drift, entities: [...entities.values()], unowned };
+  return { drift, entities: [...entities.values()], unowned, lists: verdict.lists };
 }
 
 /** Reads every row of a table (optionally filtered), page by page. */

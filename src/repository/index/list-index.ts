@@ -2,6 +2,7 @@ import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
+import { isTableNotFound } from "../core/period-tables.js";
 import type { Requests, TableNaming } from "../core/requests.js";
 
 /** On an index entity: the value's base RowKey (shards add `~001`, `~002`…). */
@@ -81,6 +82,19 @@ export async function readList(runner: Requests, ref: CopyRef): Promise<ListStat
     continuation = page.continuation;
   } while (continuation);
   return { ref, shards: shardsOf(ref, rows) };
+}
+
+/**
+ * `readList`, where the index entity's table may not exist yet (a period's table before its first
+ * write, which creates it) or no longer (a dropped period's): such a table holds no shard.
+ */
+export async function readListOrEmpty(runner: Requests, ref: CopyRef): Promise<ListState> {
+  try {
+    return await readList(runner, ref);
+  } catch (error) {
+    if (isTableNotFound(error)) return { ref, shards: [] };
+    throw error;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import { type CopyRef, refKey } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import type { Backoff, Requests } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
-import { planListChange, readList } from "./list-index.js";
+import { planListChange, readListOrEmpty } from "./list-index.js";
 
 /** How many times a write re-reads index entities after losing a race on them (concurrent writers). */
 export const MAX_LIST_ROUNDS = 60;
@@ -37,7 +37,8 @@ export async function planList(
   runner: Requests,
   change: ListChange,
 ): Promise<TransactionAction[]> {
-  const state = await readList(runner, change.ref);
+  // A period's table not created yet lists nobody: the write's transaction creates it.
+  const state = await readListOrEmpty(runner, change.ref);
   return planListChange(state, `${model.type}@${model.version}`, change);
 }
 
@@ -91,7 +92,7 @@ export function listCompanion(
     plan: async () => {
       const planned = await Promise.all(
         [...groups.values()].map(async (group) =>
-          planListChange(await readList(runner, group.ref), group.type, group.changes),
+          planListChange(await readListOrEmpty(runner, group.ref), group.type, group.changes),
         ),
       );
       return planned.flat();
