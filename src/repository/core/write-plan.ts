@@ -176,3 +176,10 @@ export function stageSteps(stage: WriteStage): {
     after,
   };
 }
+
+/** Waits for every one of `work`, then rejects with the first failure, if any (none is left running). */
+export async function settleAll(work: readonly Promise<void>[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+}

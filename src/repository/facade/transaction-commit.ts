@@ -10,7 +10,7 @@ import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { type PlanStep, runPlan } from "../core/write-plan.js";
+import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
   abandonRemoteWork,
@@ -125,6 +125,10 @@ async function commitOnce(
   });
   // Only operations with copies elsewhere have remote steps (a plain transaction has none to run).
   const withRemote = [...expanded.remote.keys()].filter((index) => expanded.remote[index] !== undefined);
+  // Each entity's intent and claims (then its copies) are its own: run together (a bulk batch has
+  // many), all settled before a failure is the answer, so an abandon sees every one that was begun.
+  const remoteStep = (request: string, each: (index: number) => Promise<void>): PlanStep[] =>
+    withRemote.length === 0 ? [] : [{ request, table, run: () => settleAll(withRemote.map(each)) }];
   // What the commit answered: its results, the ETag of each operation, or the error it failed with.
   let committed: { results: WriteResult[] | undefined; etags: string[] } | undefined;
   let commitError: unknown;
@@ -163,39 +167,27 @@ async function commitOnce(
       abandon: abandonAll,
     },
     ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.before() })),
-    ...withRemote.map(
-      (index): PlanStep => ({
-        request: "begin remote work",
-        table,
-        run: async () => {
-          const operation = operations[index] as PlannedOperation;
-          const copies = expanded.remote[index] as NonNullable<(typeof expanded.remote)[number]>;
-          remote[index] = await beginRemoteWork(
-            targetOf(operation.model),
-            copies.row,
-            copies.before,
-            copies.next,
-          );
-        },
-      }),
-    ),
+    ...remoteStep("begin remote work", async (index) => {
+      const operation = operations[index] as PlannedOperation;
+      const copies = expanded.remote[index] as NonNullable<(typeof expanded.remote)[number]>;
+      remote[index] = await beginRemoteWork(
+        targetOf(operation.model),
+        copies.row,
+        copies.before,
+        copies.next,
+      );
+    }),
   ];
   const etagAt = (index: number) => committed?.etags[index] as string;
   // After: copies elsewhere and intents removed, summary mirrors, replaced blobs removed.
   const after: PlanStep[] = [
-    ...withRemote.map(
-      (index): PlanStep => ({
-        request: "finish remote work",
-        table,
-        run: async () => {
-          const work = remote[index];
-          if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
-          const operation = operations[index] as PlannedOperation;
-          const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-          await finishRemoteWork(targetOf(operation.model), work, etagAt(index), remoteLists);
-        },
-      }),
-    ),
+    ...remoteStep("finish remote work", async (index) => {
+      const work = remote[index];
+      if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
+      const operation = operations[index] as PlannedOperation;
+      const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+      await finishRemoteWork(targetOf(operation.model), work, etagAt(index), remoteLists);
+    }),
     ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.after() })),
     ...large.map(
       (work): PlanStep => ({
