@@ -1,4 +1,4 @@
-import { TransactionError, ValidationError } from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { assertWideRowKey } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
@@ -10,7 +10,7 @@ import type {
   SubmitOutcome,
   WriteUnit,
 } from "../core/bulk/bulk-types.js";
-import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
+import { type BulkKind, missingDelete, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
@@ -203,7 +203,10 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
           await this.#commit(partitionKey, pending.slice(half), at.slice(half), outcome);
           return;
         }
-        const missing = missingDelete(error, pending);
+        const missing = missingDelete(
+          error,
+          pending.map((o) => o.action),
+        );
         if (missing !== undefined) {
           pending = pending.filter((_, index) => index !== missing);
           at = at.filter((_, index) => index !== missing);
@@ -221,12 +224,4 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
 
 function splittable(error: unknown): boolean {
   return error instanceof ValidationError && SPLITTABLE.has(error.rule);
-}
-
-/** The position of a delete the service answered 404 (the entity is gone), if that is what failed. */
-function missingDelete(error: unknown, operations: readonly PlannedOperation[]): number | undefined {
-  if (!(error instanceof TransactionError) || error.statusCode !== 404) return undefined;
-  // A missing table is a 404 too: a failure, never "the entity is already gone".
-  if (error.serviceCode === "TableNotFound") return undefined;
-  return operations[error.index]?.action.kind === "delete" ? error.index : undefined;
 }
