@@ -146,10 +146,11 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     if (layout !== undefined && action.kind !== "delete")
       assertEntityGroupFits(runner, model.name, this.#table, rowKey, rows, this.#summaries?.reserved ?? 0);
     else assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${partitionKey}')`);
-    const copies = this.#localCopies(item, action);
+    const copies = this.#localCopies(action);
     // An upsert may move each copy (the old one deleted, the new one written): both are counted.
     const moves = action.kind === "upsert" ? 2 : 1;
-    const bytes = action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
+    // Measured only when there are copies: the estimate serialises the entity.
+    const bytes = copies === 0 || action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
     const unit: WriteUnit<I> = {
       item,
       partitionKey,
@@ -166,7 +167,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
    * refuses a value no index key can hold, before any request); for a delete, which names only keys,
    * one per index kept in the partition.
    */
-  #localCopies(_item: object, action: TransactionAction): number {
+  #localCopies(action: TransactionAction): number {
     const model = this.#model;
     if (model.indexes.size === 0) return 0;
     if (action.kind === "delete") {
