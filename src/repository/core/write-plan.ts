@@ -1,4 +1,4 @@
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "./group-companion.js";
+import type { CompanionSource, GroupCompanion } from "./group-companion.js";
 
 /**
  * A stage's part in an entity group transaction: rows planned afresh each round (summary rows, list
@@ -8,8 +8,6 @@ import type { CompanionSource, CompanionWrite, GroupCompanion } from "./group-co
 export type WriteStage = GroupCompanion;
 /** Where a writer gets the stages of each write (the summaries of an indexed or wide entity). */
 export type StageSource = CompanionSource;
-/** One entity write as a stage sees it. */
-export type StagedWrite = CompanionWrite;
 
 /** The write operations a plan is explained for (`explainWrite`). */
 export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "delete";
