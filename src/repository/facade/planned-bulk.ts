@@ -12,7 +12,7 @@ import type {
 } from "../core/bulk/bulk-types.js";
 import { type BulkKind, missingDelete, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
-import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
@@ -44,6 +44,8 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
   readonly #table: string;
   readonly #runner: RequestContext;
   readonly #summaries: SummaryCommitter | undefined;
+  /** A wide entity's rows (split per item), built once. */
+  readonly #wide: EntityLayout | undefined;
 
   constructor(
     model: EntityModel<T>,
@@ -55,6 +57,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     this.#table = table;
     this.#runner = runner;
     this.#summaries = summaries;
+    this.#wide = model.wide ? entityLayout(this.#model, runner, table) : undefined;
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
@@ -139,7 +142,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const operation = plannedOperation(model, action, item, `${write.kind} ${model.name}`);
     const { partitionKey, rowKey } = operation;
     this.#summaries?.assertNotSummaryKey(rowKey);
-    const layout = model.wide ? entityLayout(model, runner, this.#table) : undefined;
+    const layout = this.#wide;
     if (layout !== undefined) assertWideRowKey(model.name, rowKey);
     const rows =
       action.kind === "delete" || layout === undefined ? [action] : layout.write(action.entity, undefined);
