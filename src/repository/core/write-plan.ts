@@ -1,4 +1,6 @@
-import type { CompanionSource, GroupCompanion } from "./group-companion.js";
+import type { CompanionSource, GroupCompanion, PlanOperation, StepTarget } from "./group-companion.js";
+
+export type { PlanOperation, StepTarget } from "./group-companion.js";
 
 /**
  * A stage's part in an entity group transaction: rows planned afresh each round (summary rows, list
@@ -15,26 +17,12 @@ export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "del
 /** Where a plan's step sits: before the commit, the commit itself, or after it. */
 export type WritePhase = "before" | "commit" | "after";
 
-/** What one step sends: its request, the table (or a blob's container) and the keys it goes to. */
-export interface StepTarget {
-  request: string;
-  table: string;
-  partitionKey?: string;
-  rowKey?: string;
-}
-
 /** One step before or after the commit. An explained plan has no `run`: nothing is sent. */
 export interface PlanStep extends StepTarget {
   /** Sends the step's request(s). */
   readonly run?: (() => Promise<void>) | undefined;
   /** The write failed after this step ran: undoes what it did, where the error says that is safe. */
   readonly abandon?: ((error: unknown) => Promise<void>) | undefined;
-}
-
-/** One operation of the commit's entity group transaction, as rendered. */
-export interface PlanOperation {
-  kind: string;
-  rowKey: string;
 }
 
 /** The commit: one entity group transaction (or one request) and how it is sent (with its rounds). */
