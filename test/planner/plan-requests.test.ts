@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Column, Entity, type Repository, TableContext, type WriteStep } from "../../src/index.js";
 import { partRowKey } from "../../src/serialization/wide-rows.js";
 import { blobStores, uniquePrefix } from "../fixtures/context.js";
+import { declareWide, type WideRow } from "../fixtures/models.js";
 import { RecordingStore } from "../support/recording-store.js";
 
 @Entity({ table: "PlanPlain", partitionKey: "{group}", rowKey: "{id}" })
@@ -66,15 +67,8 @@ class Remote {
 }
 
 /** A wide entity of two rows (300 columns: a row holds at most 252 properties). */
-class Wide {
-  group!: string;
-  id!: string;
-  [column: string]: unknown;
-}
-Column({ type: "String" })(Wide.prototype, "group");
-Column({ type: "String" })(Wide.prototype, "id");
-for (let i = 0; i < 300; i++) Column({ type: "Int32" })(Wide.prototype, `v${i}` as string);
-Entity({ table: "PlanWide", partitionKey: "{group}", rowKey: "{id}", wide: true })(Wide);
+const Wide = declareWide("PlanWide", 300);
+type Wide = WideRow;
 
 /** A wide entity with an index: its rows and its copy in one transaction. */
 @Entity({
