@@ -134,6 +134,27 @@ describe.each(stores)(
       ]);
     });
 
+    it("a crash before the first write into a new month made its table, then db.repair: exact", async () => {
+      const store = new CrashStore(kind.create());
+      const prefix = uniquePrefix("rp");
+      const db = new TableContext({ store, tablePrefix: prefix, retry: false });
+      await db.repository(RpReading).insert(reading("north", 1, 0, 5));
+      store.reset();
+      // Request 1 records the intent; request 2 is the new month's first request, which never lands.
+      store.arm(2, "crash");
+      await expect(db.repository(RpReading).upsert(reading("north", 20, 5, 9))).rejects.toThrow();
+      expect(store.requests).toBeGreaterThanOrEqual(2);
+      store.reset();
+      const restarted = new TableContext({ store, tablePrefix: prefix, retry: false });
+      const report = await restarted.repair({ entities: [RpReading] });
+      expect(report.summaries?.failed).toBe(0);
+      await expectExact(restarted, prefix, "after repair");
+      expect(await restarted.repository(RpReading).summary("perSite", { site: "north" })).toEqual({
+        n: 1,
+        total: 5,
+      });
+    });
+
     for (const mode of ["crash", "lost"] as CrashMode[]) {
       it(`${mode} at every request of an upsert into a month already written, then db.repair: exact`, async () => {
         const store = new CrashStore(kind.create());

@@ -4,6 +4,7 @@ import { quoteString } from "../../query/odata.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, StoredEntity } from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
+import { isTableNotFound } from "../core/period-tables.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { WideScan } from "../core/wide-reads.js";
 import {
@@ -73,7 +74,15 @@ export async function mirrorLocal(
   const mirrors = new RemoteSummaries(model, runner);
   const { partitionKey: sourcePartitionKey } = sourceOf(model, runner, source);
   for (let round = 1; ; round++) {
-    const row = await runner.run("get", table, (s) => s.getEntity(table, sourcePartitionKey, summary.rowKey));
+    let row: StoredEntity | undefined;
+    try {
+      row = await runner.run("get", table, (s) => s.getEntity(table, sourcePartitionKey, summary.rowKey));
+    } catch (error) {
+      // A period's table that was never made (the write's intent was recorded, then it stopped): the
+      // period holds no entity, so there is nothing to mirror (a contribution is written only after it).
+      if (isTableNotFound(error)) return false;
+      throw error;
+    }
     const local = readSummaryState(model, summary, row);
     const target = remotePartitionOf(model, summary, source);
     const kept = (await mirrors.contributions(summary, target)).get(source);
