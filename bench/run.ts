@@ -34,6 +34,7 @@ import {
   compare,
   compareSamples,
   median,
+  minimumRow,
   printTable,
   type Sample,
   sampleAsync,
@@ -460,14 +461,7 @@ async function bulkVsSequential(connectionString: string): Promise<void> {
     15,
     false,
   );
-  rows.push({
-    name: "bulkUpsert requests / minimum EGTs",
-    ours: `${bulkRequests} requests`,
-    baseline: `${minimum} EGTs`,
-    ratio: bulkRequests / minimum,
-    target: "≤ 1.1×",
-    met: bulkRequests / minimum <= 1.1,
-  });
+  rows.push(minimumRow("bulkUpsert requests / minimum EGTs", bulkRequests, "requests", minimum, 1.1));
   console.log(
     `  ${result.written} written in ${result.batches} batches, ${bulkRequests} requests (minimum ${minimum})`,
   );

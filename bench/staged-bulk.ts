@@ -6,7 +6,7 @@
  */
 import { AzureStore, TableContext } from "../src/index.js";
 import { StagedItem, stagedItem } from "./bench-entity.js";
-import type { BenchRow } from "./measure.js";
+import { type BenchRow, minimumRow } from "./measure.js";
 import type { RateRecorder } from "./serve-vs-azurite.js";
 
 export async function stagedBulk(
@@ -71,14 +71,16 @@ export async function stagedBulk(
     undefined,
     false,
   );
-  rows.push({
-    name: "staged bulkInsert transactions / minimum EGTs",
-    ours: `${bulkTransactions} transactions`,
-    baseline: `${minimum} EGTs`,
-    ratio: bulkTransactions / minimum,
-    target: "-",
-    met: true,
-  });
+  // A count, not a timing: met only while the batches pack near the fewest transactions (1.000× measured).
+  rows.push(
+    minimumRow(
+      "staged bulkInsert transactions / minimum EGTs",
+      bulkTransactions,
+      "transactions",
+      minimum,
+      1.1,
+    ),
+  );
   console.log(
     `  ${result.written} written in ${result.batches} batches, ${bulkTransactions} transactions, ${bulkRequests} requests (minimum ${minimum} EGTs)`,
   );

@@ -62,12 +62,17 @@ async function blobsOf(raw: TableStore, prefix: string): Promise<Map<string, Uin
 const holdsMarker = (bytes: Uint8Array) => Buffer.from(bytes).includes(MARKER);
 
 describe.each(blobStores)("an encrypted large column on %s", (_name, kind) => {
-  it("round-trips byte-exact; the blob and the row hold only ciphertext; replaced blobs are removed", async () => {
+  /** A fresh prefix on a store of this kind, its `SealedDoc` table made, a context holding `keys`. */
+  async function sealedWorld() {
     const raw = kind.create();
     const prefix = uniquePrefix("le");
     const db = new TableContext({ store: raw, tablePrefix: prefix, encryption: { keys } });
     await db.ensureTables(SealedDoc);
-    const docs = db.repository(SealedDoc);
+    return { raw, prefix, docs: db.repository(SealedDoc) };
+  }
+
+  it("round-trips byte-exact; the blob and the row hold only ciphertext; replaced blobs are removed", async () => {
+    const { raw, prefix, docs } = await sealedWorld();
     await docs.insert(docOf("a", 1));
     const read = await docs.getOrThrow({ folder: "f", name: "a" });
     expect(Buffer.from(read.scan as Uint8Array).equals(Buffer.from(scanOf(1)))).toBe(true);
@@ -101,11 +106,7 @@ describe.each(blobStores)("an encrypted large column on %s", (_name, kind) => {
   });
 
   it("a sealed blob moved under another value's name does not open: EncryptionError", async () => {
-    const raw = kind.create();
-    const prefix = uniquePrefix("le");
-    const db = new TableContext({ store: raw, tablePrefix: prefix, encryption: { keys } });
-    await db.ensureTables(SealedDoc);
-    const docs = db.repository(SealedDoc);
+    const { raw, prefix, docs } = await sealedWorld();
     await docs.insert(docOf("a", 1));
     await docs.insert(docOf("b", 2));
     const blobs = await blobsOf(raw, prefix);
@@ -115,8 +116,9 @@ describe.each(blobStores)("an encrypted large column on %s", (_name, kind) => {
     const scanOfB = [...blobs.keys()].find(
       (n) => n.includes("/scan/") && n.startsWith(`k${b64("f")}/k${b64("d_b")}`),
     );
+    if (!scanOfA || !scanOfB) throw new Error(`no scan blob of a or b: ${[...blobs.keys()].join(", ")}`);
     const container = `tablekit-${prefix.toLowerCase()}lgsealed`;
-    await raw.blobs?.put(container, scanOfB as string, blobs.get(scanOfA as string) as Uint8Array);
+    await raw.blobs?.put(container, scanOfB, blobs.get(scanOfA) as Uint8Array);
     const error = await failureOf(() => docs.get({ folder: "f", name: "b" }));
     expect(error).toBeInstanceOf(EncryptionError);
     expect(error.message).toMatch(/does not verify/);

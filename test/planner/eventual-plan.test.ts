@@ -119,7 +119,7 @@ describe.each(blobStores)(
       expect(result.outcomes).toEqual(["applied", "applied", "applied", "applied"]);
       expect(steps.map((s) => `${s.phase} ${s.request} ${s.table}`)).toEqual([
         `before get (version) ${prefix}EvPlanPlain`,
-        `before putBlob (body) ${steps[1]?.table}`,
+        `before putBlob (body) tablekit-${prefix.toLowerCase()}evplanlarge`,
         `before insert intent ${intents}`,
         `commit eventual steps ${intents}`,
         `after delete intent ${intents}`,

@@ -4,9 +4,10 @@
  * makes "ours" exact), and whatever the faults, the stored rows are always one whole write.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Column, ConcurrencyError, Entity, etagOf, TableContext } from "../../src/index.js";
+import { ConcurrencyError, etagOf, TableContext } from "../../src/index.js";
 import { assembleWide, parsePart } from "../../src/serialization/wide-rows.js";
 import type { StoredEntity } from "../../src/store/table-store.js";
+import { declareWide, type WideRow } from "../fixtures/models.js";
 import { seededRandom, testSeed } from "../support/seeded-random.js";
 import {
   type FaultyStores,
@@ -19,15 +20,8 @@ import {
 
 const COLUMNS = 300;
 
-class Wide {
-  group!: string;
-  id!: string;
-  [column: string]: unknown;
-}
-Column({ type: "String" })(Wide.prototype, "group");
-Column({ type: "String" })(Wide.prototype, "id");
-for (let i = 0; i < COLUMNS; i++) Column({ type: "Int32" })(Wide.prototype, `v${i}` as string);
-Entity({ table: "WideLost", partitionKey: "{group}", rowKey: "{id}", wide: true })(Wide);
+const Wide = declareWide("WideLost", COLUMNS);
+type Wide = WideRow;
 
 function wide(id: string, value: number, columns = COLUMNS): Wide {
   const w = new Wide();

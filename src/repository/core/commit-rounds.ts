@@ -48,11 +48,9 @@ export async function commitRounds(
 ): Promise<CommitResults> {
   for (let round = 1; ; round++) {
     const planned = await Promise.all(stages.map((stage) => stage.plan(round)));
-    let pending: readonly TransactionAction[] =
-      planned.length === 0 ? actions : [...actions, ...planned.flat()];
+    const pending = planned.length === 0 ? actions : [...actions, ...planned.flat()];
     // Nothing to send (a stage found the write already done, e.g. a delete of an entity gone): nothing is sent.
     if (pending.length === 0) return [];
-    let stageStart = actions.length;
     const outcome = await sendRound(
       runner,
       table,
@@ -60,14 +58,8 @@ export async function commitRounds(
       stages,
       planned,
       rules,
-      () => ({
-        pending,
-        stageStart,
-      }),
-      (drop) => {
-        pending = pending.filter((_, i) => i !== drop);
-        stageStart--;
-      },
+      pending,
+      actions.length,
     );
     if ("results" in outcome) return outcome.results;
     if (round >= rules.maxRounds) throw rules.exhausted ? rules.exhausted(outcome.replan) : outcome.replan;
@@ -83,11 +75,11 @@ async function sendRound(
   stages: readonly WriteStage[],
   planned: readonly TransactionAction[][],
   rules: CommitRules,
-  current: () => { pending: readonly TransactionAction[]; stageStart: number },
-  drop: (index: number) => void,
+  actions: readonly TransactionAction[],
+  stageStart: number,
 ): Promise<{ results: CommitResults } | { replan: unknown }> {
+  let pending = actions;
   for (;;) {
-    const { pending, stageStart } = current();
     try {
       const { results } = await submitTransaction(runner, table, partitionKey, pending);
       let at = stageStart;
@@ -110,7 +102,9 @@ async function sendRound(
       const refusal = rules.refused(error, pending, stageStart);
       if ("error" in refusal) throw refusal.error;
       if ("replan" in refusal) return { replan: refusal.replan };
-      drop(refusal.drop);
+      // The dropped action is one of the write's own (before the stages' rows).
+      pending = pending.filter((_, i) => i !== refusal.drop);
+      stageStart--;
     }
   }
 }

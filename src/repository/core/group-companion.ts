@@ -46,9 +46,23 @@ export interface GroupCompanion {
 
 /** A stage's part of a rendered plan (see `GroupCompanion.describe`). */
 export interface StageDescription {
-  before: Array<{ request: string; table: string; partitionKey?: string; rowKey?: string }>;
-  operations: Array<{ kind: string; rowKey: string }>;
-  after: Array<{ request: string; table: string; partitionKey?: string; rowKey?: string }>;
+  before: StepTarget[];
+  operations: PlanOperation[];
+  after: StepTarget[];
+}
+
+/** What one step of a plan sends: its request, the table (or a blob's container) and the keys it goes to. */
+export interface StepTarget {
+  request: string;
+  table: string;
+  partitionKey?: string;
+  rowKey?: string;
+}
+
+/** One operation of a plan's entity group transaction, as rendered. */
+export interface PlanOperation {
+  kind: string;
+  rowKey: string;
 }
 
 /** Where an entity writer gets companions for its writes; `assertKey` refuses entity keys a companion owns. */

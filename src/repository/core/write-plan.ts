@@ -1,4 +1,6 @@
-import type { CompanionSource, CompanionWrite, GroupCompanion } from "./group-companion.js";
+import type { CompanionSource, GroupCompanion, PlanOperation, StepTarget } from "./group-companion.js";
+
+export type { PlanOperation, StepTarget } from "./group-companion.js";
 
 /**
  * A stage's part in an entity group transaction: rows planned afresh each round (summary rows, list
@@ -8,8 +10,6 @@ import type { CompanionSource, CompanionWrite, GroupCompanion } from "./group-co
 export type WriteStage = GroupCompanion;
 /** Where a writer gets the stages of each write (the summaries of an indexed or wide entity). */
 export type StageSource = CompanionSource;
-/** One entity write as a stage sees it. */
-export type StagedWrite = CompanionWrite;
 
 /** The write operations a plan is explained for (`explainWrite`). */
 export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "delete";
@@ -17,26 +17,12 @@ export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "del
 /** Where a plan's step sits: before the commit, the commit itself, or after it. */
 export type WritePhase = "before" | "commit" | "after";
 
-/** What one step sends: its request, the table (or a blob's container) and the keys it goes to. */
-export interface StepTarget {
-  request: string;
-  table: string;
-  partitionKey?: string;
-  rowKey?: string;
-}
-
 /** One step before or after the commit. An explained plan has no `run`: nothing is sent. */
 export interface PlanStep extends StepTarget {
   /** Sends the step's request(s). */
   readonly run?: (() => Promise<void>) | undefined;
   /** The write failed after this step ran: undoes what it did, where the error says that is safe. */
   readonly abandon?: ((error: unknown) => Promise<void>) | undefined;
-}
-
-/** One operation of the commit's entity group transaction, as rendered. */
-export interface PlanOperation {
-  kind: string;
-  rowKey: string;
 }
 
 /** The commit: one entity group transaction (or one request) and how it is sent (with its rounds). */

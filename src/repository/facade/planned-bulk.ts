@@ -1,4 +1,4 @@
-import { TransactionError, ValidationError } from "../../errors.js";
+import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { assertWideRowKey } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
@@ -10,9 +10,9 @@ import type {
   SubmitOutcome,
   WriteUnit,
 } from "../core/bulk/bulk-types.js";
-import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
+import { type BulkKind, missingDelete, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
-import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
@@ -44,6 +44,8 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
   readonly #table: string;
   readonly #runner: RequestContext;
   readonly #summaries: SummaryCommitter | undefined;
+  /** A wide entity's rows (split per item), built once. */
+  readonly #wide: EntityLayout | undefined;
 
   constructor(
     model: EntityModel<T>,
@@ -55,6 +57,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     this.#table = table;
     this.#runner = runner;
     this.#summaries = summaries;
+    this.#wide = model.wide ? entityLayout(this.#model, runner, table) : undefined;
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
@@ -139,17 +142,18 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const operation = plannedOperation(model, action, item, `${write.kind} ${model.name}`);
     const { partitionKey, rowKey } = operation;
     this.#summaries?.assertNotSummaryKey(rowKey);
-    const layout = model.wide ? entityLayout(model, runner, this.#table) : undefined;
+    const layout = this.#wide;
     if (layout !== undefined) assertWideRowKey(model.name, rowKey);
     const rows =
       action.kind === "delete" || layout === undefined ? [action] : layout.write(action.entity, undefined);
     if (layout !== undefined && action.kind !== "delete")
       assertEntityGroupFits(runner, model.name, this.#table, rowKey, rows, this.#summaries?.reserved ?? 0);
     else assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${partitionKey}')`);
-    const copies = this.#localCopies(item, action);
+    const copies = this.#localCopies(action);
     // An upsert may move each copy (the old one deleted, the new one written): both are counted.
     const moves = action.kind === "upsert" ? 2 : 1;
-    const bytes = action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
+    // Measured only when there are copies: the estimate serialises the entity.
+    const bytes = copies === 0 || action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
     const unit: WriteUnit<I> = {
       item,
       partitionKey,
@@ -166,7 +170,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
    * refuses a value no index key can hold, before any request); for a delete, which names only keys,
    * one per index kept in the partition.
    */
-  #localCopies(_item: object, action: TransactionAction): number {
+  #localCopies(action: TransactionAction): number {
     const model = this.#model;
     if (model.indexes.size === 0) return 0;
     if (action.kind === "delete") {
@@ -203,7 +207,10 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
           await this.#commit(partitionKey, pending.slice(half), at.slice(half), outcome);
           return;
         }
-        const missing = missingDelete(error, pending);
+        const missing = missingDelete(
+          error,
+          pending.map((o) => o.action),
+        );
         if (missing !== undefined) {
           pending = pending.filter((_, index) => index !== missing);
           at = at.filter((_, index) => index !== missing);
@@ -221,12 +228,4 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
 
 function splittable(error: unknown): boolean {
   return error instanceof ValidationError && SPLITTABLE.has(error.rule);
-}
-
-/** The position of a delete the service answered 404 (the entity is gone), if that is what failed. */
-function missingDelete(error: unknown, operations: readonly PlannedOperation[]): number | undefined {
-  if (!(error instanceof TransactionError) || error.statusCode !== 404) return undefined;
-  // A missing table is a 404 too: a failure, never "the entity is already gone".
-  if (error.serviceCode === "TableNotFound") return undefined;
-  return operations[error.index]?.action.kind === "delete" ? error.index : undefined;
 }

@@ -82,7 +82,8 @@ export function toAction<T extends object>(
   return write.kind === "insert" ? { kind: "insert", entity } : { kind: "upsert", entity, mode: write.mode };
 }
 
-function missingDelete(error: unknown, actions: readonly TransactionAction[]): number | undefined {
+/** The position of a delete the service answered 404 (the entity is gone), if that is what failed. */
+export function missingDelete(error: unknown, actions: readonly TransactionAction[]): number | undefined {
   if (!(error instanceof TransactionError) || error.statusCode !== 404) return undefined;
   // A missing table is a 404 too: a failure, never "the entity is already gone".
   if (error.serviceCode === "TableNotFound") return undefined;

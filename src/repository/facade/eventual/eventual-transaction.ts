@@ -9,7 +9,7 @@ import { etagIn } from "../../../serialization/entity-etag.js";
 import type { WireEntity, WriteMode } from "../../../store/table-store.js";
 import type { StateScope } from "../../../util/scoped-state.js";
 import { writeMode } from "../../core/write-mode.js";
-import type { DeleteOptions, UpdateOptions, UpsertOptions } from "../repository.js";
+import type { DeleteOptions, UpdateOptions, UpsertOptions } from "../repository-options.js";
 
 /** The four single-entity operations a step can be. */
 export type StepOp = "insert" | "upsert" | "update" | "delete";
