@@ -153,7 +153,7 @@ const SYSTEM_NAMES: ReadonlySet<string> = new Set(["PartitionKey", "RowKey", "Ti
  * `0.0` at every level (`EdmDouble.toJsonPropertyValueString`: `(-0).toFixed(1)`), and Azure's own
  * text for it is not settled; serve keeps the value, the same at every level (exports round-trip it).
  */
-export function renderedJson(rendered: Record<string, unknown>): string {
+function renderedJson(rendered: Record<string, unknown>): string {
   let out = "";
   for (const name of Object.keys(rendered)) {
     const value = rendered[name];

@@ -11,7 +11,7 @@ import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
 import type { Backend, Requests, TableNaming } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
-import { listShardsFilter, parseMember, readList } from "./list-index.js";
+import { listShardsFilter, parseMember, readList, readListOrEmpty } from "./list-index.js";
 
 /**
  * Reads through one secondary index. Results are entities of the class built from the copies
@@ -157,15 +157,8 @@ export class IndexLookup<T extends object> {
       fetchPage: async (_table, filter, select, top, continuation) => {
         check(filter);
         const lists = await Promise.all(
-          refs.map(async (one) => {
-            try {
-              return await readList(runner, one);
-            } catch (error) {
-              // A period nobody has written to has no table yet: it lists nothing.
-              if (periodic && isTableNotFound(error)) return { ref: one, shards: [] };
-              throw error;
-            }
-          }),
+          // A period nobody has written to has no table yet: it lists nothing.
+          refs.map((one) => (periodic ? readListOrEmpty(runner, one) : readList(runner, one))),
         );
         const members = lists
           .flatMap((list) => list.shards.flatMap((shard) => shard.members))

@@ -135,7 +135,7 @@ const COMMIT = { request: "write", table: "", operations: [] };
  * that is certainly refused removes the new blobs instead; one that may have applied leaves them to
  * repair.
  */
-export function largeSteps(
+function largeSteps(
   large: LargeValues,
   row: { partitionKey: string; rowKey: string },
   uploads: ReturnType<LargeValues["prepare"]> | undefined,

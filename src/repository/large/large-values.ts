@@ -103,7 +103,6 @@ export class LargeValues {
   readonly container: string;
   /** The physical table of the rows. */
   readonly table: string;
-  readonly #table: string;
   readonly #runner: Requests & BlobSealing;
   readonly #properties: string[];
   /** A wide entity's references may be in any of its rows: they are read assembled. */
@@ -122,7 +121,6 @@ export class LargeValues {
     this.columns = columns;
     this.container = containerOf(table);
     this.table = table;
-    this.#table = table;
     this.#runner = runner;
     this.#properties = columns.map((c) => c.property);
     this.#wide = model.wide;
@@ -151,7 +149,7 @@ export class LargeValues {
       }
       // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
       if (this.#runner.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
-      const sealed = { ...this.#owner(column, name), partitionKey: wire.partitionKey, rowKey: wire.rowKey };
+      const sealed = this.#owner(column, name, wire.partitionKey, wire.rowKey);
       uploads.push({ field: column.field, name, bytes, sealed });
     }
     return uploads;
@@ -162,7 +160,7 @@ export class LargeValues {
     await Promise.all(
       uploads.map(async (u) => {
         const bytes = u.sealed === undefined ? u.bytes : await this.#sealer().seal(u.sealed, u.bytes);
-        await this.#runner.run("putBlob", this.#table, (s) => blobsOf(s).put(this.container, u.name, bytes));
+        await this.#runner.run("putBlob", this.table, (s) => blobsOf(s).put(this.container, u.name, bytes));
       }),
     );
   }
@@ -174,21 +172,14 @@ export class LargeValues {
     return sealer;
   }
 
-  /** Whose value a blob of an encrypted column holds (the keys are set by the caller). */
-  #owner(column: ColumnModel, blob: string): SealedBlobOwner {
-    return {
-      table: this.#table,
-      blob,
-      property: column.property,
-      column: column.field,
-      partitionKey: "",
-      rowKey: "",
-    };
+  /** Whose value a blob of an encrypted column holds: the column of the row with these keys. */
+  #owner(column: ColumnModel, blob: string, partitionKey: string, rowKey: string): SealedBlobOwner {
+    return { table: this.table, blob, property: column.property, column: column.field, partitionKey, rowKey };
   }
 
   /** The blobs the stored row points at now, by property (one point read of the references). */
   async current(partitionKey: string, rowKey: string): Promise<Map<string, string>> {
-    const table = this.#table;
+    const table = this.table;
     const stored = this.#wide
       ? await readWide(this.#runner, table, partitionKey, rowKey, this.#properties)
       : await this.#runner.run("get", table, (s) =>
@@ -219,13 +210,13 @@ export class LargeValues {
     for (const column of encrypted) {
       const name = references.get(column.property);
       if (name === undefined) continue;
-      const bytes = await this.#runner.run("getBlob", this.#table, (s) =>
+      const bytes = await this.#runner.run("getBlob", this.table, (s) =>
         blobsOf(s).get(this.container, name),
       );
       if (bytes === undefined || sealer.keyIdOf(bytes) === sealer.currentKeyId) continue;
-      const owner = { ...this.#owner(column, name), partitionKey, rowKey };
+      const owner = this.#owner(column, name, partitionKey, rowKey);
       const sealed = await sealer.seal(owner, await sealer.open(owner, bytes));
-      await this.#runner.run("putBlob", this.#table, (s) => blobsOf(s).put(this.container, name, sealed));
+      await this.#runner.run("putBlob", this.table, (s) => blobsOf(s).put(this.container, name, sealed));
       resealed++;
     }
     return resealed;
@@ -265,7 +256,7 @@ export class LargeValues {
     await Promise.all(
       names.map(async (name) => {
         try {
-          await this.#runner.run("deleteBlob", this.#table, (s) => blobsOf(s).delete(this.container, name));
+          await this.#runner.run("deleteBlob", this.table, (s) => blobsOf(s).delete(this.container, name));
         } catch {
           // The row no longer points at it: leaving it costs storage, never data; repair removes it.
         }
@@ -292,7 +283,7 @@ export class LargeValues {
       pending ??= [];
       // Without keys, an encrypted column's reference stays sealed in the row (never parsed here).
       const sealed = column.encrypted
-        ? { ...this.#owner(column, blob), partitionKey: stored.partitionKey, rowKey: stored.rowKey }
+        ? this.#owner(column, blob, stored.partitionKey, stored.rowKey)
         : undefined;
       pending.push(sealed === undefined ? { column, blob } : { column, blob, sealed });
     }
@@ -316,7 +307,7 @@ export class LargeValues {
       while (!failed && next < work.length) {
         const { entity, value } = work[next++] as { entity: object; value: PendingValue };
         try {
-          const bytes = await this.#runner.run("getBlob", this.#table, (s) =>
+          const bytes = await this.#runner.run("getBlob", this.table, (s) =>
             blobsOf(s).get(this.container, value.blob),
           );
           if (bytes === undefined) throw new LargeValueMissing(this.container, value.blob);

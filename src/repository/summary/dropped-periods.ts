@@ -1,11 +1,11 @@
-import { ConcurrencyError, StoreError } from "../../errors.js";
+import { ConcurrencyError } from "../../errors.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoreContinuation, StoredEntity, TableStore } from "../../store/table-store.js";
+import type { StoredEntity } from "../../store/table-store.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import { listPeriodTables } from "../core/period-tables.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { type RemoteSummary, remoteSummariesOf, sourceOf } from "./remote-summaries.js";
+import { type RemoteSummary, remoteSummariesOf, remoteTableRows, sourceOf } from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import { publicValues, readSummaryState, SOURCE_PROPERTY, summaryMarker, zeroTotals } from "./summary-row.js";
 import type { SummaryDrift } from "./summary-verifier.js";
@@ -30,7 +30,8 @@ export async function droppedPeriodDrift(
   const found: Array<{ summary: RemoteSummary; table: string; row: StoredEntity; source: string }> = [];
   for (const summary of remoteSummariesOf(model)) {
     const table = runner.tableName(summary.remote.table);
-    for (const row of await summaryRows(runner, table, summaryMarker(model, summary))) {
+    const filter = `${SUMMARY_PROPERTY} eq ${quoteString(summaryMarker(model, summary))}`;
+    for await (const row of remoteTableRows(runner, "verifyScan", table, filter)) {
       const source = row[SOURCE_PROPERTY];
       if (typeof source === "string") found.push({ summary, table, row, source });
     }
@@ -52,15 +53,10 @@ export async function droppedPeriodDrift(
       actual: publicValues(summary, zeroTotals(summary)),
     });
   }
-  return drift.sort((a, b) =>
-    a.partitionKey === b.partitionKey
-      ? a.rowKey < b.rowKey
-        ? -1
-        : 1
-      : a.partitionKey < b.partitionKey
-        ? -1
-        : 1,
-  );
+  return drift.sort((a, b) => {
+    if (a.partitionKey !== b.partitionKey) return a.partitionKey < b.partitionKey ? -1 : 1;
+    return a.rowKey < b.rowKey ? -1 : 1;
+  });
 }
 
 /** Deletes a dropped period's contribution row if it is still as read; resolves whether it did. */
@@ -83,25 +79,4 @@ async function deleteContribution(
     if (error instanceof ConcurrencyError) return false;
     throw error;
   }
-}
-
-/** Every row of one summary in a remote summary's table (none without the table). */
-async function summaryRows(runner: Runner, table: string, marker: string): Promise<StoredEntity[]> {
-  const rows: StoredEntity[] = [];
-  const filter = `${SUMMARY_PROPERTY} eq ${quoteString(marker)}`;
-  let continuation: StoreContinuation | undefined;
-  do {
-    let page: Awaited<ReturnType<TableStore["queryPage"]>>;
-    try {
-      page = await runner.run("verifyScan", table, (s) =>
-        s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
-      );
-    } catch (error) {
-      if (error instanceof StoreError && error.statusCode === 404) return rows;
-      throw error;
-    }
-    rows.push(...page.items);
-    continuation = page.continuation;
-  } while (continuation);
-  return rows;
 }

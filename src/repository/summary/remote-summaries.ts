@@ -9,7 +9,7 @@ import {
 import { prefixKeyRange } from "../../keys/key-range.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel, RemoteSummaryModel, SummaryModel } from "../../schema/entity-model.js";
-import type { StoreContinuation, TableStore, WireEntity } from "../../store/table-store.js";
+import type { StoreContinuation, StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
 import { ServiceLimits } from "../../util/service-limits.js";
 import { SUMMARY_PROPERTY } from "../../wire/system-properties.js";
 import type { Backoff, Requests, Scoped, TableNaming } from "../core/requests.js";
@@ -182,24 +182,11 @@ export class RemoteSummaries {
       (range.lt === undefined ? "" : ` and RowKey lt ${quoteString(range.lt)}`);
     const marker = summaryMarker(this.#model, summary);
     const found = new Map<string, SummaryState>();
-    let continuation: StoreContinuation | undefined;
-    do {
-      let page: Awaited<ReturnType<TableStore["queryPage"]>>;
-      try {
-        page = await this.#runner.run("query", table, (s) =>
-          s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
-        );
-      } catch (error) {
-        if (error instanceof StoreError && error.statusCode === 404) return found;
-        throw error;
-      }
-      for (const row of page.items) {
-        // Another type's summary under the same RowKey prefix is not ours to add.
-        if (row[SUMMARY_PROPERTY] !== marker) continue;
-        found.set(String(row[SOURCE_PROPERTY]), readSummaryState(this.#model, summary, row));
-      }
-      continuation = page.continuation;
-    } while (continuation);
+    for await (const row of remoteTableRows(this.#runner, "query", table, filter)) {
+      // Another type's summary under the same RowKey prefix is not ours to add.
+      if (row[SUMMARY_PROPERTY] !== marker) continue;
+      found.set(String(row[SOURCE_PROPERTY]), readSummaryState(this.#model, summary, row));
+    }
     return found;
   }
 
@@ -254,4 +241,27 @@ export function contributionPlace(
     partitionKey: remotePartitionOf(model, summary, sourcePartitionKey),
     rowKey: contributionRowKey(summary, sourcePartitionKey),
   };
+}
+
+/** Every row of a remote summary's table that `filter` keeps, page by page (none without the table). */
+export async function* remoteTableRows(
+  runner: Requests,
+  operation: string,
+  table: string,
+  filter: string,
+): AsyncIterable<StoredEntity> {
+  let continuation: StoreContinuation | undefined;
+  do {
+    let page: Awaited<ReturnType<TableStore["queryPage"]>>;
+    try {
+      page = await runner.run(operation, table, (s) =>
+        s.queryPage(table, { filter, top: 1000, ...(continuation ? { continuation } : {}) }),
+      );
+    } catch (error) {
+      if (error instanceof StoreError && error.statusCode === 404) return;
+      throw error;
+    }
+    yield* page.items;
+    continuation = page.continuation;
+  } while (continuation);
 }

@@ -4,7 +4,6 @@ import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Requests, Scoped } from "../core/requests.js";
-import { submitTransaction } from "../core/submit-transaction.js";
 import { type PlannedWrite, planWrite, raceOrError, type SummarizedWrite } from "./summarized-write.js";
 
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
@@ -83,41 +82,6 @@ export class SummaryCommitter {
           { field: "RowKey" },
         );
       }
-    }
-  }
-
-  /** Commits the writes (one partition, each entity once); throws the caller's error for a write that cannot be done. */
-  async commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
-    return (await this.commitStates(partitionKey, writes)).outcomes;
-  }
-
-  /**
-   * `commit`, also resolving the summary rows' states the commit left (in `summaries` order; undefined
-   * when nothing was written). `ready` is awaited before the transaction is sent (a remote summary's
-   * intent, recorded while the rows are read).
-   */
-  async commitStates(
-    partitionKey: string,
-    writes: readonly SummarizedWrite[],
-    ready?: Promise<unknown>,
-  ): Promise<{ outcomes: SummarizedOutcome[]; states: Array<Omit<SummaryState, "etag">> | undefined }> {
-    for (let round = 1; ; round++) {
-      const planned = await this.planRound(partitionKey, writes, round);
-      // Nothing to write (deletes of entities already gone): the summary is unchanged.
-      if (planned.actions.length === 0) return this.finishRound(partitionKey, planned, undefined);
-      let results: WriteResult[] | undefined;
-      if (ready !== undefined) await ready;
-      try {
-        results = (await submitTransaction(this.#runner, this.#table, partitionKey, planned.actions)).results;
-      } catch (error) {
-        const verdict = await this.settleRound(error, partitionKey, writes, planned);
-        if (verdict === "retry") {
-          if (round >= MAX_ROUNDS) throw this.exhausted(partitionKey, error);
-          await this.#runner.retry.contend(round);
-          continue;
-        }
-      }
-      return this.finishRound(partitionKey, planned, results);
     }
   }
 

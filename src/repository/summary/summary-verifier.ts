@@ -163,7 +163,8 @@ async function remoteDrift(
   for (const [partitionKey, sources] of byRemote) {
     const stored = await mirrors.contributions(summary, partitionKey);
     for (const source of new Set([...sources, ...[...stored.keys()].filter(ours)])) {
-      const tally = tallies.get(sourceOf(model, runner, source).partitionKey)?.get(summary.name);
+      const sourcePartitionKey = sourceOf(model, runner, source).partitionKey;
+      const tally = tallies.get(sourcePartitionKey)?.get(summary.name);
       const actual = tally?.actual ?? zeroTotals(summary);
       const kept = stored.get(source)?.totals ?? zeroTotals(summary);
       const local = tally?.stored ?? zeroTotals(summary);
@@ -173,7 +174,7 @@ async function remoteDrift(
         table: mirrors.tableOf(summary),
         partitionKey,
         rowKey: contributionRowKey(summary, source),
-        sourcePartitionKey: sourceOf(model, runner, source).partitionKey,
+        sourcePartitionKey,
         stored: publicValues(summary, kept),
         actual: publicValues(summary, actual),
       });

@@ -1,23 +1,12 @@
-import { StoreError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { type CommitResults, commitRounds } from "../core/commit-rounds.js";
 import type { EntityWriter } from "../core/entity-writer.js";
-import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { type ExplainedOperation, runPlan, stageSteps, type WritePlan } from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
-import {
-  RemoteSummaries,
-  type RemoteSummary,
-  remotePartitionOf,
-  remoteSummariesOf,
-  summarySource,
-} from "./remote-summaries.js";
-import type { SummarizedOutcome, SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
-import { SummaryIntents } from "./summary-intents.js";
-import type { SummaryState } from "./summary-row.js";
+import type { SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryWriteStage } from "./summary-write-stage.js";
 
 /**
@@ -30,11 +19,6 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
   readonly #table: string;
   readonly #runner: Requests & TableNaming & Scoped & Limited & Clock & Backoff;
   readonly #committer: SummaryCommitter;
-  /** Summaries kept in another partition (mirrored after each commit), and their intents. */
-  readonly #remote: RemoteSummary[];
-  readonly #mirrors: RemoteSummaries;
-  readonly #intents: SummaryIntents;
-  readonly #now: () => number;
 
   constructor(
     model: EntityModel<T>,
@@ -46,63 +30,6 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
     this.#table = table;
     this.#runner = runner;
     this.#committer = committer;
-    this.#remote = remoteSummariesOf(model as EntityModel);
-    this.#mirrors = new RemoteSummaries(model as EntityModel, runner);
-    this.#intents = new SummaryIntents(runner);
-    // The context's clock: intents are dated by the clock repair ages them by.
-    this.#now = () => runner.now();
-  }
-
-  /**
-   * Commits with the summary rows of the partition; with remote summaries, the eventually consistent
-   * protocol around it: (1) an intent naming the source partition, recorded while the commit reads
-   * (and durable before its transaction is sent); (2) the transaction, which keeps the local rows
-   * exact; (3) each local row's new state mirrored as the partition's contribution row in the remote
-   * partition (only if newer); (4) the intent removed. A crash anywhere leaves the intent, and
-   * `db.repair()` mirrors the partition's current local rows (idempotent: absolute values, versioned).
-   */
-  async #commit(partitionKey: string, writes: readonly SummarizedWrite[]): Promise<SummarizedOutcome[]> {
-    if (this.#remote.length === 0) return this.#committer.commit(partitionKey, writes);
-    // The partition (and for a table per period, its period's table) whose local rows are mirrored.
-    const source = summarySource(this.#model as EntityModel, this.#runner, this.#table, partitionKey);
-    // Bad remote keys are refused before any request.
-    for (const summary of this.#remote) remotePartitionOf(this.#model as EntityModel, summary, source);
-    const recording = this.#intents.record(this.#model.type, this.#model.table, source, this.#now());
-    // Awaited below whatever the commit does: never an unhandled rejection.
-    const recorded = recording.then(
-      (intent) => ({ intent }),
-      (error: unknown) => ({ error }),
-    );
-    let committed: Awaited<ReturnType<SummaryCommitter["commitStates"]>>;
-    try {
-      committed = await this.#committer.commitStates(partitionKey, writes, recording);
-    } catch (error) {
-      const intent = await recorded;
-      // The caller's refusal (a conflict, a missing entity, bad input) left nothing to mirror. A fault
-      // keeps the intent for repair: a transaction that timed out may still land after we looked.
-      if ("intent" in intent && !isOutcomeUnknown(error) && !(error instanceof StoreError))
-        await this.#intents.complete(intent.intent).catch(() => undefined);
-      throw error;
-    }
-    const intent = await recorded;
-    if ("error" in intent) throw intent.error;
-    const { outcomes, states } = committed;
-    if (states !== undefined) {
-      try {
-        await Promise.all(
-          this.#remote.map((summary) => {
-            const at = this.#committer.summaries.indexOf(summary);
-            const state = states[at] as Omit<SummaryState, "etag">;
-            return this.#mirrors.mirror(summary, source, state);
-          }),
-        );
-      } catch {
-        // The write itself committed: its remote summaries catch up through the intent, on `db.repair()`.
-        return outcomes;
-      }
-    }
-    await this.#intents.complete(intent.intent).catch(() => undefined);
-    return outcomes;
   }
 
   insert(entity: T): Promise<void> {
