@@ -58,6 +58,7 @@ export type { EventualResult } from "./repository/facade/eventual/run-eventually
 export type { ExplainedOperation, WritePlan, WriteStep } from "./repository/facade/explain-write.js";
 export { type EntityOf, MultiEntitySource } from "./repository/facade/multi-entity-source.js";
 export type { ReencryptOptions, ReencryptResult } from "./repository/facade/reencrypt.js";
+export { Repository } from "./repository/facade/repository.js";
 export type {
   DeleteOptions,
   EntityKey,
@@ -67,8 +68,7 @@ export type {
   PatchOptions,
   UpdateOptions,
   UpsertOptions,
-} from "./repository/facade/repository.js";
-export { Repository } from "./repository/facade/repository.js";
+} from "./repository/facade/repository-options.js";
 export type { SasOptions, SasPermissions } from "./repository/facade/scoped-sas.js";
 export {
   type RepairAllOptions,

@@ -19,9 +19,6 @@ import type {
   UpsertOptions,
 } from "./repository-options.js";
 
-// The options of Repository's methods, where the public index (src/index.ts) names them.
-export type * from "./repository-options.js";
-
 /**
  * Typed access to one entity class: point reads, writes with ETag concurrency, and queries.
  * @example
