@@ -155,7 +155,9 @@ async function remoteDrift(
   for (const partitionKey of tallies.keys()) {
     const source = summarySource(model, runner, table, partitionKey);
     const target = remotePartitionOf(model, summary, source);
-    byRemote.set(target, [...(byRemote.get(target) ?? []), source]);
+    const sources = byRemote.get(target);
+    if (sources === undefined) byRemote.set(target, [source]);
+    else sources.push(source);
   }
   // For a table per period, the contributions of this period's table only (the others are verified with theirs).
   const ours = (source: string) => sourceOf(model, runner, source).table === table;
