@@ -5,7 +5,8 @@
  *   node --import tsx scripts/peer-suite.ts /tmp/azurite [--out DIR] [vitest file filters…]
  *
  * It copies `tests/table/{apis,auth,models,utils,RequestPolicy}` and their helpers from that checkout into a scratch
- * directory (never into this repository), writes small stand-ins for the Azurite modules those tests
+ * directory (never into this repository), makes four details of that test code as Azure requires
+ * (`AS_AZURE_REQUIRES`), writes small stand-ins for the Azurite modules those tests
  * import (its `TableServer` becomes `startTableServer` from this checkout; HTTPS suites get a TLS
  * pass-through in front, with Azurite's test certificate), maps mocha's `before`/`after` onto vitest,
  * runs the files one at a time (they share port 11002), and prints a pass/fail summary per file and
@@ -64,6 +65,83 @@ const constants = readFileSync(join(azurite, "src", "table", "utils", "constants
   /^import \{ StoreDestinationArray \}.*$/m,
   "type StoreDestinationArray = unknown[];",
 );
+
+/**
+ * Three details of Azurite's test code, made as Azure requires (they are how Azurite's tests talk to
+ * Azurite, not what they test). Each edit must match its text exactly as often as given, or the run
+ * stops: a checkout whose code moved on is reported, never silently run unpatched.
+ */
+const AS_AZURE_REQUIRES: ReadonlyArray<{ file: string; find: string; replace: string; times: number }> = [
+  // (a) A date on every SharedKeyLite request. "Authorize with Shared Key" ("Specifying the Date
+  // header"): every authorized request carries its UTC time in `x-ms-date` or `Date`, and the string to
+  // sign holds it; without one Azure answers 403 AuthenticationFailed. The raw-REST helper signed an
+  // empty date when the caller set none (its callers set none on GETs).
+  {
+    file: "tests/table/utils/table.entity.tests.utils.for.rest.ts",
+    find: "  const stringToSign = createStringToSignForSharedKeyLite(url, path, headersIn, productionStyle);",
+    replace:
+      "  if (!headersIn[HeaderConstants.DATE] && !headersIn[HeaderConstants.X_MS_DATE]) {\n" +
+      "    headersIn[HeaderConstants.X_MS_DATE] = new Date().toUTCString();\n" +
+      "  }\n" +
+      "  const stringToSign = createStringToSignForSharedKeyLite(url, path, headersIn, productionStyle);",
+    times: 1,
+  },
+  // (b) `u` in the account SAS the raw-REST helper uses for updates. "Create an account SAS"
+  // (permissions by operation): Update Entity, Merge Entity and Insert Or Merge/Replace need Update
+  // (`u`); `w` covers tables and the service only. Its token was `sp=rwdla`.
+  {
+    file: "tests/table/utils/table.entity.tests.rest.submitter.ts",
+    find: "    // Grants permission to delete tables and entities\n    delete: true\n",
+    replace:
+      "    // Grants permission to delete tables and entities\n    delete: true,\n" +
+      "    // Grants permission to update entities (Update, Merge, Insert Or Merge/Replace)\n    update: true\n",
+    times: 1,
+  },
+  // (c) The x-ms-version the client sent, as the answer's. "Versioning for the Azure Storage services":
+  // the answer's `x-ms-version` is the version used to process the request, the one it asked for
+  // (the SDK's), not Azurite's newest. The capturing HTTP client records the version it sent.
+  {
+    file: "tests/table/utils/table.entity.test.utils.ts",
+    find: "      const response = await defaultClient.sendRequest(request);\n",
+    replace:
+      '      (capture as { sentVersion?: string }).sentVersion = request.headers.get("x-ms-version");\n' +
+      "      const response = await defaultClient.sendRequest(request);\n",
+    times: 1,
+  },
+  {
+    file: "tests/table/apis/table.test.ts",
+    find: 'assert.strictEqual(capture.headers?.["x-ms-version"], TABLE_API_VERSION);',
+    replace:
+      "assert.ok((capture as { sentVersion?: string }).sentVersion);\n" +
+      '    assert.strictEqual(capture.headers?.["x-ms-version"], (capture as { sentVersion?: string }).sentVersion);',
+    times: 5,
+  },
+  // Beyond the issue's three: (d) `tn` in the table SAS that names a stored policy. "Create a service
+  // SAS": `tn` is required in a table SAS (the signed resource `/table/account/table` is built from it);
+  // without it Azure answers 403 AuthenticationFailed before the policy is read. The helper signed the
+  // table but left `tn` out of the token (sas 9).
+  {
+    file: "tests/table/utils/table.entity.test.utils.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Azurite's code as text, not a template here
+    find: "    `&si=${encodeURIComponent(identifier)}` +\n",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Azurite's code as text, not a template here
+    replace: "    `&si=${encodeURIComponent(identifier)}` +\n    `&tn=${encodeURIComponent(tableName)}` +\n",
+    times: 1,
+  },
+];
+for (const edit of AS_AZURE_REQUIRES) {
+  const path = join(dir, edit.file);
+  const text = readFileSync(path, "utf8");
+  const found = text.split(edit.find).length - 1;
+  if (found !== edit.times) {
+    process.stderr.write(
+      `${edit.file}: expected ${edit.times} of ${JSON.stringify(edit.find.slice(0, 80))}, found ${found}; ` +
+        "this Azurite checkout differs from the one the edits were written for\n",
+    );
+    process.exit(1);
+  }
+  writeFileSync(path, text.split(edit.find).join(edit.replace));
+}
 
 const files: Record<string, string> = {
   "src/table/utils/constants.ts": constants,
@@ -218,51 +296,55 @@ interface JsonReport {
   }[];
 }
 /**
- * Cases whose expectation is Azurite's own and contradicts Azure's documented behaviour, which
- * `tablekit serve` follows, or that read Azurite's internals. They still run; they are counted apart, and
- * one that passes is reported (its exclusion is stale). Each is triaged in scripts/peer-suite.md with
- * the Azure evidence.
+ * Cases that cannot count for or against `tablekit serve`. They still run; they are counted apart, and
+ * one that passes is reported (its exclusion is stale). Each is triaged in scripts/peer-suite.md.
+ * - `internals`: the case tests Azurite itself (its database files, its account registry), not an
+ *   answer Azure gives.
+ * - `contradicted`: the case's own assertion is Azurite's behaviour where Azure's documentation says
+ *   otherwise (no test-code detail can make it run as Azure requires); the summary also shows the
+ *   rate with these counted as failures.
  */
-const EXCLUDED: ReadonlyArray<[title: RegExp, reason: string]> = [
+const EXCLUDED: ReadonlyArray<[title: RegExp, kind: "internals" | "contradicted", reason: string]> = [
   [
-    /^(Should be able to create a table using axios rest client and await|Should not receive any results when querying with filter and top = 0|Should return etag when querying an entity|should delete a table with a name which is a substring of an existing table), @loki$/,
-    "SharedKeyLite without Date or x-ms-date: Azure refuses it (Authorize with Shared Key: every request carries the date)",
+    /^10\. Upsert succeeds with Update permission/,
+    "contradicted",
+    "asserts an upsert with u alone succeeds: Azure requires a and u (Create a service SAS)",
   ],
-  [
-    /^(Should be able to use patch verb in a batch request|Upsert with wrong etag should fail in batch request|Should fail to update using patch verb if entity does not exist|Should be able to handle a reproduced legacy batch request format), @loki$|^Should check different merge, update and replace scenarios on existing entity using if-match$/,
-    "updates under an account SAS without u: Azure requires u (Create an account SAS, Table operations)",
-  ],
-  [
-    /^(createTable, prefer=return-no-content, accept=application\/json;odata=minimalmetadata|createTable, prefer=return-content, accept=application\/json;odata=fullmetadata|queryTable, accept=application\/json;odata=(full|minimal|no)metadata) @loki$/,
-    "expects Azurite's newest x-ms-version in the answer: Azure answers with the version the request asked for",
-  ],
-  [
-    /^9\. Operation using SAS should fail if ACL/,
-    "a table SAS without tn: Azure requires tn (Create a service SAS)",
-  ],
-  [/^10\. Upsert succeeds with Update permission/, "upsert with u alone: Azure requires a and u"],
   [
     /^(Service with mismatching cors rules should response header Vary|Request Match rule exists that allows all origins \(\*\)) @loki$/,
-    "no Origin: Azure's CORS table (Understanding how the Vary header is set) sets Vary / allow-all headers",
+    "contradicted",
+    "asserts no CORS headers without Origin: Azure's CORS table (Understanding how the Vary header is set) sets Vary / allow-all headers",
   ],
   [
     /^Create Table with not exist Account, return 404/,
-    "an unknown account: a DNS name that does not resolve on Azure",
+    "internals",
+    "Azurite's account registry: on Azure an unknown account is a DNS name that does not resolve (no HTTP answer)",
   ],
-  [/^13\. should find both old and new guids/, "reads a LokiJS database file of an older Azurite"],
+  [
+    /^13\. should find both old and new guids/,
+    "internals",
+    "reads a LokiJS database file of an older Azurite",
+  ],
 ];
 
 const result = JSON.parse(readFileSync(report, "utf8")) as JsonReport;
-const excludedBy = (title: string) => EXCLUDED.find(([pattern]) => pattern.test(title))?.[1];
+const exclusionOf = (title: string) => EXCLUDED.find(([pattern]) => pattern.test(title));
+const excludedBy = (title: string) => {
+  const found = exclusionOf(title);
+  return found === undefined ? undefined : `${found[1]}: ${found[2]}`;
+};
 let excludedCount = 0;
 let excludedPassed = 0;
+let contradicted = 0;
 let counted = 0;
 let countedPassed = 0;
 for (const file of result.testResults) {
   for (const a of file.assertionResults) {
     if (a.status !== "passed" && a.status !== "failed") continue;
-    if (excludedBy(a.title) !== undefined) {
+    const exclusion = exclusionOf(a.title);
+    if (exclusion !== undefined) {
       excludedCount++;
+      if (exclusion[1] === "contradicted") contradicted++;
       if (a.status === "passed") excludedPassed++;
     } else {
       counted++;
@@ -270,10 +352,12 @@ for (const file of result.testResults) {
     }
   }
 }
+const percent = (part: number, whole: number) => ((100 * part) / Math.max(whole, 1)).toFixed(1);
 const lines = [
   `${result.numTotalTests} tests: ${result.numPassedTests} passed, ${result.numFailedTests} failed (scratch dir ${dir})`,
-  `not excluded: ${countedPassed} of ${counted} passed (${((100 * countedPassed) / Math.max(counted, 1)).toFixed(1)} %); ` +
-    `${excludedCount} excluded (Azurite-only expectations, scripts/peer-suite.md), ${excludedPassed} of them passed`,
+  `not excluded: ${countedPassed} of ${counted} passed (${percent(countedPassed, counted)} %); ` +
+    `${excludedCount} excluded (${excludedCount - contradicted} Azurite internals, ${contradicted} assertions Azure's docs contradict; scripts/peer-suite.md), ${excludedPassed} of them passed`,
+  `with the ${contradicted} contradicted assertions counted as failures: ${countedPassed} of ${counted + contradicted} (${percent(countedPassed, counted + contradicted)} %)`,
 ];
 for (const file of result.testResults) {
   const counts = new Map<string, number>();

@@ -15,6 +15,7 @@ interface ServeFlags {
   tlsKey?: string;
   oauth?: string;
   tableDeleteDelayMs?: number;
+  skipApiVersionCheck?: boolean;
   /** `true` for --explorer, `false` for --no-explorer, absent for the default (on for a loopback host). */
   explorer?: boolean;
 }
@@ -40,6 +41,11 @@ export function addServeCommand(program: Command): void {
       "--table-delete-delay-ms <ms>",
       "how long a deleted table's name stays unavailable (Azure: about 40 s)",
       integerOption("--table-delete-delay-ms", 0),
+    )
+    .option(
+      "--skip-api-version-check",
+      "accept any x-ms-version of the form YYYY-MM-DD (for SDKs newer than serve's list; as Azurite's\n" +
+        "--skipApiVersionCheck). Default: a version Azure does not know is 400 InvalidHeaderValue",
     )
     .option("--explorer", "serve the explorer web page at / (default when HOST is a loopback address)")
     .option("--no-explorer", "do not serve the explorer page")
@@ -77,6 +83,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     tls,
     oauth: oauth as TableServerOptions["oauth"],
     explorer: flags.explorer,
+    skipApiVersionCheck: flags.skipApiVersionCheck,
   };
   const server = await startTableServer(options);
   const cs = server.connectionString;

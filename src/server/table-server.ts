@@ -37,6 +37,12 @@ export interface TableServerOptions {
    */
   oauth?: TableServerOAuth | undefined;
   /**
+   * Accept any `x-ms-version` of the form YYYY-MM-DD, as Azurite's `--skipApiVersionCheck` does: for an
+   * SDK newer than the versions serve knows. Default off: a version Azure does not know is refused with
+   * 400 `InvalidHeaderValue`, as Azure refuses it.
+   */
+  skipApiVersionCheck?: boolean | undefined;
+  /**
    * For this many milliseconds after a table is deleted, creating the same name answers 409
    * `TableBeingDeleted`, as Azure does (about 40 s there). Default 0. Applies to the store the server
    * creates; a `store` you pass takes it from its own options (`new MemoryStore({ tableDeleteDelayMs })`).
@@ -130,7 +136,20 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       { field: "store" },
     );
   }
-  const service = new TableService(served, { name: account, key: Buffer.from(key, "base64") }, { oauth });
+  if (options.skipApiVersionCheck !== undefined && typeof options.skipApiVersionCheck !== "boolean") {
+    throw new ValidationError(
+      "server-skip-api-version-check",
+      "startTableServer: skipApiVersionCheck must be a boolean",
+      {
+        field: "skipApiVersionCheck",
+      },
+    );
+  }
+  const service = new TableService(
+    served,
+    { name: account, key: Buffer.from(key, "base64") },
+    { oauth, skipApiVersionCheck: options.skipApiVersionCheck },
+  );
   if (options.explorer !== undefined && typeof options.explorer !== "boolean") {
     throw new ValidationError("server-explorer", "startTableServer: explorer must be a boolean", {
       field: "explorer",

@@ -12,6 +12,7 @@ import { parseResource } from "./resource-path.js";
 import { ServiceAdmin } from "./service-admin.js";
 import { type Answer, type Call, failureAnswer, type ServiceContext } from "./service-call.js";
 import { ServiceFailureError, toFailure } from "./service-error.js";
+import { isAcceptedServiceVersion, unknownServiceVersion } from "./service-versions.js";
 import { authorize, checkSas, type SasOperation } from "./shared-access-signature.js";
 import { type AccountCredentials, checkSharedKey } from "./shared-key.js";
 import { createTable, deleteTable, queryTables } from "./table-operations.js";
@@ -25,7 +26,6 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 // answer) up to this many more bytes; a longer upload is cut by closing the connection.
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 const DEFAULT_VERSION = "2019-02-02";
-const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * The Table service REST API over a served store: reading requests, authorization and routing to the
@@ -36,14 +36,16 @@ export class TableService {
   readonly #service: ServiceContext;
   readonly #account: AccountCredentials;
   readonly #oauth: TableServerOAuth | undefined;
+  readonly #skipApiVersionCheck: boolean;
 
   constructor(
     store: ServedStore,
     account: AccountCredentials,
-    options: { oauth?: TableServerOAuth | undefined } = {},
+    options: { oauth?: TableServerOAuth | undefined; skipApiVersionCheck?: boolean | undefined } = {},
   ) {
     this.#account = account;
     this.#oauth = options.oauth;
+    this.#skipApiVersionCheck = options.skipApiVersionCheck === true;
     this.#service = {
       store,
       account,
@@ -101,26 +103,21 @@ export class TableService {
     const requestId = randomUUID();
     const now = new Date();
     const requested = headerOf(req, "x-ms-version");
-    // Azure answers with the version it used: the requested one; a malformed one is refused.
-    const versionOk = requested === undefined || VERSION_FORMAT.test(requested);
-    const version = versionOk ? (requested ?? DEFAULT_VERSION) : DEFAULT_VERSION;
+    // Azure answers with the version it used: the requested one. A refused version's answer names
+    // none (the service used none; azure-sdk-for-net #45302 shows Azure's answer without it).
+    const versionAccepted = isAcceptedServiceVersion(requested, this.#skipApiVersionCheck);
+    const version = versionAccepted ? (requested ?? DEFAULT_VERSION) : undefined;
     let answer: Answer;
     try {
       if (typeof body !== "string") throw body;
-      if (!versionOk) {
-        throw new ServiceFailureError(
-          400,
-          "InvalidHeaderValue",
-          "The value for one of the HTTP headers is not in the correct format.",
-        );
-      }
+      if (!versionAccepted) throw unknownServiceVersion();
       answer = req.method === "OPTIONS" ? this.#preflight(req) : await this.#route(req, body, now);
     } catch (error) {
       answer = failureAnswer(toFailure(error), requestId, now, xmlErrors(req));
     }
     const headers = answer.headers;
     headers["x-ms-request-id"] = requestId;
-    headers["x-ms-version"] = version;
+    if (version !== undefined) headers["x-ms-version"] = version;
     headers.Date = httpDate(now.getTime());
     headers.DataServiceVersion = "3.0;";
     headers["X-Content-Type-Options"] = "nosniff";

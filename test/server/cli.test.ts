@@ -50,8 +50,45 @@ describe("tablekit serve (CLI)", () => {
       out += chunk.toString("utf8");
     });
     expect((await exitOf(child)).code).toBe(0);
-    for (const option of ["--host", "--port", "--file", "--account", "--key", "--table-delete-delay-ms"])
+    for (const option of [
+      "--host",
+      "--port",
+      "--file",
+      "--account",
+      "--key",
+      "--table-delete-delay-ms",
+      "--skip-api-version-check",
+    ])
       expect(out).toContain(option);
+  });
+
+  test("--skip-api-version-check accepts a version newer than serve knows (refused without it)", async () => {
+    const versionOf = async (connectionString: string) => {
+      const service = TableServiceClient.fromConnectionString(connectionString, {
+        allowInsecureConnection: true,
+      });
+      service.pipeline.addPolicy({
+        name: "future-version",
+        sendRequest: (request, next) => {
+          request.headers.set("x-ms-version", "2099-01-01");
+          return next(request);
+        },
+      });
+      return service.createTable("future").then(
+        () => 201,
+        (error: { statusCode?: number }) => error.statusCode,
+      );
+    };
+    const children = [
+      run(["serve", "--port", "0"]),
+      run(["serve", "--port", "0", "--skip-api-version-check"]),
+    ];
+    const [strict, lenient] = await Promise.all(children.map((child) => connectionStringOf(child)));
+    expect(await versionOf(strict as string)).toBe(400);
+    expect(await versionOf(lenient as string)).toBe(201);
+    const exits = children.map((child) => exitOf(child));
+    for (const child of children) child.kill("SIGTERM");
+    expect((await Promise.all(exits)).map((e) => e.code)).toEqual([0, 0]);
   });
 
   test("SIGTERM exits 0; --file keeps every answered write, also across SIGKILL", async () => {

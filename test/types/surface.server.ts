@@ -40,4 +40,9 @@ export async function serverSurface(): Promise<void> {
   await startTableServer({ tls: { cert: "pem", key: "pem" }, oauth: "full" });
   // @ts-expect-error a level name, not a switch
   await startTableServer({ tls: { cert: "pem", key: "pem" }, oauth: true });
+  // Any YYYY-MM-DD x-ms-version, for SDKs newer than serve's list: a switch.
+  await startTableServer({ skipApiVersionCheck: true });
+  expectTypeOf<TableServerOptions["skipApiVersionCheck"]>().toEqualTypeOf<boolean | undefined>();
+  // @ts-expect-error a switch, not a list of versions
+  await startTableServer({ skipApiVersionCheck: ["2099-01-01"] });
 }
