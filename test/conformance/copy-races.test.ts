@@ -57,12 +57,14 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
   async function setup() {
     const { db, counter, prefix } = await freshContext(kind, [CrEmployee]);
     const holding = new HoldingStore(counter);
-    const writer = () => new TableContext({ store: holding, tablePrefix: prefix }).repository(CrEmployee);
+    // Each writer has its own context (as separate processes would: nothing tracked is shared).
+    const context = () => new TableContext({ store: holding, tablePrefix: prefix });
+    const writer = () => context().repository(CrEmployee);
     const copyTables = ["CrEmployeesByName", "CrEmployeesByEmail", "CrEmployeesByCity"].map(
       (t) => prefix + t,
     );
     const onCopies = (request: StoreRequest) => copyTables.includes(request.table);
-    return { db, holding, writer, onCopies };
+    return { db, holding, context, writer, onCopies };
   }
 
   /** Each index finds Sales/5 under the given generation's values, and nothing is drifted. */
@@ -99,27 +101,56 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
     await expectCopiesOf(db, 1);
   });
 
-  it("a move's cleanup that lands after the entity moved back leaves the newer version's copies", async () => {
-    const { db, holding, writer, onCopies } = await setup();
-    await db.repository(CrEmployee).insert(sales5(1));
-    // The interleaving:
-    // 1. W moves Sales/5 from generation 1 to 2: intent, claim of e2, entity committed.
-    // 2. W's first request after the commit on a copy table (its upsert of the N2 copy) is held;
-    //    its removals of N1 and e1 and its list moves (C1 → C2) wait behind it.
-    const after = holding.hold((request) => onCopies(request) && request.method === "upsert");
-    const moving = writer().upsert(sales5(2));
-    await after.reached;
-    // 3. F moves it back to generation 1 (a read, then a write conditional on W's version): its
-    //    copies are written (N1 and e1 still there, refreshed; the C1 membership still there), the
-    //    N2 copy and e2 claim removed, and its settle read finds its own version. F resolves.
-    await writer().upsert(sales5(1));
-    // 4. W's stale steps land now: the N2 copy written, N1 and e1 removed, Sales/5 removed from C1
-    //    and added to C2; W resolves.
-    after.release();
-    await moving;
-    expect(await db.repository(CrEmployee).get(KEY)).toMatchObject({ lastName: "N1" });
-    await expectCopiesOf(db, 1);
-  });
+  /** How the older move is written: alone, or in a transaction with another entity's upsert. */
+  const moves = [
+    ["an upsert", (db: TableContext) => db.repository(CrEmployee).upsert(sales5(2))],
+    [
+      "a two-upsert transaction",
+      (db: TableContext) =>
+        db.transaction((tx) => {
+          tx.upsert(sales5(2));
+          tx.upsert(
+            Object.assign(new CrEmployee(), {
+              department: "Sales",
+              employeeId: 6,
+              lastName: "M6",
+              email: "six@x.com",
+              city: "C6",
+            }),
+          );
+        }),
+    ],
+  ] as const;
+
+  it.each(moves)(
+    "a move's cleanup (%s) that lands after the entity moved back leaves the newer version's copies",
+    async (_how, move) => {
+      const { db, holding, context } = await setup();
+      await db.repository(CrEmployee).insert(sales5(1));
+      // The interleaving:
+      // 1. W moves Sales/5 from generation 1 to 2: intent, claim of e2, entity committed.
+      // 2. W's first step after the commit for Sales/5 (its upsert of the N2 copy) is held; its
+      //    removals of N1 and e1 and its list moves (C1 → C2) wait behind it.
+      const after = holding.hold(
+        (request) =>
+          request.method === "upsert" &&
+          request.table.endsWith("CrEmployeesByName") &&
+          request.partitionKey === "N2",
+      );
+      const moving = move(context());
+      await after.reached;
+      // 3. F moves it back to generation 1 (a read, then a write conditional on W's version): its
+      //    copies are written (N1 and e1 still there, refreshed; the C1 membership still there), the
+      //    N2 copy and e2 claim removed, and its settle read finds its own version. F resolves.
+      await context().repository(CrEmployee).upsert(sales5(1));
+      // 4. W's stale steps land now: the N2 copy written, N1 and e1 removed, Sales/5 removed from C1
+      //    and added to C2; W resolves.
+      after.release();
+      await moving;
+      expect(await db.repository(CrEmployee).get(KEY)).toMatchObject({ lastName: "N1" });
+      await expectCopiesOf(db, 1);
+    },
+  );
 });
 
 describe.each(stores)("a remote summary's mirror under racing writers, on %s", (_name, kind) => {
