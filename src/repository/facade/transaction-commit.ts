@@ -186,7 +186,9 @@ async function commitOnce(
       if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
       const operation = operations[index] as PlannedOperation;
       const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-      await finishRemoteWork(targetOf(operation.model), work, etagAt(index), remoteLists);
+      // What the write left: its version, or no entity after a delete (see `settleRace`).
+      const left = operation.action.kind === "delete" ? undefined : etagAt(index);
+      await finishRemoteWork(targetOf(operation.model), work, left, remoteLists);
     }),
     ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.after() })),
     ...large.map(

@@ -3,7 +3,14 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
-import { commitTarget, describeActions, type Existing, type IndexedTarget, listStep } from "./entity-plan.js";
+import {
+  commitTarget,
+  describeActions,
+  type Existing,
+  type IndexedTarget,
+  listStep,
+  settleRace,
+} from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { membershipChanges } from "./list-membership.js";
@@ -13,7 +20,8 @@ import { isDefinitive } from "./write-errors.js";
 /**
  * The plan of `commitDelete`: with copies elsewhere, an intent before; the transaction deleting the
  * entity and its same-partition copies (with the stages' rows); after it, the copies elsewhere
- * removed, list entities elsewhere brought in line, the intent removed. `prior` undefined: not known
+ * removed, list entities elsewhere brought in line, a race with another writer settled (see
+ * `settleRace`), the intent removed. `prior` undefined: not known
  * (an explained delete): every index may hold a copy.
  */
 export function planEntityDelete(
@@ -76,6 +84,14 @@ export function planEntityDelete(
       for (const index of remoteIndexes)
         after.push({ request: `delete copy (${index.name})`, table: runner.tableName(index.table) });
     for (const change of listChanges) if (!local(change.ref)) after.push(listStep(model, runner, change));
+    // A write of the entity after this delete may have made the same copies again before these removals landed.
+    after.push({
+      request: "get (settle race)",
+      table,
+      partitionKey,
+      rowKey,
+      run: () => (intent ? settleRace(target, partitionKey, rowKey, undefined, intent) : Promise.resolve()),
+    });
     after.push({
       request: "delete intent",
       table: intentTable,

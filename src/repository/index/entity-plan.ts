@@ -24,6 +24,7 @@ import { reconcileEntity } from "./copy-reconciler.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
+import { reconcileList } from "./list-reconciler.js";
 import { planLocalActions } from "./local-plan.js";
 import { claimOne, releaseCopies, upsertCopy } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
@@ -285,21 +286,28 @@ export async function abandonIntent(target: IndexedTarget, wire: WireEntity, int
 }
 
 /**
- * Another writer may have changed the entity while this one was writing its remote copies, and
- * the two writers' copy writes may have landed out of order. If the entity is no longer the
- * version this write produced, its copies are brought in line with what it is now.
+ * The rule that ends every write's work on copies elsewhere (a write's or a delete's): after its last
+ * copy request, the entity is read again. Unless it is still the state this write left (`etag`; for
+ * a delete `undefined`, no entity), another writer changed it meanwhile, and this write's copy
+ * requests may have landed after that writer's (a removal of a copy the newer version made again, a
+ * list membership taken back): every copy and index entity elsewhere the intent names is brought
+ * in line with the entity as read now (each reconciler reads again after it writes). The writer of
+ * the newest version finds its own; any older writer's late request is followed by its own read.
  */
 export async function settleRace(
   target: IndexedTarget,
   partitionKey: string,
   rowKey: string,
-  etag: string,
+  etag: string | undefined,
   intent: Intent,
 ): Promise<void> {
   const { model, table, runner } = target;
   const now = await readEntity(model, runner, table, partitionKey, rowKey);
   if (now?.etag === etag) return;
   await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
+  const member = entityMember(model, runner, table, partitionKey, rowKey);
+  for (const ref of intent.refs)
+    if (indexOf(model, ref).list) await reconcileList(model, runner, ref, [member]);
 }
 
 export function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {

@@ -105,7 +105,7 @@ export async function abandonRemoteWork(
 export async function finishRemoteWork(
   target: IndexedTarget,
   work: RemoteWork | undefined,
-  etag: string,
+  etag: string | undefined,
   remoteListChanges: readonly ListChange[],
 ): Promise<void> {
   if (work === undefined) return;
