@@ -212,6 +212,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
     if (this.periods)
       return periodBulk(
+        this.model as EntityModel<object>,
         items,
         (item) => this.#periodOf(item),
         (r, group) => r.bulkInsert(group, options),
@@ -227,6 +228,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   ): Promise<BulkResult<T>> {
     if (this.periods)
       return periodBulk(
+        this.model as EntityModel<object>,
         items,
         (item) => this.#periodOf(item),
         (r, group) => r.bulkUpsert(group, options),
@@ -241,6 +243,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   ): Promise<BulkResult<Partial<T>>> {
     if (this.periods)
       return periodBulk(
+        this.model as EntityModel<object>,
         keys,
         (key) => this.#periodOf(key),
         (r, group) => r.bulkDelete(group, options),
