@@ -48,16 +48,36 @@ export class SchemaError extends TableKitError {
   }
 }
 
-/** Bad input caught before any request; `field` and `rule` say what was wrong. */
+/**
+ * Bad input caught before any request; `field` and `rule` say what was wrong. In a bulk write,
+ * `itemIndex` is the bad item's position in the input (from 0), with its `partitionKey` and `rowKey`
+ * when they could be encoded.
+ */
 export class ValidationError extends TableKitError {
   declare readonly code: "VALIDATION";
   readonly field: string | undefined;
   readonly rule: string;
+  readonly itemIndex: number | undefined;
+  readonly partitionKey: string | undefined;
+  readonly rowKey: string | undefined;
 
-  constructor(rule: string, message: string, details: { field?: string | undefined; cause?: unknown } = {}) {
+  constructor(
+    rule: string,
+    message: string,
+    details: {
+      field?: string | undefined;
+      cause?: unknown;
+      itemIndex?: number | undefined;
+      partitionKey?: string | undefined;
+      rowKey?: string | undefined;
+    } = {},
+  ) {
     super("VALIDATION", message, { cause: details.cause });
     this.rule = rule;
     this.field = details.field;
+    this.itemIndex = details.itemIndex;
+    this.partitionKey = details.partitionKey;
+    this.rowKey = details.rowKey;
   }
 }
 

@@ -93,7 +93,9 @@ export type {
   ColumnTypeValue,
   ColumnValueOf,
   EntityDecorator,
+  EntityKeyFields,
   EntityOptionsFields,
+  KeyFieldsMismatch,
   KeyTemplateFields,
   MissingFields,
   TypedEntityDecorator,
@@ -111,6 +113,7 @@ export type {
   SummableField,
   SummaryOptions,
 } from "./schema/entity-options.js";
+export { type DeclaredKeyFields, KEY_FIELDS, type KeyValues } from "./schema/key-fields.js";
 export { etagOf } from "./serialization/entity-etag.js";
 export { timestampOf } from "./serialization/entity-timestamp.js";
 export type { TableServerOAuth } from "./server/bearer-token.js";

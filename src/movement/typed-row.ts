@@ -8,6 +8,7 @@
 import { propertyValueBytes } from "../util/entity-size.js";
 import { assertValidKey } from "../util/key-rules.js";
 import { ServiceLimits } from "../util/service-limits.js";
+import { storedDouble } from "../util/stored-double.js";
 import { EDM_TYPES, type EdmType } from "../wire/wire-entity.js";
 
 /** One property: Int32 and Double are numbers, Boolean a boolean, everything else text. */
@@ -110,7 +111,7 @@ function propertyOf(name: string, raw: unknown, annotation: unknown, marked: boo
     return { name, type, value: typedValue(name, type, raw) };
   }
   if (marked && Array.isArray(raw) && raw.length === 1 && typeof raw[0] === "number") {
-    return { name, type: "Double", value: raw[0] };
+    return { name, type: "Double", value: storedDouble(raw[0]) };
   }
   switch (typeof raw) {
     case "string":
@@ -119,7 +120,7 @@ function propertyOf(name: string, raw: unknown, annotation: unknown, marked: boo
       return { name, type: "Boolean", value: raw };
     case "number":
       return Number.isInteger(raw) && raw >= ServiceLimits.minInt32 && raw <= ServiceLimits.maxInt32
-        ? { name, type: "Int32", value: raw }
+        ? { name, type: "Int32", value: storedDouble(raw) } // -0 has no Int32 form
         : { name, type: "Double", value: raw };
     default:
       throw new RowError(
@@ -154,7 +155,7 @@ function typedValue(name: string, type: EdmType, raw: unknown): string | number 
       return n.toString();
     }
     case "Double":
-      if (typeof raw === "number") return raw;
+      if (typeof raw === "number") return storedDouble(raw);
       // The service's spelling of the doubles JSON has no number for.
       if (raw === "NaN") return Number.NaN;
       if (raw === "Infinity") return Number.POSITIVE_INFINITY;

@@ -1,4 +1,5 @@
 import type { ColumnType } from "../wire/column-type.js";
+import type { KEY_FIELDS } from "./key-fields.js";
 
 /** The TypeScript field type a column type stores (`Json`: any value). */
 export type ColumnTypeValue<T extends ColumnType> = T extends "String" | "Guid"
@@ -134,6 +135,38 @@ export type WhenParameters<O> = [O] extends [never]
     : unknown;
 
 /**
+ * The fields a key argument needs: those of the PartitionKey and RowKey templates and of a
+ * table-per-period template; `never` while a template is only known as `string`.
+ */
+export type EntityKeyFields<O> = O extends { partitionKey: infer P; rowKey: infer R; table: infer N }
+  ? string extends P | R | N
+    ? never
+    : KeyTemplateFields<P> | KeyTemplateFields<R> | KeyTemplateFields<N>
+  : never;
+
+/**
+ * How a class's `[KEY_FIELDS]` declaration differs from the fields its key templates read (`never`
+ * when it declares none, names exactly those, or the templates are only known as `string`).
+ */
+export type KeyFieldsMismatch<C, O> = C extends abstract new (
+  ...args: never[]
+) => infer I
+  ? typeof KEY_FIELDS extends keyof I
+    ? [EntityKeyFields<O>] extends [never]
+      ? never
+      : [
+            | Exclude<EntityKeyFields<O>, NonNullable<I[typeof KEY_FIELDS]>>
+            | Exclude<NonNullable<I[typeof KEY_FIELDS]>, EntityKeyFields<O>>,
+          ] extends [never]
+        ? never
+        : {
+            missing: Exclude<EntityKeyFields<O>, NonNullable<I[typeof KEY_FIELDS]>>;
+            extra: Exclude<NonNullable<I[typeof KEY_FIELDS]>, EntityKeyFields<O>>;
+          }
+    : never
+  : never;
+
+/**
  * What `wide: true` cannot be combined with (checked again at run time, with the reason): a space in
  * the RowKey template (the space separates each row's part number).
  */
@@ -155,7 +188,12 @@ export type EntityDecorator<O> = <C extends abstract new (...args: never[]) => W
       : { "tablekit: a key template, index or project names fields the class lacks": MissingFields<C, O> }) &
     ([WideConflicts<O>] extends [never]
       ? unknown
-      : { "tablekit: a wide entity cannot have": WideConflicts<O> }),
+      : { "tablekit: a wide entity cannot have": WideConflicts<O> }) &
+    ([KeyFieldsMismatch<C, O>] extends [never]
+      ? unknown
+      : {
+          "tablekit: [KEY_FIELDS] must name exactly the fields of the key templates": KeyFieldsMismatch<C, O>;
+        }),
   context?: ClassDecoratorContext<C>,
 ) => void;
 

@@ -150,8 +150,8 @@ const SYSTEM_NAMES: ReadonlySet<string> = new Set(["PartitionKey", "RowKey", "Ti
  * `JSON.stringify` of `renderRecord`'s flat object (same members, same order: both follow the object's
  * own key order), except that a negative zero is written `-0`: `JSON.stringify` writes `0`, which reads
  * back as another Double, so full metadata would lose what the lighter levels keep. Azurite writes
- * `0.0` at every level (`EdmDouble.toJsonPropertyValueString`: `(-0).toFixed(1)`), and Azure's own
- * text for it is not settled; serve keeps the value, the same at every level (exports round-trip it).
+ * `0.0` at every level (`EdmDouble.toJsonPropertyValueString`: `(-0).toFixed(1)`). MemoryStore stores
+ * a written -0 as 0 (util/stored-double.ts), so a record reaches here with -0 only from another store.
  */
 function renderedJson(rendered: Record<string, unknown>): string {
   let out = "";

@@ -38,6 +38,24 @@ describe.each(stores)("every column type round-trips on %s", (_name, kind) => {
     expect(viaQuery[0]?.int64).toBe(written.int64);
   });
 
+  // The Azure SDK sends JSON.stringify's text, which has no -0 (see src/util/stored-double.ts): every
+  // store keeps a negative zero Double as 0, so a test on MemoryStore sees what Azure stores.
+  it("a negative zero Double reads back as 0, by every write form", async () => {
+    const { db } = await freshContext(kind, [AllTypes]);
+    const repo = db.repository(AllTypes);
+    const zero = (id: string) => Object.assign(new AllTypes(), { group: "g", id, double: -0 });
+    await repo.insert(zero("insert"));
+    await repo.upsert(zero("upsert"));
+    await repo.bulkUpsert([zero("bulk")]);
+    await db.transaction((tx) => tx.insert(zero("transaction")));
+    await repo.insert(Object.assign(new AllTypes(), { group: "g", id: "patch", double: 1 }));
+    await repo.patch({ group: "g", id: "patch" }, { double: -0 });
+    const read = await repo.find({ group: "g" }).toArray();
+    expect(read.map((e) => [e.id, Object.is(e.double, 0)])).toEqual(
+      ["bulk", "insert", "patch", "transaction", "upsert"].map((id) => [id, true]),
+    );
+  });
+
   it("reads rows written by the plain SDK conventions", async () => {
     const { db } = await freshContext(kind, [AllTypes]);
     const repo = db.repository(AllTypes);

@@ -25,5 +25,5 @@ export function edgeLines(): string[] {
   return lines;
 }
 
-/** The negative zero line (kept apart: Azurite writes -0 as 0.0, its own limitation). */
+/** The negative zero line: imported, it is stored as 0 on every store (src/util/stored-double.ts). */
 export const NEGATIVE_ZERO_LINE = `{"PartitionKey":"edges","RowKey":"negzero","nz@odata.type":"Edm.Double","nz":-0.0}`;

@@ -71,7 +71,7 @@ describe("MemoryStore({ file })", () => {
     const allTypes = after.People!.find((e) => e.rowKey === "all-types")!;
     expect(allTypes.i64).toBe(-(2n ** 63n));
     expect(allTypes.nan).toBeNaN();
-    expect(Object.is(allTypes.negZero, -0)).toBe(true);
+    expect(Object.is(allTypes.negZero, 0)).toBe(true); // stored as 0, as on Azure (util/stored-double.ts)
     expect([...(allTypes.bin as Uint8Array)]).toEqual([0, 255, 7]);
     expect(await reopened.getEntity("People", "p", "deleted")).toBeUndefined();
     await expect(reopened.getEntity("Gone", "x", "y")).rejects.toBeInstanceOf(StoreError);
@@ -234,14 +234,15 @@ describe("MemoryStore({ file })", () => {
       i32: -5,
       i64: -(2n ** 63n),
       small64: 42n,
-      dbl: -0,
+      dbl: 0,
       yes: true,
       at: new Date("1999-12-31T23:59:59.999Z"),
       precise: new Date("2024-05-01T10:00:00.123Z"),
       g: { type: "Guid", value: "3f2504e0-4f89-11d3-9a0c-0305e82c3301" },
       bin: new Uint8Array([0, 255, 7]),
     });
-    expect(Object.is(e?.dbl, -0)).toBe(true);
+    // A "-0" of a file written before -0 was normalised reads as the 0 a write stores now.
+    expect(Object.is(e?.dbl, 0)).toBe(true);
     // Sub-millisecond DateTime ticks survive: a filter at 100-ns precision still tells them apart.
     const page = await store.queryPage("Old", {
       filter: "precise eq datetime'2024-05-01T10:00:00.1234567Z'",

@@ -2,6 +2,7 @@ import type { TableTemplate } from "../../keys/table-template.js";
 import type { QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { isTableNotFound, type PeriodTableNames } from "../pipeline/period-table-store.js";
+import { renumbered, unitOfItem } from "./bulk/bulk-item-error.js";
 import type { BulkResult } from "./bulk/bulk-types.js";
 import type { Requests, TableNaming } from "./requests.js";
 
@@ -44,23 +45,35 @@ export function tolerateMissingTable<T>(executor: QueryExecutor<T>): QueryExecut
 /**
  * A bulk write of a table-per-period entity: reads every item first (so an item without its period
  * field rejects the whole call before any request), groups them by period table, and runs one bulk
- * write per table, one table after another; the results add up.
+ * write per table, one table after another; the results add up. A bad item's `ValidationError` names
+ * its position in `items`, not in its group.
  */
 export async function periodBulk<I, R>(
+  model: EntityModel<object>,
   items: Iterable<I> | AsyncIterable<I>,
   tableOf: (item: I) => R,
   write: (table: R, group: I[]) => Promise<BulkResult<I>>,
 ): Promise<BulkResult<I>> {
-  const groups = new Map<R, I[]>();
+  const groups = new Map<R, { items: I[]; positions: number[] }>();
+  let index = 0;
   for await (const item of items) {
-    const table = tableOf(item);
+    const table = unitOfItem(model, item, index, tableOf);
     const group = groups.get(table);
-    if (group === undefined) groups.set(table, [item]);
-    else group.push(item);
+    if (group === undefined) groups.set(table, { items: [item], positions: [index] });
+    else {
+      group.items.push(item);
+      group.positions.push(index);
+    }
+    index++;
   }
   const total: BulkResult<I> = { written: 0, batches: 0, retries: 0, failed: [] };
   for (const [table, group] of groups) {
-    const result = await write(table, group);
+    let result: BulkResult<I>;
+    try {
+      result = await write(table, group.items);
+    } catch (error) {
+      throw renumbered(error, group.positions);
+    }
     total.written += result.written;
     total.batches += result.batches;
     total.retries += result.retries;

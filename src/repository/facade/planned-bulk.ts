@@ -2,6 +2,7 @@ import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { assertWideRowKey } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
+import { unitOfItem } from "../core/bulk/bulk-item-error.js";
 import { runBulk } from "../core/bulk/bulk-runner.js";
 import type {
   BulkOptions,
@@ -87,11 +88,12 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const runner = this.#runner;
     // Each unit's first action stands for its operation: the batch's actions are mapped back to them.
     const operationOf = new WeakMap<TransactionAction, PlannedOperation>();
-    const toUnit = (item: I): WriteUnit<I> => {
-      const { unit, operation } = this.#unit(item, write);
-      operationOf.set(unit.actions[0] as TransactionAction, operation);
-      return unit;
-    };
+    const toUnit = (item: I, index: number): WriteUnit<I> =>
+      unitOfItem(this.#model, item, index, () => {
+        const { unit, operation } = this.#unit(item, write);
+        operationOf.set(unit.actions[0] as TransactionAction, operation);
+        return unit;
+      });
     const submit = async (partitionKey: string, actions: TransactionAction[]): Promise<SubmitOutcome> => {
       const operations: PlannedOperation[] = [];
       const positions: number[] = [];
@@ -122,8 +124,10 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits: batchLimits });
     // An array is in memory already: check every item before the first request, so bad input sends nothing.
     const prepared = new Map<I, WriteUnit<I>>();
-    for (const item of items) prepared.set(item, toUnit(item));
-    return runBulk(items, (item) => prepared.get(item) ?? toUnit(item), submit, {
+    items.forEach((item, index) => {
+      prepared.set(item, toUnit(item, index));
+    });
+    return runBulk(items, (item, index) => prepared.get(item) ?? toUnit(item, index), submit, {
       ...options,
       total: items.length,
       limits: batchLimits,

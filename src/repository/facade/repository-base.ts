@@ -2,6 +2,7 @@ import { EntityNotFoundError, ValidationError } from "../../errors.js";
 import { assertLogTail } from "../../query/log-tail.js";
 import { Query, type QueryExecutor } from "../../query/query.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { KeyValues } from "../../schema/key-fields.js";
 import type { StoredEntity, TableStore } from "../../store/table-store.js";
 import type { CreateValues, DataField, Selected } from "../../util/entity-fields.js";
 import { withSystemProperties } from "../../wire/system-properties.js";
@@ -165,11 +166,11 @@ export abstract class RepositoryBase<T extends object> {
 
   /** Point query; `undefined` when absent. With `select`, the result has the selected fields (and keys). */
   get<K extends DataField<T>>(
-    key: Partial<T>,
+    key: KeyValues<T>,
     options: GetOptions<T, K> & { select: readonly K[] },
   ): Promise<Selected<T, K> | undefined>;
-  get(key: Partial<T>, options?: GetOptions<T>): Promise<T | undefined>;
-  async get(key: Partial<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
+  get(key: KeyValues<T>, options?: GetOptions<T>): Promise<T | undefined>;
+  async get(key: KeyValues<T>, options: GetOptions<T> = {}): Promise<T | undefined> {
     const { partitionKey, rowKey } = this.keyOf(key);
     const period = this.route(key);
     if (period) return period.get(key, options);
@@ -186,7 +187,7 @@ export abstract class RepositoryBase<T extends object> {
    * @example
    * const [a, b] = await employees.getMany([{ department: "Sales", employeeId: 1 }, { department: "HR", employeeId: 2 }]);
    */
-  async getMany(keys: readonly Partial<T>[], options: GetManyOptions = {}): Promise<Array<T | undefined>> {
+  async getMany(keys: readonly KeyValues<T>[], options: GetManyOptions = {}): Promise<Array<T | undefined>> {
     return getMany(
       keys,
       options.concurrency,
@@ -197,11 +198,11 @@ export abstract class RepositoryBase<T extends object> {
 
   /** Point query; `EntityNotFoundError` when absent. With `select`, the result has the selected fields (and keys). */
   getOrThrow<K extends DataField<T>>(
-    key: Partial<T>,
+    key: KeyValues<T>,
     options: GetOptions<T, K> & { select: readonly K[] },
   ): Promise<Selected<T, K>>;
-  getOrThrow(key: Partial<T>, options?: GetOptions<T>): Promise<T>;
-  async getOrThrow(key: Partial<T>, options: GetOptions<T> = {}): Promise<T> {
+  getOrThrow(key: KeyValues<T>, options?: GetOptions<T>): Promise<T>;
+  async getOrThrow(key: KeyValues<T>, options: GetOptions<T> = {}): Promise<T> {
     const period = this.route(key);
     if (period) return period.getOrThrow(key, options);
     const found = await this.get(key, options);

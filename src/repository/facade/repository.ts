@@ -1,5 +1,6 @@
 import { EntityNotFoundError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { KeyValues } from "../../schema/key-fields.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
@@ -138,7 +139,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   }
 
   /** Deletes by key (or entity); resolves whether it existed. Conditional when an ETag is known. */
-  async delete(key: Partial<T>, options: DeleteOptions = {}): Promise<boolean> {
+  async delete(key: KeyValues<T>, options: DeleteOptions = {}): Promise<boolean> {
     this.keyOf(key);
     const period = this.#route(key);
     if (period) return period.delete(key, options);
@@ -158,7 +159,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
    * @example
    * await employees.patch({ department: "Sales", employeeId: 223 }, { age: 31 });
    */
-  async patch(key: Partial<T>, changes: PatchChanges<T>, options: PatchOptions = {}): Promise<void> {
+  async patch(key: KeyValues<T>, changes: PatchChanges<T>, options: PatchOptions = {}): Promise<void> {
     this.keyOf(key);
     const partial = patchInstance(this.model, key, changes);
     // A table per period: the key names the period, as for get and delete.
@@ -186,7 +187,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
    * await counters.mutate({ name: "visits" }, (c) => { c.count += 1; }, { attempts: 20 });
    */
   async mutate(
-    key: Partial<T>,
+    key: KeyValues<T>,
     change: (entity: T) => unknown,
     options: MutateOptions<T> = {},
   ): Promise<T | undefined> {
@@ -194,7 +195,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     const period = this.#route(key);
     if (period) return period.mutate(key, change, options);
     return mutateLoop(this.model.name, this.table, key, change, options, {
-      get: (k) => this.get(k),
+      get: (k) => this.get(k as KeyValues<T>),
       keyOf: (e) => this.keyOf(e),
       insert: (e) => this.insert(e),
       update: (e, ifMatch) => this.update(e, { ifMatch }),
@@ -212,6 +213,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   async bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions = {}): Promise<BulkResult<T>> {
     if (this.periods)
       return periodBulk(
+        this.model as EntityModel<object>,
         items,
         (item) => this.#periodOf(item),
         (r, group) => r.bulkInsert(group, options),
@@ -227,6 +229,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   ): Promise<BulkResult<T>> {
     if (this.periods)
       return periodBulk(
+        this.model as EntityModel<object>,
         items,
         (item) => this.#periodOf(item),
         (r, group) => r.bulkUpsert(group, options),
@@ -236,14 +239,15 @@ export class Repository<T extends object> extends RepositoryBase<T> {
 
   /** Deletes many entities by key in batches; keys already gone count as deleted. See `bulkInsert`. */
   async bulkDelete(
-    keys: Iterable<Partial<T>> | AsyncIterable<Partial<T>>,
+    keys: Iterable<KeyValues<T>> | AsyncIterable<KeyValues<T>>,
     options: BulkOptions = {},
   ): Promise<BulkResult<Partial<T>>> {
     if (this.periods)
-      return periodBulk(
+      return periodBulk<Partial<T>, Repository<T>>(
+        this.model as EntityModel<object>,
         keys,
         (key) => this.#periodOf(key),
-        (r, group) => r.bulkDelete(group, options),
+        (r, group) => r.bulkDelete(group as KeyValues<T>[], options),
       );
     return this.inExistingTable(
       () => this.bulk.bulkDelete(keys, options),

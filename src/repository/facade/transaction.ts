@@ -5,6 +5,7 @@ import {
   getEntityModel,
   modelOfInstance,
 } from "../../schema/entity-model.js";
+import type { KeyValues } from "../../schema/key-fields.js";
 import { etagIn, etagOf } from "../../serialization/entity-etag.js";
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
 import { limitViolation } from "../../util/limit-violation.js";
@@ -83,7 +84,11 @@ export class Transaction {
   }
 
   /** Deletes an entity by key (or entity); conditional when an ETag is known. */
-  delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
+  delete<T extends object>(
+    entityClass: EntityClass<T>,
+    key: KeyValues<T>,
+    options: DeleteOptions = {},
+  ): this {
     const model = getEntityModel(entityClass);
     const partitionKey = model.partitionKey.encode(key as Record<string, unknown>, "PartitionKey");
     const rowKey = model.rowKey.encode(key as Record<string, unknown>, "RowKey");

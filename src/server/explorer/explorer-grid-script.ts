@@ -49,12 +49,20 @@ export const EXPLORER_GRID_SCRIPT = String.raw`  // ---- Query and grid --------
 
   function load() {
     var table = state.table;
-    var path = queryPath(table, state.query, state.pages[state.index], state.query.top || "20");
+    var query = state.query;
+    var top = Math.max(1, parseInt(query.top, 10) || 20);
     say("Loading…");
-    return api("GET", path).then(function (r) {
+    var fetchPage = function (continuation, count) {
+      return api("GET", queryPath(table, query, continuation, String(count))).then(function (r) {
+        return { rows: (r.json && r.json.value) || [], next: continuationOf(r.headers) };
+      });
+    };
+    return fillPage(fetchPage, state.pages[state.index], top, MAX_PAGE_REQUESTS).then(function (page) {
       if (table !== state.table) return;
-      state.rows = (r.json && r.json.value) || [];
-      state.next = continuationOf(r.headers);
+      state.rows = page.rows;
+      state.next = page.next;
+      state.requests = page.requests;
+      state.top = top;
       showError("query-error", null);
       render();
     }, function (error) {
@@ -98,7 +106,8 @@ export const EXPLORER_GRID_SCRIPT = String.raw`  // ---- Query and grid --------
     var actions = make("th", "Actions");
     actions.scope = "col";
     tr.appendChild(actions);
-    head.appendChild(tr);
+    // No rows, no header: a lone Actions column would head nothing.
+    if (rows.length > 0) head.appendChild(tr);
     rows.forEach(function (row) {
       var line = make("tr");
       columns.forEach(function (c) {
@@ -131,7 +140,7 @@ export const EXPLORER_GRID_SCRIPT = String.raw`  // ---- Query and grid --------
     el("page").textContent = "Page " + (state.index + 1);
     el("prev").disabled = state.index === 0;
     el("next").disabled = !state.next;
-    say(rows.length + (rows.length === 1 ? " entity" : " entities") + " on this page");
+    say(pageSummary(rows.length, state.top, Boolean(state.next), state.requests));
   }
 
   el("query").addEventListener("submit", function (event) { event.preventDefault(); run(); });

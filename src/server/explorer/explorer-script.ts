@@ -1,5 +1,6 @@
 import { EXPLORER_EXPORT_SCRIPT } from "./explorer-export-script.js";
 import { EXPLORER_GRID_SCRIPT } from "./explorer-grid-script.js";
+import { EXPLORER_PAGING_SCRIPT } from "./explorer-paging-script.js";
 import { EXPLORER_TABLES_SCRIPT } from "./explorer-tables-script.js";
 import { EXPLORER_VALUES_SCRIPT } from "./explorer-values-script.js";
 import { EXPLORER_WRITES_SCRIPT } from "./explorer-writes-script.js";
@@ -20,7 +21,7 @@ const EXPLORER_SCRIPT_CORE = String.raw`"use strict";
   var COUNTED_TABLES = 50;
 
   var el = function (id) { return document.getElementById(id); };
-  var state = { table: null, pages: [null], index: 0, next: null, rows: [], query: null };
+  var state = { table: null, pages: [null], index: 0, next: null, rows: [], query: null, requests: 0, top: 0 };
 
   function make(tag, text, className) {
     var node = document.createElement(tag);
@@ -82,6 +83,7 @@ export const EXPLORER_SCRIPT =
   EXPLORER_SCRIPT_CORE +
   EXPLORER_TABLES_SCRIPT +
   EXPLORER_VALUES_SCRIPT +
+  EXPLORER_PAGING_SCRIPT +
   EXPLORER_GRID_SCRIPT +
   EXPLORER_WRITES_SCRIPT +
   EXPLORER_EXPORT_SCRIPT +

@@ -1,4 +1,5 @@
 import { StoreError } from "../../errors.js";
+import { storedDouble } from "../../util/stored-double.js";
 import type { EdmValue } from "./edm-value.js";
 import { etagFromTicks } from "./etag-clock.js";
 import type { Mutation } from "./mutation.js";
@@ -128,7 +129,8 @@ function decodeValue(type: string, raw: unknown): EdmValue {
     case "DateTime":
       return { type, value: BigInt(str(raw)) };
     case "Double":
-      return { type, value: Number(str(raw)) };
+      // A file written before -0 was normalised may hold "-0": it reads as the 0 a write stores now.
+      return { type, value: storedDouble(Number(str(raw))) };
     case "Binary":
       return { type, value: new Uint8Array(Buffer.from(str(raw), "base64")) };
   }

@@ -1,4 +1,5 @@
 import { ServiceLimits } from "../../util/service-limits.js";
+import { storedDouble } from "../../util/stored-double.js";
 import { ticksToMs } from "../../util/unix-ticks.js";
 import { type EntityRecord, SHADOWED_PROPERTIES, type WireEntityWithShadowed } from "../served-store.js";
 import type { EdmType, StoredEntity, WireEntity, WireValue } from "../table-store.js";
@@ -160,7 +161,7 @@ function fastValue(type: EdmType, raw: WireValue): StoredValue {
     case "DateTime":
       return (raw as Date).getTime();
     case "Double":
-      return typeof raw === "number" ? raw : (raw as { value: number }).value;
+      return storedDouble(typeof raw === "number" ? raw : (raw as { value: number }).value);
     case "Int64": {
       const n = Number((raw as { value: string }).value);
       return n === 0 ? 0 : n;

@@ -1,4 +1,5 @@
 import { ServiceLimits } from "../../util/service-limits.js";
+import { storedDouble } from "../../util/stored-double.js";
 import { msToTicks, parseIsoTicks } from "../../util/unix-ticks.js";
 import type { EdmType, WireValue } from "../table-store.js";
 import type { EdmValue } from "./edm-value.js";
@@ -28,7 +29,7 @@ export function wireToEdm(name: string, raw: WireValue | undefined): EdmValue | 
     case "number":
       return Number.isInteger(raw) && raw >= ServiceLimits.minInt32 && raw <= ServiceLimits.maxInt32
         ? { type: "Int32", value: raw === 0 ? 0 : raw } // -0 has no Int32 form
-        : { type: "Double", value: raw };
+        : { type: "Double", value: storedDouble(raw) };
     case "bigint":
       return checkInt64(name, raw);
     case "object":
@@ -66,10 +67,10 @@ function typedToEdm(name: string, type: EdmType | string, value: unknown): EdmVa
       if (typeof value === "bigint") return checkInt64(name, value);
       break;
     case "Double":
-      if (typeof value === "number") return { type: "Double", value };
+      if (typeof value === "number") return { type: "Double", value: storedDouble(value) };
       if (typeof value === "string") {
         const d = parseDouble(value);
-        if (d !== undefined) return { type: "Double", value: d };
+        if (d !== undefined) return { type: "Double", value: storedDouble(d) };
       }
       break;
     case "DateTime":

@@ -12,7 +12,8 @@ import { ItemSource } from "./item-source.js";
  * per partition at a time, in order.
  *
  * Each batch is atomic; the bulk write is not. A failed batch is reported in `failed` while the others go on
- * (or, with `stopOnError`, no new batch starts and the result reports what happened). When `toUnit` or the
+ * (or, with `stopOnError`, no new batch starts and the result reports what happened). `toUnit` gets each item
+ * with its position in the source (from 0). When `toUnit` or the
  * source throws (e.g. a `ValidationError` for a bad item), pulling stops, the items pulled before it are
  * still sent, and once every batch has settled the bulk write rejects with that error: batches already
  * committed stay committed. On abort, pulling and sending stop, in-flight batches settle, and it rejects
@@ -24,7 +25,7 @@ import { ItemSource } from "./item-source.js";
  */
 export async function runBulk<T>(
   source: Iterable<T> | AsyncIterable<T>,
-  toUnit: (item: T) => WriteUnit<T>,
+  toUnit: (item: T, index: number) => WriteUnit<T>,
   submit: SubmitBatch,
   options: BulkOptions & { total?: number; limits?: StoreLimits } = {},
 ): Promise<BulkResult<T>> {
@@ -68,7 +69,7 @@ export async function runBulk<T>(
 /** Pulls and plans until the source ends, the scheduler halts, or an item fails (returned, not thrown). */
 async function pullAll<T>(
   items: ItemSource<T>,
-  toUnit: (item: T) => WriteUnit<T>,
+  toUnit: (item: T, index: number) => WriteUnit<T>,
   planner: BatchPlanner<T>,
   scheduler: BatchScheduler<T>,
   maxBufferedUnits: number,
@@ -83,7 +84,8 @@ async function pullAll<T>(
       const pulled = items.pull();
       const next = pulled instanceof Promise ? await pulled : pulled;
       if (next.done) return undefined;
-      for (const batch of planner.add(toUnit(next.value), position++)) scheduler.enqueue(batch);
+      const index = position++;
+      for (const batch of planner.add(toUnit(next.value, index), index)) scheduler.enqueue(batch);
     } catch (error) {
       return { error };
     }

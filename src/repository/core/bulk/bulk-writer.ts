@@ -5,6 +5,7 @@ import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import { isTableNotFound } from "../period-tables.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests } from "../requests.js";
 import { submitTransaction } from "../submit-transaction.js";
+import { unitOfItem } from "./bulk-item-error.js";
 import { runBulk } from "./bulk-runner.js";
 import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
 
@@ -24,12 +25,13 @@ export function writeBulk<T extends object>(
   write: BulkKind,
   options: BulkOptions = {},
 ): Promise<BulkResult<T>> {
-  const toUnit = (item: T): WriteUnit<T> => {
-    const action = toAction(model, item, write);
-    const keys = action.kind === "delete" ? action : action.entity;
-    assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${keys.partitionKey}')`);
-    return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
-  };
+  const toUnit = (item: T, index: number): WriteUnit<T> =>
+    unitOfItem(model as EntityModel<object>, item, index, () => {
+      const action = toAction(model, item, write);
+      const keys = action.kind === "delete" ? action : action.entity;
+      assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${keys.partitionKey}')`);
+      return { item, partitionKey: keys.partitionKey, actions: [action], rowKeys: [keys.rowKey] };
+    });
   const submit: SubmitBatch = async (partitionKey, actions) => {
     let pending = actions;
     const retries = 0;
@@ -58,8 +60,10 @@ export function writeBulk<T extends object>(
   if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits });
   // An array is in memory already: check every item before the first request, so bad input sends nothing.
   const prepared = new Map<T, WriteUnit<T>>();
-  for (const item of items) prepared.set(item, toUnit(item));
-  const preparedUnit = (item: T) => prepared.get(item) ?? toUnit(item);
+  items.forEach((item, index) => {
+    prepared.set(item, toUnit(item, index));
+  });
+  const preparedUnit = (item: T, index: number) => prepared.get(item) ?? toUnit(item, index);
   return runBulk(items, preparedUnit, submit, { ...options, total: items.length, limits });
 }
 

@@ -5,6 +5,7 @@ import {
   getEntityModel,
   modelOfInstance,
 } from "../../../schema/entity-model.js";
+import type { KeyValues } from "../../../schema/key-fields.js";
 import { etagIn } from "../../../serialization/entity-etag.js";
 import type { WireEntity, WriteMode } from "../../../store/table-store.js";
 import type { StateScope } from "../../../util/scoped-state.js";
@@ -88,7 +89,11 @@ export class EventualTransaction {
   }
 
   /** Deletes an entity by key (or entity); conditional on its tracked ETag, else on the version read when the set is recorded. */
-  delete<T extends object>(entityClass: EntityClass<T>, key: Partial<T>, options: DeleteOptions = {}): this {
+  delete<T extends object>(
+    entityClass: EntityClass<T>,
+    key: KeyValues<T>,
+    options: DeleteOptions = {},
+  ): this {
     const model = getEntityModel(entityClass) as EntityModel<object>;
     const values = key as Record<string, unknown>;
     const wire: WireEntity = {
