@@ -11,8 +11,9 @@ export interface TableContextOptions {
   store: TableStore;
   /**
    * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
-   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
-   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
+   * disables them. The defaults (retries for 60 s from the first attempt, no retry count, 0.5–20 s
+   * jittered exponential delays, Retry-After waited as given within the window) ride out at least 30 s
+   * of faults: see `RetryOptions`.
    */
   retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
