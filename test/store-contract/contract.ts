@@ -179,11 +179,6 @@ const AZURE_STORE_DEVIATIONS: ReadonlyArray<[RegExp, string]> = [
     /^EDM type round trips > special Double values survive/,
     "AzureStore: NaN/Infinity come back as strings; the schema layer converts them (AZURITE-NOTES)",
   ],
-  // BUG (reported): AzureStore loses a property named __proto__ on the way back; MemoryStore keeps it.
-  [
-    /^EDM type round trips > a property named __proto__/,
-    "AzureStore: a property named __proto__ does not come back (bug, reported)",
-  ],
   [
     /^errors > a filter that is not a string/,
     "AzureStore: the filter is typed input and not re-checked at the port",
