@@ -25,8 +25,9 @@ export interface TableContextOptions {
   tablePrefix?: string | undefined;
   /**
    * At most this many store requests in flight for the whole context (a positive integer; default
-   * unlimited): queries, writes, bulk writes and index work alike wait for a slot in arrival order,
-   * and a retry's backoff holds no slot.
+   * 100, the connection limit the Table storage performance checklist sets for .NET clients):
+   * queries, writes, bulk writes and index work alike wait for a slot in arrival order, and a retry's
+   * backoff holds no slot. A hash-bucket fan-out reads at most 32 buckets at a time within it.
    */
   maxConcurrentRequests?: number | undefined;
   /**
