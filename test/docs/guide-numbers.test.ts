@@ -43,7 +43,10 @@ const STATED: ReadonlyArray<[string, string]> = [
   ["docs/strict-as-azure.md", `no attempt starts later than ${maxElapsedMs / 1000} seconds after the first`],
   ["docs/consistency.md", `an operation retries for ${seconds(maxElapsedMs)} from its first attempt`],
   ["docs/consistency.md", `(\`maxElapsedMs\` ${grouped(maxElapsedMs)})`],
-  ["docs/consistency.md", `from ${minDelayMs} ms (\`minDelayMs\`) up to ${seconds(maxDelayMs)} (\`maxDelayMs\`)`],
+  [
+    "docs/consistency.md",
+    `from ${minDelayMs} ms (\`minDelayMs\`) up to ${seconds(maxDelayMs)} (\`maxDelayMs\`)`,
+  ],
   ["docs/consistency.md", `(\`requestTimeoutMs\`, ${seconds(DEFAULT_REQUEST_TIMEOUT_MS)})`],
   ["docs/cosmos-db.md", `(\`retry.maxElapsedMs\`, ${seconds(maxElapsedMs)} from the first attempt)`],
   ["docs/testing.md", `the default retries for ${seconds(maxElapsedMs)}, with no count`],
@@ -74,7 +77,9 @@ describe("the guides state the code's numbers", () => {
   it("no guide gives the retries a default count", () => {
     for (const path of GUIDES) {
       const text = guide(path);
-      expect(text, path).not.toMatch(/\bdefaults? (?:of )?\d+ retries|\b\d+ retries by default|\(defaults \d+, /);
+      expect(text, path).not.toMatch(
+        /\bdefaults? (?:of )?\d+ retries|\b\d+ retries by default|\(defaults \d+, /,
+      );
       expect(text, path).not.toMatch(/\| `retries` \| \d/);
     }
   });
