@@ -83,6 +83,8 @@ const WINDOW_LINES = 5_000;
 const WINDOW_BYTES = 16 * 1024 * 1024;
 /** Windows in flight at once (reading waits beyond it: memory stays flat). */
 const MAX_WINDOWS = 3;
+/** Batches an import has in flight by default (`--concurrency`). */
+export const DEFAULT_IMPORT_CONCURRENCY = 16;
 const MAX_BATCH_BYTES = ServiceLimits.maxTransactionBytes;
 
 /**
@@ -110,7 +112,7 @@ export async function importItems(
     stats.imported += resume.imported;
     stats.failed += resume.failed;
   }
-  const slots = new Slots(options.concurrency ?? 16);
+  const slots = new Slots(options.concurrency ?? DEFAULT_IMPORT_CONCURRENCY);
   const pacer = options.maxRowsPerSecond === undefined ? undefined : new Pacer(options.maxRowsPerSecond);
   const windows: Window[] = [];
   const tails = new Map<string, Promise<void>>();

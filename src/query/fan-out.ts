@@ -1,5 +1,6 @@
 import { ServiceLimits } from "../util/service-limits.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
+import { mapBounded } from "./bounded-map.js";
 import {
   type BucketPosition,
   decodeFanOutContinuation,
@@ -7,6 +8,16 @@ import {
   type FanOutState,
 } from "./fan-out-token.js";
 import { quoteString } from "./odata.js";
+
+/**
+ * Buckets a fan-out reads at a time (their first pages; later pages are read one bucket at a time as the
+ * merge takes results). A hash-bucketed key has up to 1,024 buckets: reading them all at once is the
+ * unbounded parallelism the Table storage performance checklist warns of ("Parallelism: ... bounded
+ * appropriately so that you don't overload your client's capabilities or approach the scalability
+ * targets"). 32 reads 16 buckets (the benchmarked shape) in one wave, and keeps one fan-out to under a
+ * third of the context's default 100 requests in flight (`DEFAULT_MAX_CONCURRENT_REQUESTS`).
+ */
+export const FAN_OUT_READS_AT_ONCE = 32;
 
 /** The reads a fan-out needs from a query executor (the same signatures as `QueryExecutor`). */
 export interface FanOutExecutor<T> {
@@ -55,14 +66,15 @@ interface Cursor<T> {
 /**
  * Every result of the buckets in RowKey order (ties by bucket, i.e. PartitionKey): a k-way merge that
  * holds at most one page per bucket and fetches a bucket's next page only when its last result is taken.
- * The first pages are fetched in parallel. `top` sizes each request (what the caller still wants).
+ * The first pages are fetched in parallel, `FAN_OUT_READS_AT_ONCE` at a time. `top` sizes each request
+ * (what the caller still wants).
  */
 async function* mergeBuckets<T>(
   fan: FanOut<T>,
   cursors: Array<Cursor<T>>,
   top: () => number,
 ): AsyncGenerator<T> {
-  await Promise.all(cursors.map((cursor) => refill(fan, cursor, top())));
+  await mapBounded(cursors, FAN_OUT_READS_AT_ONCE, (cursor) => refill(fan, cursor, top()));
   for (;;) {
     let best: Cursor<T> | undefined;
     // A linear scan: N is at most MAX_HASH_BUCKETS and each step costs far less than a request.
@@ -159,8 +171,8 @@ export async function firstOfFanOut<T>(fan: FanOut<T>, top: number): Promise<T[]
     for await (const item of iterateFanOut(fan, Number.isFinite(top) ? top : undefined)) items.push(item);
     return items;
   }
-  const sorted = await Promise.all(
-    fan.filters.map((filter) => fetchFirst.call(fan.executor, fan.table, filter, fan.select, top)),
+  const sorted = await mapBounded(fan.filters, FAN_OUT_READS_AT_ONCE, (filter) =>
+    fetchFirst.call(fan.executor, fan.table, filter, fan.select, top),
   );
   const keyed = sorted.flatMap((items, bucket) =>
     items.map((item) => ({ item, bucket, key: fan.rowKeyOf(item) })),

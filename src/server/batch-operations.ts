@@ -78,7 +78,8 @@ export async function submitBatch(service: ServiceContext, call: Call): Promise<
     }
     if (table === undefined || partitionKey === undefined)
       throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
-    const submitted = service.store.submitTransaction(
+    // The body was judged by its bytes as received (table-service.ts): not sized again as the SDK would write it.
+    const submitted = service.store.submitReceivedTransaction(
       table,
       partitionKey,
       planned.map((p) => p.action),

@@ -59,13 +59,13 @@ export function entityPath(table: string, partitionKey: string, rowKey: string):
   return `${table}(PartitionKey='${quoteKey(partitionKey)}',RowKey='${quoteKey(rowKey)}')`;
 }
 
-/** `$top`: 1 to 1,000, default 1,000. */
+/** `$top`: 0 to 1,000, default 1,000; Azure answers `$top=0` with 200 and no entities (Azurite #1428). */
 export function topOf(query: URLSearchParams): number {
   const text = query.get("$top");
   if (text === null) return 1000;
   const top = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(top >= 1 && top <= 1000))
-    throw badRequest("InvalidInput", `$top must be an integer from 1 to 1000, got '${text.slice(0, 20)}'`);
+  if (!(top >= 0 && top <= 1000))
+    throw badRequest("InvalidInput", `$top must be an integer from 0 to 1000, got '${text.slice(0, 20)}'`);
   return top;
 }
 

@@ -179,8 +179,6 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   const protocol = options.tls === undefined ? "http" : "https";
   const url = `${protocol}://${hostInUrl}:${chosen}/${account}`;
   service.base = url;
-  // Transactions are sized on the body a client of this endpoint sends, not on a nominal Azure URL.
-  served.sizeBatchesFor(url);
   return {
     url,
     port: chosen,

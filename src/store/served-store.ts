@@ -4,7 +4,14 @@
  * internals; `MemoryStore` implements it (`memoryStore.served()`).
  */
 
-import type { StoreContinuation, StoreQuery, TableStore, WireEntity } from "./table-store.js";
+import type {
+  StoreContinuation,
+  StoreQuery,
+  TableStore,
+  TransactionAction,
+  WireEntity,
+  WriteResult,
+} from "./table-store.js";
 
 /**
  * A property value as the service keeps it: its EDM type (which the port's `number` cannot tell for
@@ -84,10 +91,16 @@ export interface ServedStore extends TableStore {
    */
   setTableSetting(table: string, name: string, value: string | undefined): void;
   /**
-   * Sizes the `$batch` body of later transactions on `accountUrl` (the server's own endpoint, which
-   * its clients' request lines name) instead of the nominal Azure endpoint (batch-body-size.ts).
+   * `submitTransaction` for a `$batch` the server received: every rule of an entity group transaction
+   * but the body's size, which the server has already judged on the bytes it received (4 MiB, 413
+   * `RequestBodyTooLarge` as the response's status). A client other than the JavaScript SDK writes
+   * other part headers, so the size of the body that SDK would send is no measure of this one.
    */
-  sizeBatchesFor(accountUrl: string): void;
+  submitReceivedTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]>;
 }
 
 /** A store that can be served: `served()` is its served-store view, or `undefined` when it cannot be (e.g. the Cosmos flavour). */

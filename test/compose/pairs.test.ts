@@ -4,7 +4,8 @@
  * summaries = recount, one blob per large value, the entity readable whole, nothing encrypted in
  * clear). Classes are declared by a factory (feature-entities.ts); values follow from (id, version)
  * and the seed picks the versions. The default run covers every combination on MemoryStore and a
- * seeded sample of pairs on Azurite; `TABLEKIT_COMPOSE_MATRIX=full` (set by `npm run test:repeat`)
+ * seeded sample of pairs on Azurite and on `tablekit serve` (another draw of the seed, so the two
+ * samples differ); `TABLEKIT_COMPOSE_MATRIX=full` (set by `npm run test:repeat`)
  * runs every combination on every selected store.
  *
  * Combinations that cannot be expressed: none of the pairs. (Period table + hash bucket is a
@@ -50,6 +51,8 @@ const SEED = testSeed(0xc0c0);
 const FULL = process.env.TABLEKIT_COMPOSE_MATRIX === "full";
 /** Pairs sampled for Azurite in the default run (about 3 s each there; the full matrix is in test:repeat). */
 const AZURITE_SAMPLE = 6;
+/** Pairs sampled for `tablekit serve` in the default run: its wire protocol under every write form. */
+const SERVE_SAMPLE = 4;
 
 const FORMS = [
   "insert",
@@ -71,6 +74,7 @@ const PAIRS: Feature[][] = FEATURES.flatMap((a, i) => FEATURES.slice(i + 1).map(
 function combinationsFor(store: string): Feature[][] {
   if (FULL || store === "memory") return [...SINGLES, ...PAIRS];
   if (store === "azurite") return shuffled(PAIRS, SEED).slice(0, AZURITE_SAMPLE);
+  if (store === "serve") return shuffled(PAIRS, SEED + 1).slice(0, SERVE_SAMPLE);
   return [];
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, StoreError, TableContext, ValidationError } from "../../src/index.js";
+import { DEFAULT_MAX_CONCURRENT_REQUESTS } from "../../src/repository/pipeline/request-slots.js";
 import { stores } from "../fixtures/context.js";
 import { Employee, employee } from "../fixtures/models.js";
 import { GatedStore } from "../support/gated-store.js";
@@ -36,6 +37,24 @@ describe("maxConcurrentRequests validation", () => {
       expect(gate.arrived).toEqual([]);
     },
   );
+});
+
+describe("maxConcurrentRequests default", () => {
+  it("is 100: the 101st concurrent request waits for a slot", async () => {
+    expect(DEFAULT_MAX_CONCURRENT_REQUESTS).toBe(100);
+    const gate = new GatedStore(new MemoryStore());
+    const db = new TableContext({ store: gate, tablePrefix: uniquePrefix() });
+    gate.holding = false;
+    await db.ensureTables(Employee);
+    gate.holding = true;
+    gate.maxInFlight = 0;
+    const employees = db.repository(Employee);
+    const writes = Array.from({ length: 150 }, (_, id) => employees.upsert(employee("Eng", id)));
+    await gate.arrivals(gate.arrived.length + 100);
+    gate.openAll();
+    await Promise.all(writes);
+    expect(gate.maxInFlight).toBe(100);
+  });
 });
 
 describe.each(stores)("maxConcurrentRequests on %s", (_name, kind) => {

@@ -29,7 +29,7 @@ describe("429 in the retry policy", () => {
     expect(classifyFault(tooMany(20))).toBe("throttled");
   });
 
-  it("is retried after the service's hint, capped at maxDelayMs, and never makes a write ambiguous", async () => {
+  it("is retried after the service's hint as given, even above maxDelayMs, and never makes a write ambiguous", async () => {
     const sleeps: number[] = [];
     const policy = new RetryPolicy(
       { retries: 5, minDelayMs: 100, maxDelayMs: 2_000 },
@@ -45,9 +45,9 @@ describe("429 in the retry policy", () => {
       return "done";
     });
     expect(result).toBe("done");
-    // The hint as given; a hint above maxDelayMs is capped; no hint falls back to the backoff (jitter 0,
-    // third retry: half its ceiling of 400 ms).
-    expect(sleeps).toEqual([30, 2_000, 200, 0]);
+    // The hint as given, even above maxDelayMs (it bounds the backoff only); no hint falls back to the
+    // backoff (jitter 0, third retry: half its ceiling of 400 ms).
+    expect(sleeps).toEqual([30, 5_000, 200, 0]);
     // A 429 is answered before the request is processed: a later conflict is never our own write.
     expect(attempts.map((a) => a.possiblyApplied)).toEqual([false, false, false, false, false]);
   });

@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type FanOut, type FanOutExecutor, iterateFanOut, pageFanOut } from "../../src/query/fan-out.js";
+import {
+  FAN_OUT_READS_AT_ONCE,
+  type FanOut,
+  type FanOutExecutor,
+  iterateFanOut,
+  pageFanOut,
+} from "../../src/query/fan-out.js";
 import type { StoreContinuation } from "../../src/wire/wire-entity.js";
 import { testSeed } from "../support/seeded-random.js";
 
@@ -92,5 +98,54 @@ describe("fan-out merge (sorted stores)", () => {
       ),
       { seed: testSeed(4), numRuns: 150 },
     );
+  });
+});
+
+describe("fan-out parallelism", () => {
+  /** An executor over `count` empty buckets that records the most reads it ever had in flight. */
+  function countingFan(count: number, sorted: boolean) {
+    const seen = { inFlight: 0, max: 0, reads: 0 };
+    const read = async () => {
+      seen.reads++;
+      seen.max = Math.max(seen.max, ++seen.inFlight);
+      // One macrotask: every read the fan-out started in the same turn is in flight together.
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.inFlight--;
+    };
+    const executor: FanOutExecutor<string> = {
+      async fetchPage() {
+        await read();
+        return { items: [] };
+      },
+      ...(sorted
+        ? {}
+        : {
+            async fetchFirst() {
+              await read();
+              return [];
+            },
+          }),
+    };
+    const fan: FanOut<string> = {
+      executor,
+      table: "t",
+      filters: Array.from({ length: count }, (_, i) => `PartitionKey eq 'b${i}'`),
+      select: undefined,
+      rowKeyOf: (item) => item,
+      fingerprint: "fp",
+    };
+    return { fan, seen };
+  }
+
+  it(`reads at most ${FAN_OUT_READS_AT_ONCE} of 1,024 buckets at a time, sorted or not`, async () => {
+    expect(FAN_OUT_READS_AT_ONCE).toBe(32);
+    const merged = countingFan(1_024, true);
+    expect(await pageFanOut(merged.fan, 10, undefined, undefined)).toEqual({ items: [] });
+    expect(merged.seen).toMatchObject({ reads: 1_024, max: FAN_OUT_READS_AT_ONCE });
+    const unsorted = countingFan(1_024, false);
+    const all: string[] = [];
+    for await (const item of iterateFanOut(unsorted.fan, 5)) all.push(item);
+    expect(all).toEqual([]);
+    expect(unsorted.seen).toMatchObject({ reads: 1_024, max: FAN_OUT_READS_AT_ONCE });
   });
 });

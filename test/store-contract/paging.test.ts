@@ -148,9 +148,24 @@ describe.each(storeKinds)("store contract (paging) on $name", (kind) => {
       expect(keysOf(page.items)).toEqual(["b/00000", "b/00001"]);
     });
 
-    test.each([0, -1, 1001, 1.5, Number.NaN])("top %s is 400 InvalidInput", async (top) => {
+    test.each([-1, 1001, 1.5, Number.NaN])("top %s is 400 InvalidInput", async (top) => {
       const store = await storeWithTable(kind);
       await expectStoreError(store.queryPage("Things", { top }), 400, "InvalidInput");
+    });
+
+    // Azure answers $top=0 with 200 and no entities (Azurite #1428: "inconsistent with the platform,
+    // which returns zero entities"). That issue, about Azurite 3.16 ignoring a zero $top, is still open,
+    // but the Azurite this suite runs (its getMaxResultsOption keeps a 0) answers none too: no skip.
+    test("top 0 answers no entities, and a continuation it gives skips nothing", async () => {
+      const store = await storeWithTable(kind);
+      await fill(store, { a: 3 });
+      const page = await store.queryPage("Things", { filter: "PartitionKey eq 'a'", top: 0 });
+      expect(page.items).toEqual([]);
+      const rest = await store.queryPage("Things", {
+        filter: "PartitionKey eq 'a'",
+        ...(page.continuation === undefined ? {} : { continuation: page.continuation }),
+      });
+      expect(keysOf(rest.items)).toEqual(["a/00000", "a/00001", "a/00002"]);
     });
 
     test("a malformed continuation is 400 InvalidInput", async () => {

@@ -173,15 +173,21 @@ describe.each(storeKinds)("store contract (types) on $name", (kind) => {
       expect(fromQuery).toEqual(second);
     });
 
-    test("a property named __proto__ is stored as a plain property", async () => {
-      const store = await storeWithTable(kind);
-      const entity = { partitionKey: "p", rowKey: "r" } as Record<string, unknown>;
-      Object.defineProperty(entity, "__proto__", { value: "x", enumerable: true });
-      await store.insert("Things", entity as never);
-      const e = (await store.getEntity("Things", "p", "r"))!;
-      expect(Object.getPrototypeOf(e)).toBe(Object.prototype);
-      expect(Object.getOwnPropertyDescriptor(e, "__proto__")?.value).toBe("x");
-    });
+    // BUG (known, AZURITE-NOTES): through AzureStore a property named __proto__ is lost both ways, in
+    // @azure/data-tables' serialize and deserialize (`serialized[name] = …` sets the prototype instead).
+    // A failing expectation there, not a skip: once the bug is fixed, `test.fails` fails and must go.
+    (kind.name === "memory" ? test : test.fails)(
+      "a property named __proto__ is stored as a plain property",
+      async () => {
+        const store = await storeWithTable(kind);
+        const entity = { partitionKey: "p", rowKey: "r" } as Record<string, unknown>;
+        Object.defineProperty(entity, "__proto__", { value: "x", enumerable: true });
+        await store.insert("Things", entity as never);
+        const e = (await store.getEntity("Things", "p", "r"))!;
+        expect(Object.getPrototypeOf(e)).toBe(Object.prototype);
+        expect(Object.getOwnPropertyDescriptor(e, "__proto__")?.value).toBe("x");
+      },
+    );
 
     test("$select returns the etag and only the named properties, keys and Timestamp included", async () => {
       // As the service answers (Azurite: NormalizedEntity.toResponseString filters PartitionKey, RowKey

@@ -1,7 +1,7 @@
 /**
  * Retry delays and observability, with an injected clock and random source (no real waiting):
- * exponential backoff with jitter within [minDelayMs, maxDelayMs], Retry-After honoured up to
- * maxDelayMs, an immediate first retry after a connection reset, and the context's events.
+ * exponential backoff with jitter within [minDelayMs, maxDelayMs], Retry-After honoured as given
+ * within the retry window, an immediate first retry after a connection reset, and the context's events.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -76,10 +76,43 @@ describe("RetryPolicy delays", () => {
     }
   });
 
-  it("honour the service's Retry-After, capped at maxDelayMs", async () => {
-    const { policy, sleeps } = recordingPolicy(options, () => 0);
-    await policy.run(failing(throttledFor(350), throttledFor(60_000), throttledFor(0)).operation);
-    expect(sleeps).toEqual([350, 1_000, 0]);
+  it("honour the service's Retry-After as given, above maxDelayMs too, within the window", async () => {
+    const { policy, sleeps } = recordingPolicy({ ...options, maxElapsedMs: 10_000 }, () => 0);
+    await policy.run(failing(throttledFor(350), throttledFor(6_000), throttledFor(0)).operation);
+    expect(sleeps).toEqual([350, 6_000, 0]);
+  });
+
+  it("fail at once, saying so, when Retry-After is longer than what is left of the window", async () => {
+    const { policy, sleeps } = recordingPolicy({ ...options, maxElapsedMs: 10_000 }, () => 0);
+    const last = throttledFor(4_000);
+    const { operation, attempts } = failing(throttledFor(7_000), last, busy());
+    const error = await rejectionOf(policy.run(operation));
+    // 7 s slept, 3 s left: a 4 s Retry-After is not waited, and no third attempt is made.
+    expect(sleeps).toEqual([7_000]);
+    expect(attempts).toHaveLength(2);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({
+      statusCode: 503,
+      serviceCode: "ServerBusy",
+      retryAfterMs: 4_000,
+      cause: last,
+    });
+    expect((error as Error).message).toMatch(
+      /retry after 4000 ms, more than the 3000 ms left of the 10000 ms retry window/,
+    );
+  });
+
+  it("without a retry count, retry until the window ends: the last backoff is shortened to end with it", async () => {
+    const { policy, sleeps } = recordingPolicy(
+      { minDelayMs: 100, maxDelayMs: 1_000, maxElapsedMs: 5_000 },
+      () => 1,
+    );
+    const { operation, attempts } = failing(...Array.from({ length: 100 }, busy));
+    expect(await rejectionOf(policy.run(operation))).toMatchObject({ statusCode: 503 });
+    // 100 + 200 + 400 + 800 + 1,000 × 3 = 4,500 ms, then the 500 ms left; the attempt at 5 s is the last.
+    expect(sleeps).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000, 500]);
+    expect(sleeps.reduce((a, b) => a + b)).toBe(5_000);
+    expect(attempts).toHaveLength(9);
   });
 
   it("retry a connection reset at once the first time, then back off", async () => {
@@ -174,8 +207,8 @@ describe("TableContext retries and events", () => {
       expect(delay).toBeGreaterThanOrEqual(10);
       expect(delay).toBeLessThanOrEqual(80);
     }
-    // Retry-After of a second, capped at maxDelayMs.
-    expect(sleeps[3]).toBe(80);
+    // Retry-After of a second, waited as given (maxDelayMs bounds the backoff only).
+    expect(sleeps[3]).toBe(1_000);
     // A reset after four other faults is not a first retry: it backs off like any transient fault.
     expect(sleeps[4]).toBeGreaterThanOrEqual(10);
 

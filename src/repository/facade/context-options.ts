@@ -11,8 +11,9 @@ export interface TableContextOptions {
   store: TableStore;
   /**
    * Retries of transient faults (408, 429, 500, 503, timeouts, resets, 409 TableBeingDeleted); `false`
-   * disables them. The defaults (10 retries, 0.5–20 s jittered exponential delays, Retry-After
-   * honoured, at most 60 s per operation) ride out at least 30 s of faults: see `RetryOptions`.
+   * disables them. The defaults (retries for 60 s from the first attempt, no retry count, 0.5–20 s
+   * jittered exponential delays, Retry-After waited as given within the window) ride out at least 30 s
+   * of faults: see `RetryOptions`.
    */
   retry?: RetryOptions | false | undefined;
   /** Hears requests, retries and batch outcomes, e.g. for logging or metrics. */
@@ -24,8 +25,9 @@ export interface TableContextOptions {
   tablePrefix?: string | undefined;
   /**
    * At most this many store requests in flight for the whole context (a positive integer; default
-   * unlimited): queries, writes, bulk writes and index work alike wait for a slot in arrival order,
-   * and a retry's backoff holds no slot.
+   * 100, the connection limit the Table storage performance checklist sets for .NET clients):
+   * queries, writes, bulk writes and index work alike wait for a slot in arrival order, and a retry's
+   * backoff holds no slot. A hash-bucket fan-out reads at most 32 buckets at a time within it.
    */
   maxConcurrentRequests?: number | undefined;
   /**

@@ -12,7 +12,7 @@ import { PacedStore } from "../pipeline/pacing/paced-store.js";
 import { Pacer } from "../pipeline/pacing/pacer.js";
 import { readThroughput } from "../pipeline/pacing/throughput-options.js";
 import { PeriodTableNames, PeriodTableStore } from "../pipeline/period-table-store.js";
-import { RequestSlots } from "../pipeline/request-slots.js";
+import { DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots } from "../pipeline/request-slots.js";
 import { defaultSleep, RetryPolicy } from "../pipeline/retry-policy.js";
 import { SlotLimitedStore } from "../pipeline/slot-limited-store.js";
 import type { TableContextOptions } from "./context-options.js";
@@ -83,10 +83,10 @@ export function composeStack(options: TableContextOptions, report: PaceReport): 
   // Every row is checked as sent (copies, summaries and intents too), on every backend.
   const checked = new LimitCheckedStore(sent, limits);
   // Every request reaches the store through the runner's target, so a cap there covers them all.
-  const slotted =
-    options.maxConcurrentRequests === undefined
-      ? checked
-      : new SlotLimitedStore(checked, new RequestSlots(options.maxConcurrentRequests));
+  const slotted = new SlotLimitedStore(
+    checked,
+    new RequestSlots(options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS),
+  );
   // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
   const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
   // Limits see the sealed rows, and sealing (a key service call) holds no request slot.

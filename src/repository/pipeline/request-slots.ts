@@ -1,6 +1,16 @@
 import { ValidationError } from "../../errors.js";
 
 /**
+ * A context's requests in flight by default (`maxConcurrentRequests`). The Table storage performance
+ * checklist asks that parallelism be "bounded appropriately so that you don't overload your client's
+ * capabilities or approach the scalability targets", and gives 100 as the connection limit to set for
+ * .NET clients (`ServicePointManager.DefaultConnectionLimit = 100`): 100 requests in flight, far above what
+ * tablekit's own defaults use at once (8 batches of a bulk write, 8 reads of `getMany`, 32 buckets of a
+ * fan-out), so only many concurrent calls of the application wait for a slot.
+ */
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 100;
+
+/**
  * A first-come, first-served cap on requests in flight: a request waits for a slot in arrival
  * order (no starvation), and a slot is held only while the request is on the wire, so a retry's
  * backoff sleep lets others through.

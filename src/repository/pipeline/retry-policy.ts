@@ -1,32 +1,32 @@
-import pRetry, { AbortError } from "p-retry";
 import { StoreError, ValidationError } from "../../errors.js";
 
 /**
  * Retry settings of a `TableContext` (transient faults only: 503 ServerBusy, 429, 500, 408 and
- * client timeouts, connection resets, 409 TableBeingDeleted). The defaults ride out at least 30 s of
- * faults: delay n is drawn between half its exponential ceiling `minDelayMs × 2^(n−1)` (never below
- * `minDelayMs`) and that ceiling, capped at `maxDelayMs`; a service's Retry-After replaces it. With
- * the defaults the delays are at least 0.5, 0.5, 1, 2, 4, 8, 10, 10, 10, 10 s (56 s in all, so a
- * 30 s storm is ridden out whatever the jitter) and at most 0.5, 1, 2, 4, 8, 16, 20, … s, and no
- * operation retries for longer than `maxElapsedMs` (60 s).
+ * client timeouts, connection resets, 409 TableBeingDeleted). Retrying is bounded by time, not by a
+ * count: an operation retries until `maxElapsedMs` (60 s) after its first attempt, so a storm of
+ * faults of at least 30 s is ridden out. Delay n is drawn between half its exponential ceiling
+ * `minDelayMs × 2^(n−1)` (never below `minDelayMs`) and that ceiling, capped at `maxDelayMs`: with
+ * the defaults at least 0.5, 0.5, 1, 2, 4, 8, 10, 10, … s and at most 0.5, 1, 2, 4, 8, 16, 20, … s;
+ * the last one is shortened to end with the window. A service's Retry-After (`Retry-After`,
+ * `x-ms-retry-after-ms`) replaces the backoff and is waited as given; one longer than what is left of
+ * the window fails at once, with an error that says so.
  */
 export interface RetryOptions {
-  /** Retries after the first attempt (default 10; 0 disables retrying). */
+  /** A cap on retries after the first attempt (default: none, the window alone bounds them; 0 disables retrying). */
   retries?: number | undefined;
   /** Base delay of the exponential backoff (default 500 ms). */
   minDelayMs?: number | undefined;
-  /** Upper bound of any one delay, including a service's Retry-After (default 20,000 ms). */
+  /** Upper bound of any one backoff delay (default 20,000 ms); a service's Retry-After is waited as given. */
   maxDelayMs?: number | undefined;
   /**
-   * The whole retry window of one operation, from its first attempt (default 60,000 ms): a retry
-   * whose delay would end past it is not made, and the last error is thrown.
+   * The whole retry window of one operation, from its first attempt (default 60,000 ms): no attempt
+   * starts after it, and the last error is thrown.
    */
   maxElapsedMs?: number | undefined;
 }
 
-/** The default retry settings (see `RetryOptions`). */
+/** The default retry settings (see `RetryOptions`); no retry count: the window bounds the retries. */
 export const DEFAULT_RETRY = Object.freeze({
-  retries: 10,
   minDelayMs: 500,
   maxDelayMs: 20_000,
   maxElapsedMs: 60_000,
@@ -98,9 +98,10 @@ function mayHaveApplied(error: unknown): boolean {
   return error.serviceCode !== "ECONNREFUSED";
 }
 
-/** Runs operations with exponential backoff and full jitter on transient faults only (never 400/403/404/409/412/413). */
+/** Runs operations with exponential backoff and jitter on transient faults only (never 400/403/404/409/412/413). */
 export class RetryPolicy {
-  readonly retries: number;
+  /** The cap on retries the caller set; undefined: only the time window bounds them. */
+  readonly retries: number | undefined;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
   readonly maxElapsedMs: number;
@@ -116,7 +117,7 @@ export class RetryPolicy {
     random: () => number = Math.random,
     now: () => number = () => performance.now(),
   ) {
-    this.retries = count(options.retries, DEFAULT_RETRY.retries, "retry.retries");
+    this.retries = options.retries === undefined ? undefined : count(options.retries, 0, "retry.retries");
     this.minDelayMs = count(options.minDelayMs, DEFAULT_RETRY.minDelayMs, "retry.minDelayMs");
     this.maxDelayMs = count(options.maxDelayMs, DEFAULT_RETRY.maxDelayMs, "retry.maxDelayMs");
     this.maxElapsedMs = count(options.maxElapsedMs, DEFAULT_RETRY.maxElapsedMs, "retry.maxElapsedMs");
@@ -132,13 +133,19 @@ export class RetryPolicy {
     this.#random = random;
   }
 
-  /** The delay before retry number `attempt` (1-based) after `error`. */
+  /**
+   * The delay before retry number `attempt` (1-based) after `error`: the service's Retry-After as
+   * given, else the jittered exponential backoff (see `RetryOptions`).
+   */
   delayFor(attempt: number, error: unknown): number {
-    const fault = classifyFault(error);
+    const retryAfterMs = retryAfterOf(error);
+    if (retryAfterMs !== undefined) return retryAfterMs;
+    return this.#backoff(attempt, error);
+  }
+
+  #backoff(attempt: number, error: unknown): number {
     // A reset connection usually means a recycled socket: retry at once the first time.
-    if (fault === "connection" && attempt === 1) return 0;
-    const retryAfterMs = error instanceof StoreError ? error.retryAfterMs : undefined;
-    if (retryAfterMs !== undefined) return Math.min(this.maxDelayMs, Math.max(retryAfterMs, 0));
+    if (classifyFault(error) === "connection" && attempt === 1) return 0;
     const ceiling = Math.min(this.maxDelayMs, this.minDelayMs * 2 ** Math.min(attempt - 1, 40));
     // Jitter keeps clients from retrying in lockstep; its floor (half the ceiling) makes the delays grow
     // whatever the draw, so the retries cover a known window (see RetryOptions).
@@ -160,69 +167,76 @@ export class RetryPolicy {
     onRetry?: (decision: RetryDecision) => void,
     signal?: AbortSignal,
   ): Promise<T> {
-    // The first attempt runs directly: most requests succeed, and they should not pay for the retry loop.
+    // The window counts from the first attempt. The first attempt runs directly: most requests succeed,
+    // and they should not pay for the retry loop.
+    const started = this.#now();
     try {
       return await operation({ attempt: 1, possiblyApplied: false });
     } catch (error) {
       if (this.retries === 0 || classifyFault(error) === "final") throw error;
-      return this.#retry(operation, error, onRetry, signal);
+      return this.#retry(operation, error, started, onRetry, signal);
     }
   }
 
-  /** Attempts 2 and later, after the first failed with a transient fault. */
+  /** Attempts 2 and later, after the first failed with a transient fault, while the window lasts. */
   async #retry<T>(
     operation: (context: AttemptContext) => Promise<T>,
     firstError: unknown,
+    started: number,
     onRetry: ((decision: RetryDecision) => void) | undefined,
     signal: AbortSignal | undefined,
   ): Promise<T> {
     let possiblyApplied = mayHaveApplied(firstError);
-    // The window counts from the first attempt; slept delays count even on an injected clock that does not move.
-    const started = this.#now();
+    let error = firstError;
+    // Slept delays count even on an injected clock that does not move (tests that record sleeps).
     let slept = 0;
-    const pause = async (attempt: number, error: unknown) => {
-      const delayMs = this.delayFor(attempt, error);
-      const elapsed = Math.max(this.#now() - started, slept);
-      if (elapsed + delayMs > this.maxElapsedMs) throw new AbortError(error as Error);
+    for (let attempt = 1; ; attempt++) {
+      if (this.retries !== undefined && attempt > this.retries) throw error;
+      const left = this.maxElapsedMs - Math.max(this.#now() - started, slept);
+      const retryAfterMs = retryAfterOf(error);
+      if (retryAfterMs !== undefined && retryAfterMs > left)
+        throw this.#beyondWindow(error, retryAfterMs, left);
+      // A backoff of our own choosing is shortened to end with the window: one last attempt at its end.
+      const delayMs = retryAfterMs ?? Math.min(this.#backoff(attempt, error), left);
+      if (left <= 0) throw error;
       onRetry?.({ attempt, delayMs, error });
       this.observer?.onRetry({ attempt, delayMs, error });
       slept += delayMs;
       await this.#sleep(delayMs, signal);
-    };
-    try {
-      await pause(1, firstError);
-    } catch (error) {
-      throw unwrapAbort(error);
+      signal?.throwIfAborted();
+      const next = { attempt: attempt + 1, possiblyApplied };
+      try {
+        return await (this.observer
+          ? this.observer.runAttempt(next.attempt, () => operation(next))
+          : operation(next));
+      } catch (failure) {
+        // Final errors stop at once, with no delay.
+        if (classifyFault(failure) === "final") throw failure;
+        if (mayHaveApplied(failure)) possiblyApplied = true;
+        error = failure;
+      }
     }
-    return pRetry(
-      async (retry) => {
-        try {
-          const next = { attempt: retry + 1, possiblyApplied };
-          return await (this.observer
-            ? this.observer.runAttempt(next.attempt, () => operation(next))
-            : operation(next));
-        } catch (error) {
-          // Final errors stop at once, unwrapped, with no delay.
-          if (classifyFault(error) === "final") throw new AbortError(error as Error);
-          if (mayHaveApplied(error)) possiblyApplied = true;
-          throw error;
-        }
-      },
-      {
-        retries: this.retries - 1,
-        // Delays are computed here (Retry-After, immediate reconnect) and slept through the injectable clock.
-        minTimeout: 0,
-        maxTimeout: 0,
-        factor: 1,
-        ...(signal ? { signal } : {}),
-        onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-          if (retriesLeft > 0) await pause(attemptNumber + 1, error);
-        },
-      },
-    ).catch((error: unknown) => {
-      throw unwrapAbort(error);
-    });
   }
+
+  /** The service asked for a pause longer than the window has left: give up now and say so. */
+  #beyondWindow(error: unknown, retryAfterMs: number, leftMs: number): StoreError {
+    const cause = error as StoreError;
+    return new StoreError(
+      `${cause.message} (the service asked to retry after ${retryAfterMs} ms, more than the ${Math.max(0, Math.round(leftMs))} ms left of the ${this.maxElapsedMs} ms retry window, retry.maxElapsedMs; not retried)`,
+      {
+        statusCode: cause.statusCode,
+        serviceCode: cause.serviceCode,
+        retryAfterMs,
+        cause: error,
+      },
+    );
+  }
+}
+
+/** The service's Retry-After hint of a transient fault, in ms (never negative). */
+function retryAfterOf(error: unknown): number | undefined {
+  if (!(error instanceof StoreError) || error.retryAfterMs === undefined) return undefined;
+  return Math.max(0, error.retryAfterMs);
 }
 
 function count(value: number | undefined, fallback: number, field: string): number {
@@ -235,14 +249,6 @@ function count(value: number | undefined, fallback: number, field: string): numb
     );
   }
   return value;
-}
-
-function unwrapAbort(error: unknown): unknown {
-  if (error instanceof AbortError && error.originalError) return error.originalError;
-  if (error instanceof Error && error.name === "AbortError" && "originalError" in error) {
-    return (error as { originalError: unknown }).originalError ?? error;
-  }
-  return error;
 }
 
 /** Sleeps on the real clock (`setTimeout`), abortable. */

@@ -75,8 +75,6 @@ export class MemoryStore implements ServableStore {
   /** Account-level settings of the table server (its service properties), journaled like writes. */
   readonly #accountSettings = new Map<string, string>();
   #scanned = 0;
-  /** The account URL transactions are sized on (see RecordAccess.sizeBatchesFor); nominal when unset. */
-  #batchAccountUrl: string | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const { flavor, seed, pageBreaks, tableDeleteDelayMs, now } = resolveMemoryStoreOptions(options);
@@ -130,9 +128,12 @@ export class MemoryStore implements ServableStore {
             setTableSetting: (table, name, value) => {
               this.#commit([{ op: "tableSetting", table: this.#require(table).name, name, value }]);
             },
-            sizeBatchesFor: (accountUrl) => {
-              this.#batchAccountUrl = accountUrl;
-            },
+            // The server judged the body by the bytes it received: no size rule on a re-encoded body.
+            submitReceivedTransaction: (table, partitionKey, actions) =>
+              this.#submitTransaction(table, partitionKey, actions, {
+                ...this.#limits,
+                maxTransactionBytes: Number.POSITIVE_INFINITY,
+              }),
           })
         : undefined;
   }
@@ -248,16 +249,22 @@ export class MemoryStore implements ServableStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
+    return this.#submitTransaction(table, partitionKey, actions, this.#limits);
+  }
+
+  /** An entity group transaction under `limits` (the `$batch` body sized on `limits.accountUrl`). */
+  async #submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+    limits: StoreLimits,
+  ): Promise<WriteResult[]> {
     let t: MemoryTable;
     try {
       t = this.#require(table);
     } catch (error) {
       throw toTransactionError(error, 0, table, partitionKey, undefined);
     }
-    const limits =
-      this.#batchAccountUrl === undefined
-        ? this.#limits
-        : { ...this.#limits, accountUrl: this.#batchAccountUrl };
     const parsed = parseTransaction(t.name, partitionKey, actions, limits);
     parsed.forEach((action, index) => {
       try {

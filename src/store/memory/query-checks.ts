@@ -16,13 +16,16 @@ export function selection(select: readonly string[] | undefined): ReadonlySet<st
   return names;
 }
 
-/** `$top`: an integer from 1 to the service's page size; absent, the page size. */
+/**
+ * `$top`: an integer from 0 to the service's page size; absent, the page size. Azure answers `$top=0`
+ * with 200 and no entities (Azurite #1428 reports it; Azurite itself ignores a zero `$top`).
+ */
 export function checkTop(top: number | undefined): number {
   if (top === undefined) return ServiceLimits.maxPageSize;
-  if (!Number.isInteger(top) || top < 1 || top > ServiceLimits.maxPageSize) {
+  if (!Number.isInteger(top) || top < 0 || top > ServiceLimits.maxPageSize) {
     throw badRequest(
       "InvalidInput",
-      `$top must be an integer from 1 to ${ServiceLimits.maxPageSize}, got ${top}`,
+      `$top must be an integer from 0 to ${ServiceLimits.maxPageSize}, got ${top}`,
     );
   }
   return top;

@@ -1,6 +1,6 @@
 import { DelegatingStore } from "../delegating-store.js";
 import type { ServedStore } from "../served-store.js";
-import type { StoreQuery, TableStore } from "../table-store.js";
+import type { StoreQuery, TableStore, TransactionAction } from "../table-store.js";
 
 /** What a served view adds to the port: the reads and settings a `MemoryStore` keeps off its public class. */
 export type ServedReads = Omit<ServedStore, keyof TableStore>;
@@ -42,7 +42,7 @@ export class ServedView extends DelegatingStore implements ServedStore {
   setTableSetting(table: string, name: string, value: string | undefined): void {
     this.#reads.setTableSetting(table, name, value);
   }
-  sizeBatchesFor(accountUrl: string): void {
-    this.#reads.sizeBatchesFor(accountUrl);
+  submitReceivedTransaction(table: string, partitionKey: string, actions: readonly TransactionAction[]) {
+    return this.#reads.submitReceivedTransaction(table, partitionKey, actions);
   }
 }

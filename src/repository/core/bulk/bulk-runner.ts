@@ -5,6 +5,9 @@ import { BatchScheduler } from "./batch-scheduler.js";
 import type { BulkOptions, BulkResult, SubmitBatch, WriteUnit } from "./bulk-types.js";
 import { ItemSource } from "./item-source.js";
 
+/** Batches a bulk write has in flight by default (`concurrency`), never two of one partition at once. */
+export const DEFAULT_BULK_CONCURRENCY = 8;
+
 /**
  * Writes a stream of items as entity group transactions: pulls items one by one (never the whole source),
  * packs each partition's units into as few batches as the service allows (≤ 100 operations, payload under
@@ -29,7 +32,7 @@ export async function runBulk<T>(
   submit: SubmitBatch,
   options: BulkOptions & { total?: number; limits?: StoreLimits } = {},
 ): Promise<BulkResult<T>> {
-  const concurrency = readCount(options.concurrency, 8, "concurrency");
+  const concurrency = readCount(options.concurrency, DEFAULT_BULK_CONCURRENCY, "concurrency");
   const maxBufferedUnits = readCount(options.maxBufferedUnits, 10_000, "maxBufferedUnits");
   const { signal } = options;
   signal?.throwIfAborted();
