@@ -91,7 +91,7 @@ beforeAll(async () => {
       compilations.set(`${consumer.name}/${tsc}`, compilation);
     }
   }
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.allSettled(compilations.values());
