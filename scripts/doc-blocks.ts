@@ -8,7 +8,7 @@
  * that is compiled here and in the packed package's projects but never run there (test/package/). `tablekit`, `tablekit/server` and `tablekit/testing` resolve to
  * src/, so no build is needed. Run alone: `node --import tsx scripts/doc-blocks.ts` (exit 1 on errors).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -120,9 +120,10 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     docFiles().flatMap((file) => blocksOf(file, readFileSync(join(root, file), "utf8"))),
   );
   // Under node_modules so that imports of installed packages (vitest, @azure/data-tables) resolve.
-  const dir = join(root, "node_modules", ".cache", "doc-blocks");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // A folder of its own per run: runs in parallel (other checkouts sharing node_modules) must not meet.
+  const cache = join(root, "node_modules", ".cache");
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, "doc-blocks-"));
   const byPath = new Map<string, DocModule>();
   for (const [i, module] of modules.entries()) {
     const path = join(dir, `${module.file.replace(/[^A-Za-z0-9]+/g, "-")}-${module.line}-${i}.ts`);
@@ -158,7 +159,9 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     );
   }
   const diagnostics: string[] = [];
-  for (const diagnostic of programs.flatMap((program) => ts.getPreEmitDiagnostics(program))) {
+  const found = programs.flatMap((program) => ts.getPreEmitDiagnostics(program));
+  rmSync(dir, { recursive: true, force: true });
+  for (const diagnostic of found) {
     const file = diagnostic.file?.fileName;
     const module = file === undefined ? undefined : byPath.get(file);
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
