@@ -30,7 +30,7 @@ execFileSync(
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const packages = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies });
 // The subpath entries that exist (`tablekit/nestjs` comes with its integration).
-const subpaths = ["server", "testing", "nestjs"].filter((entry) =>
+const subpaths = ["server", "testing", "nestjs", "vitest"].filter((entry) =>
   existsSync(join(root, "src", entry, "index.ts")),
 );
 // The bin scripts (`./dist/esm/<path>.js` is built from `src/<path>.ts`).
@@ -84,7 +84,7 @@ writeFileSync(
   join(cjs, "server", "index.js"),
   '"use strict";\n// The table server lives in the root bundle, loaded on the first call.\nexports.startTableServer = require("../index.js").startTableServer;\n',
 );
-// Other subpath entries (testing, nestjs) import tablekit through the public entry (src/index.ts);
+// Other subpath entries (testing, nestjs; vitest imports none of it) import tablekit through the public entry (src/index.ts);
 // their bundles require the root bundle for it instead of holding a second copy of its classes (a
 // second decorator registry would not know the user's entities).
 for (const entry of subpaths.filter((name) => name !== "server")) {

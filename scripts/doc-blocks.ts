@@ -4,15 +4,19 @@
  * compiled together with the blocks before it in its file (back to the last plain one); a block fenced
  * ```` ```ts fragment ```` is not compiled; a block fenced ```` ```ts legacy ```` (and the blocks continuing it) is
  * compiled with legacy decorators (`experimentalDecorators`, `emitDecoratorMetadata`: NestJS's parameter
- * decorators need them), every other with standard decorators. `tablekit`, `tablekit/server` and `tablekit/testing` resolve to
+ * decorators need them), every other with standard decorators; ```` ```ts compile-only ```` marks a block
+ * that is compiled here and in the packed package's projects but never run there (test/package/). `tablekit`, `tablekit/server` and `tablekit/testing` resolve to
  * src/, so no build is needed. Run alone: `node --import tsx scripts/doc-blocks.ts` (exit 1 on errors).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The words a `ts` fence may carry after the language (CONTRIBUTING.md, "Documentation"). */
+const MARKERS = ["continued", "fragment", "legacy", "compile-only"];
 
 /** One fenced `ts` block. */
 export interface DocBlock {
@@ -23,6 +27,8 @@ export interface DocBlock {
   kind: "module" | "continued" | "fragment";
   /** Compiled with legacy decorators (`ts legacy`). */
   legacy: boolean;
+  /** Compiled but never run (`ts compile-only`): it needs a live service, a key vault or values it only declares. */
+  compileOnly: boolean;
   code: string;
 }
 
@@ -31,6 +37,7 @@ export interface DocModule {
   file: string;
   line: number;
   legacy: boolean;
+  compileOnly: boolean;
   code: string;
   /** Where each block starts in `code` (line offset) and in its Markdown file. */
   parts: Array<{ offset: number; line: number }>;
@@ -55,13 +62,25 @@ export function blocksOf(file: string, text: string): DocBlock[] {
     const end = lines.findIndex((line, j) => j > i && line.startsWith("```"));
     if (end < 0) throw new Error(`${file}:${i + 1}: a fence that is never closed`);
     if (open[1] === "ts" || open[1] === "typescript") {
-      const marker = open[2]?.trim() ?? "";
-      if (marker !== "" && marker !== "continued" && marker !== "fragment" && marker !== "legacy") {
-        throw new Error(`${file}:${i + 1}: unknown block marker '${marker}' (continued, fragment or legacy)`);
+      const markers = (open[2]?.trim() ?? "").split(/\s+/).filter((word) => word !== "");
+      for (const marker of markers) {
+        if (!MARKERS.includes(marker)) {
+          throw new Error(`${file}:${i + 1}: unknown block marker '${marker}' (${MARKERS.join(", ")})`);
+        }
       }
-      const kind = marker === "continued" || marker === "fragment" ? marker : "module";
-      const legacy = marker === "legacy";
-      blocks.push({ file, line: i + 1, kind, legacy, code: lines.slice(i + 1, end).join("\n") });
+      const kind = markers.includes("continued")
+        ? "continued"
+        : markers.includes("fragment")
+          ? "fragment"
+          : "module";
+      blocks.push({
+        file,
+        line: i + 1,
+        kind,
+        legacy: markers.includes("legacy"),
+        compileOnly: markers.includes("compile-only"),
+        code: lines.slice(i + 1, end).join("\n"),
+      });
     }
     i = end;
   }
@@ -87,6 +106,7 @@ export function docModules(blocks: readonly DocBlock[]): DocModule[] {
       file: block.file,
       line: block.line,
       legacy: block.legacy,
+      compileOnly: block.compileOnly,
       code: block.code,
       parts: [{ offset: 0, line: block.line }],
     });
@@ -100,9 +120,10 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     docFiles().flatMap((file) => blocksOf(file, readFileSync(join(root, file), "utf8"))),
   );
   // Under node_modules so that imports of installed packages (vitest, @azure/data-tables) resolve.
-  const dir = join(root, "node_modules", ".cache", "doc-blocks");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // A folder of its own per run: runs in parallel (other checkouts sharing node_modules) must not meet.
+  const cache = join(root, "node_modules", ".cache");
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, "doc-blocks-"));
   const byPath = new Map<string, DocModule>();
   for (const [i, module] of modules.entries()) {
     const path = join(dir, `${module.file.replace(/[^A-Za-z0-9]+/g, "-")}-${module.line}-${i}.ts`);
@@ -138,7 +159,9 @@ export function checkDocBlocks(): { modules: number; diagnostics: string[] } {
     );
   }
   const diagnostics: string[] = [];
-  for (const diagnostic of programs.flatMap((program) => ts.getPreEmitDiagnostics(program))) {
+  const found = programs.flatMap((program) => ts.getPreEmitDiagnostics(program));
+  rmSync(dir, { recursive: true, force: true });
+  for (const diagnostic of found) {
     const file = diagnostic.file?.fileName;
     const module = file === undefined ? undefined : byPath.get(file);
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");

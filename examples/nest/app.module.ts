@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from "@nestjs/common";
-import { TableKitModule, type TableKitModuleOptions } from "../../src/nestjs/index.js";
+import { TableKitModule, type TableKitModuleOptions } from "tablekit/nestjs";
 import { Employee } from "./employee.entity.js";
 import { EmployeesController } from "./employees.controller.js";
 import { EmployeesService } from "./employees.service.js";

@@ -1,4 +1,4 @@
-import { Column, Entity } from "../../src/index.js";
+import { Column, Entity } from "tablekit";
 
 /** An employee: one partition per department, RowKey `emp_000007`, a unique e-mail index. */
 @Entity({

@@ -1,6 +1,6 @@
 import { Injectable } from "@nestjs/common";
-import type { Repository, TableContext } from "../../src/index.js";
-import { InjectRepository, InjectTableContext } from "../../src/nestjs/index.js";
+import type { Repository, TableContext } from "tablekit";
+import { InjectRepository, InjectTableContext } from "tablekit/nestjs";
 import { Employee } from "./employee.entity.js";
 
 /** What a service over tablekit looks like: repositories and the context are injected by token. */

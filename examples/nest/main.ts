@@ -4,7 +4,7 @@
  */
 import "reflect-metadata";
 import { NestFactory } from "@nestjs/core";
-import { MemoryStore } from "../../src/index.js";
+import { MemoryStore } from "tablekit";
 import { AppModule } from "./app.module.js";
 import { EmployeesService } from "./employees.service.js";
 

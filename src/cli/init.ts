@@ -80,7 +80,6 @@ function projectFiles(name: string, spec: string): Array<[string, string]> {
         devDependencies: {
           "@types/node": "^20.19.0",
           tsx: "^4.20.0",
-          esbuild: "^0.28.0",
           typescript: "^5.9.3",
           vitest: "^4.0.0",
         },
@@ -171,24 +170,14 @@ describe("Task", () => {
 });
 `;
 
-const VITEST_CONFIG = `import { transform } from "esbuild";
+// tablekit/vitest compiles the entities' standard decorators (@Entity, @Column): vitest 4's own
+// TypeScript transform leaves them as they are, and Node 20 cannot run them.
+const VITEST_CONFIG = `import { standardDecorators } from "tablekit/vitest";
 import { defineConfig } from "vitest/config";
 
-// Standard decorators (the entities' @Entity and @Column) are compiled by esbuild, as tsx does for
-// \`npm start\`: Vite's own TypeScript transform leaves them as they are, and Node 20 cannot run them.
-export default defineConfig({
-  plugins: [
-    {
-      name: "standard-decorators",
-      enforce: "pre",
-      async transform(code, id) {
-        if (!/\\.[cm]?ts$/.test(id)) return undefined;
-        const result = await transform(code, { loader: "ts", target: "es2022", sourcemap: true, sourcefile: id });
-        return { code: result.code, map: result.map };
-      },
-    },
-  ],
-});
+// Standard decorators (the entities' @Entity and @Column) are compiled by tablekit's preset, as tsx
+// compiles them for \`npm start\`: vitest 4's own TypeScript transform leaves them as they are.
+export default defineConfig({ plugins: [standardDecorators()] });
 `;
 
 const COMPOSE = `# Local Table endpoints for this project:
@@ -208,7 +197,10 @@ services:
     working_dir: /app
     volumes:
       - .:/app
-    command: npx --no-install tablekit serve --host 0.0.0.0 --port 10012
+    # The server itself is the process (no npx in between), behind an init that passes it SIGTERM:
+    # \`docker compose stop\` stops it at once, exit code 0.
+    init: true
+    command: ["node_modules/.bin/tablekit", "serve", "--host", "0.0.0.0", "--port", "10012"]
     ports:
       - "10012:10012"
 `;

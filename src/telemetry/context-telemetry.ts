@@ -1,4 +1,5 @@
 import type { TableStore } from "../store/table-store.js";
+import { loadOpenTelemetry } from "./open-telemetry.js";
 import { Telemetry } from "./telemetry.js";
 import { traceContext } from "./traced-calls.js";
 import { TracedStore } from "./traced-store.js";
@@ -25,4 +26,12 @@ export function contextTelemetry(tracing: boolean | undefined): ContextTelemetry
     instrument: (store) => new TracedStore(store, telemetry),
     trace: (context) => traceContext(context, telemetry),
   };
+}
+
+/**
+ * Why a context that asked for tracing has none although `@opentelemetry/api` is installed (it
+ * threw while loading), for the context to report once as a `warning` event; `undefined` otherwise.
+ */
+export function telemetryWarning(tracing: boolean | undefined): string | undefined {
+  return tracing === false ? undefined : loadOpenTelemetry().failure;
 }

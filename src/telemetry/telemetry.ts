@@ -55,7 +55,7 @@ export class Telemetry {
   /** The telemetry of a new context: none with `tracing: false` or without `@opentelemetry/api`. */
   static open(tracing: boolean | undefined): Telemetry | undefined {
     if (tracing === false) return undefined;
-    const api = loadOpenTelemetry();
+    const { api } = loadOpenTelemetry();
     return api === null ? undefined : new Telemetry(api);
   }
 

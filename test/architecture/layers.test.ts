@@ -43,6 +43,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The test kit (tablekit/testing) uses the public entry only, so its CommonJS bundle shares the
   // root bundle's classes (one decorator registry, one TableContext).
   testing: ["index"],
+  // tablekit/vitest: a Vite plugin for the user's test set-up; it imports nothing of tablekit's.
+  vitest: [],
 };
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");

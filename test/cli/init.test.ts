@@ -41,7 +41,14 @@ describe("runInit", () => {
     expect(tsconfig.compilerOptions.target).toBe("es2022");
     expect(tsconfig.compilerOptions.experimentalDecorators).toBeUndefined();
     expect(readFileSync(join(dir, "test", "models.test.ts"), "utf8")).toContain('from "tablekit/testing"');
-    expect(readFileSync(join(dir, "docker-compose.yml"), "utf8")).toMatch(/azurite[\s\S]*tablekit serve/);
+    const compose = readFileSync(join(dir, "docker-compose.yml"), "utf8");
+    expect(compose).toMatch(/azurite[\s\S]*tablekit", "serve"/);
+    // SIGTERM reaches the server: an init as PID 1 and no npx between it and the server.
+    expect(compose).toMatch(/tablekit:[\s\S]*init: true/);
+    expect(compose).toContain('command: ["node_modules/.bin/tablekit", "serve"');
+    // Standard decorators under vitest 4: the preset, and nothing more to install for it.
+    expect(readFileSync(join(dir, "vitest.config.ts"), "utf8")).toContain('from "tablekit/vitest"');
+    expect(Object.keys(pkg.devDependencies)).not.toContain("esbuild");
   });
 
   it("names tablekit by TABLEKIT_INIT_SPEC, else by its own version", () => {

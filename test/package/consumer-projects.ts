@@ -4,7 +4,7 @@
  * compiled with TypeScript 5.9 and 7 and run with Node.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -44,24 +44,41 @@ export async function exec(file: string, args: string[], cwd: string, env: NodeJ
 
 /**
  * Packs the repository (`npm pack` runs `prepack`, i.e. the build) and installs the tarball into
- * `dir/node_modules/tablekit`. Its dependencies are linked from the repository's node_modules, which
- * holds the same versions: offline, and a second instead of a registry install. Returns the packed
- * package.json.
+ * `dir/node_modules/tablekit` ({@link installTarball}). Returns the packed package.json.
  */
 export async function packAndInstall(dir: string): Promise<Record<string, unknown>> {
   await exec("npm", ["pack", "--pack-destination", dir], repoRoot);
   const tarball = readdirSync(dir).find((name) => name.endsWith(".tgz"));
   if (!tarball) throw new Error(`npm pack left no tarball in ${dir}`);
+  return installTarball(dir, join(dir, tarball));
+}
+
+/**
+ * Unpacks a packed tarball into `dir/node_modules/tablekit`. Its dependencies are linked from the
+ * repository's node_modules, which holds the same versions (those package-lock.json locks): offline,
+ * and a second instead of a registry install. Returns the packed package.json.
+ */
+export async function installTarball(dir: string, tarball: string): Promise<Record<string, unknown>> {
   const installed = join(dir, "node_modules", "tablekit");
   mkdirSync(installed, { recursive: true });
-  await exec("tar", ["-xzf", join(dir, tarball), "-C", installed, "--strip-components=1"], dir);
+  await exec("tar", ["-xzf", tarball, "-C", installed, "--strip-components=1"], dir);
   const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
-  for (const name of Object.keys(manifest.dependencies ?? {})) {
-    const link = join(dir, "node_modules", name);
-    mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(join(repoRoot, "node_modules", name), link, "dir");
-  }
+  linkPackages(dir, Object.keys(manifest.dependencies ?? {}));
   return manifest;
+}
+
+/**
+ * Links packages into `dir/node_modules` from the repository's node_modules; `name=source` links
+ * `source` under another name (`typescript=typescript7`: the TypeScript `npm install typescript` gives today).
+ */
+export function linkPackages(dir: string, names: readonly string[]): void {
+  for (const entry of names) {
+    const [name, source = name] = entry.split("=") as [string, string?];
+    const link = join(dir, "node_modules", name);
+    if (existsSync(link)) continue;
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(join(repoRoot, "node_modules", source), link, "dir");
+  }
 }
 
 /** The decorator dialect of a consumer project. */

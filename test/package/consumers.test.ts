@@ -26,6 +26,7 @@ import {
   readmeFirstTypeScriptBlock,
   runNode,
 } from "./consumer-projects.js";
+import { describeShippedGuides } from "./shipped-guides.js";
 
 const fixtures = join(import.meta.dirname, "fixtures");
 
@@ -90,7 +91,7 @@ beforeAll(async () => {
       compilations.set(`${consumer.name}/${tsc}`, compilation);
     }
   }
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await Promise.allSettled(compilations.values());
@@ -165,6 +166,9 @@ describe.each(consumers.filter((consumer) => consumer.readme))("consumer project
     },
   );
 });
+
+// The guides from the same tarball (one pack per run: `npm pack` rebuilds dist/).
+describeShippedGuides(() => root);
 
 /** A table prefix per project and compiler, so runs sharing one Azurite never meet. */
 function prefixFor(project: string, compiler: CompilerName): string {

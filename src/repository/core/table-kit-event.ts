@@ -17,6 +17,11 @@ export type TableKitEvent =
   | ({ type: "throughput" } & PaceReport)
   /** A legal but risky design (e.g. `append-only-partition`), once per context per entity class. */
   | { type: "schema-warning"; entity: string; rule: string; message: string }
+  /**
+   * Something the context was set up to do does not work, e.g. `opentelemetry-unloadable`:
+   * `@opentelemetry/api` is installed but cannot be loaded, so there are no spans. Once per context.
+   */
+  | { type: "warning"; code: string; message: string }
   /** One per repair worker pass: the counts of each kind, and the errors it met (the worker goes on). */
   | { type: "repair-pass"; counts: RepairReport; errors: unknown[] };
 

@@ -1,6 +1,6 @@
 import { ValidationError } from "../../errors.js";
 import type { TableStore } from "../../store/table-store.js";
-import { contextTelemetry } from "../../telemetry/context-telemetry.js";
+import { contextTelemetry, telemetryWarning } from "../../telemetry/context-telemetry.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
 import { limitsOf } from "../pipeline/backend-limits.js";
@@ -43,6 +43,8 @@ export interface ContextStack {
   encryptedTypes: EncryptedRowTypes;
   periodTables: PeriodTableNames;
   telemetry: ReturnType<typeof contextTelemetry>;
+  /** Why there is no telemetry although `@opentelemetry/api` is installed (reported as a `warning` event). */
+  telemetryWarning: string | undefined;
 }
 
 /**
@@ -105,5 +107,6 @@ export function composeStack(options: TableContextOptions, report: PaceReport): 
     encryptedTypes,
     periodTables,
     telemetry,
+    telemetryWarning: telemetryWarning(options.tracing),
   };
 }

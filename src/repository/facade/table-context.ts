@@ -88,6 +88,13 @@ export class TableContext {
         eventual: () => this.#eventualDeps(),
       }),
     );
+    if (stack.telemetryWarning !== undefined) {
+      this.#runner.emit({
+        type: "warning",
+        code: "opentelemetry-unloadable",
+        message: stack.telemetryWarning,
+      });
+    }
     // Each call a span: the context's methods run on this object, the proxy only opens their spans.
     // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
     if (stack.telemetry !== undefined) return stack.telemetry.trace(this);
