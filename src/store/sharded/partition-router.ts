@@ -1,0 +1,273 @@
+import { StoreError, TransactionError, ValidationError } from "../../errors.js";
+import type { TableStore, TransactionAction, WriteResult } from "../table-store.js";
+import { openGuard, openInsert, type PartitionState, readPartitionState } from "./partition-markers.js";
+import type { ShardDirectory } from "./shard-directory.js";
+import { initialShardMap, placeOf, type ShardMap } from "./shard-map.js";
+
+/** How long a write waits for a partition in cut-over before it gives up (about 30 s in all). */
+const STALL_ATTEMPTS = 40;
+
+/** What a read found, for `PartitionRouter.read`: whether it may be incomplete and must be confirmed. */
+export type ReadCheck<T> = (result: T) => boolean;
+
+/**
+ * Routes one partition's requests: to the shard the cached map names, and, when that shard says the
+ * partition is not open there (its open row is gone), along the partition's markers to where it is.
+ * The map is read from the directory once and again only on such a miss, so a failing directory
+ * stops only the opening of new partitions, and a process with an old map still finds moved ones.
+ */
+export class PartitionRouter {
+  readonly #shards: Readonly<Record<string, TableStore>>;
+  readonly #directory: ShardDirectory;
+  readonly #caseSensitiveTables: boolean;
+  readonly #sleep: (ms: number) => Promise<void>;
+  #map: ShardMap | undefined;
+  /** False while the map is the configured shards' initial one because the directory did not answer. */
+  #confirmed = false;
+
+  constructor(
+    shards: Readonly<Record<string, TableStore>>,
+    directory: ShardDirectory,
+    caseSensitiveTables: boolean,
+    sleep: (ms: number) => Promise<void>,
+  ) {
+    this.#shards = shards;
+    this.#directory = directory;
+    this.#caseSensitiveTables = caseSensitiveTables;
+    this.#sleep = sleep;
+  }
+
+  /** The map this process routes by (read from the directory on first use). */
+  async map(): Promise<ShardMap> {
+    if (this.#map === undefined) {
+      try {
+        await this.refresh();
+      } catch {
+        // The directory is down: route by the configured shards' first map, which the partitions'
+        // markers correct wherever it is stale; only opening a new partition waits for the directory.
+        this.#map ??= initialShardMap(Object.keys(this.#shards));
+      }
+    }
+    return this.#map as ShardMap;
+  }
+
+  /** Reads the map again from the directory. */
+  async refresh(): Promise<ShardMap> {
+    const { map } = await this.#directory.read();
+    const missing = map.shards.filter((name) => !(name in this.#shards));
+    if (missing.length > 0) {
+      throw new StoreError(
+        `the shard map (version ${map.version}) names shard(s) ${missing.join(", ")} this ShardedStore was not given`,
+        { serviceCode: "ShardMissing" },
+      );
+    }
+    if (this.#map === undefined || map.version >= this.#map.version) this.#map = map;
+    this.#confirmed = true;
+    return map;
+  }
+
+  /** Replaces the cached map (after this process published it). */
+  adopt(map: ShardMap): void {
+    this.#map = map;
+    this.#confirmed = true;
+  }
+
+  /** The shard the cached map places the partition on. */
+  async ownerOf(table: string, partitionKey: string): Promise<string> {
+    return placeOf(await this.map(), table, partitionKey, this.#caseSensitiveTables);
+  }
+
+  shard(name: string): TableStore {
+    const store = this.#shards[name];
+    if (store === undefined) {
+      throw new StoreError(
+        `a partition's marker names shard '${name}', which this ShardedStore was not given`,
+        {
+          serviceCode: "ShardMissing",
+        },
+      );
+    }
+    return store;
+  }
+
+  /**
+   * Submits `actions` with the open guard on the shard where the partition is open; follows a moved
+   * partition, waits out a cut-over, and opens a partition new to every shard where the map places it.
+   */
+  async write(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    const limit =
+      this.shard((await this.map()).shards[0] as string).capabilities.limits?.maxTransactionOperations ?? 100;
+    if (actions.length >= limit) {
+      throw new ValidationError(
+        "transaction-size",
+        `a ShardedStore transaction takes at most ${limit - 1} operations (one is its partition's fence)`,
+      );
+    }
+    let target = await this.ownerOf(table, partitionKey);
+    let refreshed = false;
+    for (let attempt = 0; attempt < STALL_ATTEMPTS; attempt++) {
+      const store = this.shard(target);
+      try {
+        return (
+          await store.submitTransaction(table, partitionKey, [...actions, openGuard(partitionKey)])
+        ).slice(0, -1);
+      } catch (error) {
+        if (!isGuardMiss(error, actions.length)) throw error;
+      }
+      const state = await readPartitionState(store, table, partitionKey);
+      if (state.kind === "open") continue;
+      if (state.kind === "moved") {
+        target = state.to;
+        await this.#tryRefresh();
+        continue;
+      }
+      if (state.kind === "incoming" || state.kind === "ready") {
+        const source = await readPartitionState(this.shard(state.from), table, partitionKey);
+        if (source.kind === "open") target = state.from;
+        // Neither side is open: the partition is in its cut-over; wait for it to open on its new shard.
+        else await this.#sleep(backoff(attempt));
+        continue;
+      }
+      if (!refreshed) {
+        refreshed = true;
+        await this.#tryRefresh();
+        const owner = await this.ownerOf(table, partitionKey);
+        if (owner !== target) {
+          target = owner;
+          continue;
+        }
+      }
+      if (!this.#confirmed) {
+        throw new StoreError(
+          `cannot open partition '${partitionKey}' of table ${table}: the shard directory did not answer, so its shard is not certain`,
+          { statusCode: 503, serviceCode: "ShardDirectoryUnavailable" },
+        );
+      }
+      try {
+        const opened = [...actions, openInsert(partitionKey)];
+        return (await store.submitTransaction(table, partitionKey, opened)).slice(0, -1);
+      } catch (error) {
+        // Another write opened it first: go round again through the guard.
+        if (
+          !(error instanceof TransactionError && error.index === actions.length && error.statusCode === 409)
+        ) {
+          throw error;
+        }
+      }
+    }
+    throw new StoreError(
+      `partition '${partitionKey}' of table ${table} stayed in a shard cut-over too long`,
+      {
+        statusCode: 503,
+        serviceCode: "PartitionMoving",
+      },
+    );
+  }
+
+  /**
+   * Runs `read` where the partition's rows are complete. A result `needsCheck` does not flag (a point
+   * read's hit: a row a fenced shard still holds equals the moved one) is returned at once; any other
+   * is confirmed by the partition's markers after it, and read again elsewhere if they moved on.
+   */
+  async read<T>(
+    table: string,
+    partitionKey: string,
+    read: (store: TableStore) => Promise<T>,
+    needsCheck: ReadCheck<T>,
+  ): Promise<T> {
+    let target = await this.ownerOf(table, partitionKey);
+    let refreshed = false;
+    for (let attempt = 0; attempt < STALL_ATTEMPTS; attempt++) {
+      const result = await read(this.shard(target));
+      if (!needsCheck(result)) return result;
+      const state = await readPartitionState(this.shard(target), table, partitionKey);
+      if (state.kind === "open") return result;
+      const readable = await this.#readable(target, state, table, partitionKey);
+      if (readable === undefined) {
+        // Found on no shard: a newer map may place it elsewhere (a partition opened since, by another process).
+        if (refreshed || !(await this.#tryRefresh())) return result;
+        refreshed = true;
+        target = await this.ownerOf(table, partitionKey);
+        continue;
+      }
+      if (readable === target) return result;
+      const moved = await read(this.shard(readable));
+      if (!needsCheck(moved)) return moved;
+      const after = await readPartitionState(this.shard(readable), table, partitionKey);
+      if ((await this.#readable(readable, after, table, partitionKey)) === readable) return moved;
+      target = readable;
+    }
+    throw new StoreError(`partition '${partitionKey}' of table ${table} kept moving while it was read`, {
+      statusCode: 503,
+      serviceCode: "PartitionMoving",
+    });
+  }
+
+  /** The shard whose rows of the partition are complete now, or `undefined` when no shard has it. */
+  async readableShard(table: string, partitionKey: string): Promise<string | undefined> {
+    const owner = await this.ownerOf(table, partitionKey);
+    const state = await readPartitionState(this.shard(owner), table, partitionKey);
+    return this.#readable(owner, state, table, partitionKey);
+  }
+
+  /**
+   * Where the partition's rows are complete, starting from what shard `at` says of it: a shard it
+   * moved to once that one is ready or open, else the shard it left (which keeps every row, fenced,
+   * until the new one is ready).
+   */
+  async #readable(
+    at: string,
+    state: PartitionState,
+    table: string,
+    partitionKey: string,
+    hops = 0,
+  ): Promise<string | undefined> {
+    switch (state.kind) {
+      case "open":
+      case "ready":
+        return at;
+      case "absent":
+        return undefined;
+      case "moved": {
+        const next = await readPartitionState(this.shard(state.to), table, partitionKey);
+        if (next.kind === "incoming" || next.kind === "absent") return at;
+        if (next.kind === "moved" && hops < 4)
+          return this.#readable(state.to, next, table, partitionKey, hops + 1);
+        return state.to;
+      }
+      case "incoming": {
+        const source = await readPartitionState(this.shard(state.from), table, partitionKey);
+        return source.kind === "open" || source.kind === "moved" ? state.from : at;
+      }
+    }
+  }
+
+  /** Re-reads the map; false when the directory did not answer (the cached map stays). */
+  async #tryRefresh(): Promise<boolean> {
+    try {
+      await this.refresh();
+      return true;
+    } catch (error) {
+      if (error instanceof StoreError && error.serviceCode === "ShardMissing") throw error;
+      return false;
+    }
+  }
+}
+
+/** True when a fenced transaction failed on its guard: the partition is not open on that shard. */
+function isGuardMiss(error: unknown, guardIndex: number): boolean {
+  return (
+    error instanceof TransactionError &&
+    error.index === guardIndex &&
+    error.statusCode === 404 &&
+    error.serviceCode !== "TableNotFound"
+  );
+}
+
+function backoff(attempt: number): number {
+  return Math.min(1000, 5 * 2 ** Math.min(attempt, 8));
+}
