@@ -43,7 +43,7 @@ export async function readPartitionState(
   }
   if (rows.some((row) => row.rowKey === OPEN_ROW)) return { kind: "open" };
   const state = rows.find((row) => row.rowKey === STATE_ROW);
-  if (state === undefined) return { kind: "absent" };
+  if (state === undefined || state.state === "open") return { kind: "absent" };
   if (state.state === "moved") return { kind: "moved", to: String(state.shard) };
   return { kind: state.state === "ready" ? "ready" : "incoming", from: String(state.shard) };
 }
@@ -53,9 +53,21 @@ export function openGuard(partitionKey: string): TransactionAction {
   return { kind: "update", entity: { partitionKey, rowKey: OPEN_ROW }, mode: "merge", ifMatch: "*" };
 }
 
-/** The action that opens a partition here with the first write into it (fails if another did first). */
+/** The action that opens a partition here (fails if it is open already). */
 export function openInsert(partitionKey: string): TransactionAction {
   return { kind: "insert", entity: { partitionKey, rowKey: OPEN_ROW } };
+}
+
+/**
+ * The actions that open a partition new to this shard with its first write: the open row, and a state
+ * row saying `open` whose insert fails when the partition has a state here (it moved away, or is
+ * moving in), so a process with an old map cannot reopen a partition a move left.
+ */
+export function openNew(partitionKey: string): TransactionAction[] {
+  return [
+    openInsert(partitionKey),
+    { kind: "insert", entity: { partitionKey, rowKey: STATE_ROW, state: "open" } },
+  ];
 }
 
 /** The state row's entity. */

@@ -1,11 +1,14 @@
 import { StoreError, TransactionError, ValidationError } from "../../errors.js";
+import { AZURE_TABLE_LIMITS } from "../../util/store-limits.js";
 import type { TableStore, TransactionAction, WriteResult } from "../table-store.js";
-import { openGuard, openInsert, type PartitionState, readPartitionState } from "./partition-markers.js";
+import { openGuard, openNew, type PartitionState, readPartitionState } from "./partition-markers.js";
 import type { ShardDirectory } from "./shard-directory.js";
 import { initialShardMap, placeOf, type ShardMap } from "./shard-map.js";
 
 /** How long a write waits for a partition in cut-over before it gives up (about 30 s in all). */
 const STALL_ATTEMPTS = 40;
+/** Operations of a transaction kept for the partition's fence rows (partition-markers.ts). */
+export const FENCE_ROWS = 2;
 
 /** What a read found, for `PartitionRouter.read`: whether it may be incomplete and must be confirmed. */
 export type ReadCheck<T> = (result: T) => boolean;
@@ -21,20 +24,29 @@ export class PartitionRouter {
   readonly #directory: ShardDirectory;
   readonly #caseSensitiveTables: boolean;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #leaseMs: number;
   #map: ShardMap | undefined;
   /** False while the map is the configured shards' initial one because the directory did not answer. */
   #confirmed = false;
+  /** When the map was last read from the directory (`performance.now()`). */
+  #confirmedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     shards: Readonly<Record<string, TableStore>>,
     directory: ShardDirectory,
     caseSensitiveTables: boolean,
-    sleep: (ms: number) => Promise<void>,
+    timing: { sleep: (ms: number) => Promise<void>; leaseMs: number },
   ) {
     this.#shards = shards;
     this.#directory = directory;
     this.#caseSensitiveTables = caseSensitiveTables;
-    this.#sleep = sleep;
+    this.#sleep = timing.sleep;
+    this.#leaseMs = timing.leaseMs;
+  }
+
+  /** How long a map read from the directory is trusted for placing new partitions (addShard waits as long before its last scan). */
+  get leaseMs(): number {
+    return this.#leaseMs;
   }
 
   /** The map this process routes by (read from the directory on first use). */
@@ -63,6 +75,7 @@ export class PartitionRouter {
     }
     if (this.#map === undefined || map.version >= this.#map.version) this.#map = map;
     this.#confirmed = true;
+    this.#confirmedAt = performance.now();
     return map;
   }
 
@@ -70,6 +83,7 @@ export class PartitionRouter {
   adopt(map: ShardMap): void {
     this.#map = map;
     this.#confirmed = true;
+    this.#confirmedAt = performance.now();
   }
 
   /** The shard the cached map places the partition on. */
@@ -92,23 +106,23 @@ export class PartitionRouter {
 
   /**
    * Submits `actions` with the open guard on the shard where the partition is open; follows a moved
-   * partition, waits out a cut-over, and opens a partition new to every shard where the map places it.
+   * partition, waits out a cut-over, and opens a partition new to its shard with its first write.
    */
   async write(
     table: string,
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
-    const limit =
-      this.shard((await this.map()).shards[0] as string).capabilities.limits?.maxTransactionOperations ?? 100;
-    if (actions.length >= limit) {
+    const first = this.shard((await this.map()).shards[0] as string);
+    const limit = (first.capabilities.limits ?? AZURE_TABLE_LIMITS).maxTransactionOperations;
+    if (actions.length > limit - FENCE_ROWS) {
       throw new ValidationError(
         "transaction-size",
-        `a ShardedStore transaction takes at most ${limit - 1} operations (one is its partition's fence)`,
+        `a ShardedStore transaction takes at most ${limit - FENCE_ROWS} operations (the partition's fence rows take the rest)`,
       );
     }
     let target = await this.ownerOf(table, partitionKey);
-    let refreshed = false;
+    let placed = false;
     for (let attempt = 0; attempt < STALL_ATTEMPTS; attempt++) {
       const store = this.shard(target);
       try {
@@ -118,45 +132,42 @@ export class PartitionRouter {
       } catch (error) {
         if (!isGuardMiss(error, actions.length)) throw error;
       }
+      // Not open here. New to this shard? Open it with this write, in one transaction that fails if
+      // the partition was open or has a state row here (moved away, or moving in).
+      if (!placed) {
+        placed = true;
+        if (await this.#refreshIfStale()) {
+          const owner = await this.ownerOf(table, partitionKey);
+          if (owner !== target) {
+            target = owner;
+            continue;
+          }
+        }
+        if (!this.#confirmed) {
+          throw new StoreError(
+            `cannot open partition '${partitionKey}' of table ${table}: the shard directory did not answer, so its shard is not certain`,
+            { statusCode: 503, serviceCode: "ShardDirectoryUnavailable" },
+          );
+        }
+      }
+      try {
+        return (
+          await store.submitTransaction(table, partitionKey, [...actions, ...openNew(partitionKey)])
+        ).slice(0, actions.length);
+      } catch (error) {
+        const conflictAt = error instanceof TransactionError && error.statusCode === 409 ? error.index : -1;
+        if (conflictAt === actions.length) continue; // another write opened it first: through the guard again
+        if (conflictAt !== actions.length + 1) throw error;
+      }
       const state = await readPartitionState(store, table, partitionKey);
-      if (state.kind === "open") continue;
       if (state.kind === "moved") {
         target = state.to;
         await this.#tryRefresh();
-        continue;
-      }
-      if (state.kind === "incoming" || state.kind === "ready") {
+      } else if (state.kind === "incoming" || state.kind === "ready") {
         const source = await readPartitionState(this.shard(state.from), table, partitionKey);
         if (source.kind === "open") target = state.from;
         // Neither side is open: the partition is in its cut-over; wait for it to open on its new shard.
         else await this.#sleep(backoff(attempt));
-        continue;
-      }
-      if (!refreshed) {
-        refreshed = true;
-        await this.#tryRefresh();
-        const owner = await this.ownerOf(table, partitionKey);
-        if (owner !== target) {
-          target = owner;
-          continue;
-        }
-      }
-      if (!this.#confirmed) {
-        throw new StoreError(
-          `cannot open partition '${partitionKey}' of table ${table}: the shard directory did not answer, so its shard is not certain`,
-          { statusCode: 503, serviceCode: "ShardDirectoryUnavailable" },
-        );
-      }
-      try {
-        const opened = [...actions, openInsert(partitionKey)];
-        return (await store.submitTransaction(table, partitionKey, opened)).slice(0, -1);
-      } catch (error) {
-        // Another write opened it first: go round again through the guard.
-        if (
-          !(error instanceof TransactionError && error.index === actions.length && error.statusCode === 409)
-        ) {
-          throw error;
-        }
       }
     }
     throw new StoreError(
@@ -189,7 +200,7 @@ export class PartitionRouter {
       const readable = await this.#readable(target, state, table, partitionKey);
       if (readable === undefined) {
         // Found on no shard: a newer map may place it elsewhere (a partition opened since, by another process).
-        if (refreshed || !(await this.#tryRefresh())) return result;
+        if (refreshed || !(await this.#refreshIfStale())) return result;
         refreshed = true;
         target = await this.ownerOf(table, partitionKey);
         continue;
@@ -244,6 +255,15 @@ export class PartitionRouter {
         return source.kind === "open" || source.kind === "moved" ? state.from : at;
       }
     }
+  }
+
+  /**
+   * Re-reads the map unless it was read less than the lease ago; true when it was re-read (a partition
+   * new to its shard is placed by a map at most that old: addShard waits as long before its last scan).
+   */
+  async #refreshIfStale(): Promise<boolean> {
+    if (performance.now() - this.#confirmedAt < this.#leaseMs) return false;
+    return this.#tryRefresh();
   }
 
   /** Re-reads the map; false when the directory did not answer (the cached map stays). */

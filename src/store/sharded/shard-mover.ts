@@ -40,6 +40,7 @@ export interface AddShardContext {
   readonly directory: ShardDirectory;
   readonly onProgress?: ((progress: ReshardProgress) => void | Promise<void>) | undefined;
   readonly now?: (() => number) | undefined;
+  readonly sleep: (ms: number) => Promise<void>;
 }
 
 interface Planned {
@@ -114,7 +115,9 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
   await report("start");
   await moveAll(first);
   await publish(directory, router, target);
-  // Processes still on the old map may have opened partitions the new map places here meanwhile.
+  // Processes still on the old map may have opened partitions the new map places here meanwhile: a
+  // process places a new partition by a map at most a lease old, so after one lease none does any more.
+  await context.sleep(router.leaseMs);
   const late = (await plan(shards, oldShards, tables, target, name)).filter((p) => !p.movedAway);
   total += late.length;
   await moveAll(late);

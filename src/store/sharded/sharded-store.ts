@@ -8,6 +8,7 @@ import {
   TransactionError,
   ValidationError,
 } from "../../errors.js";
+import { AZURE_TABLE_LIMITS } from "../../util/store-limits.js";
 import type {
   BlobStore,
   PropertyTypes,
@@ -24,7 +25,7 @@ import type {
 import { singlePartitionOf } from "./filter-partition.js";
 import { queryAcrossShards, stripKeys, withKeys } from "./merged-query.js";
 import { isMarkerRow } from "./partition-markers.js";
-import { PartitionRouter } from "./partition-router.js";
+import { FENCE_ROWS, PartitionRouter } from "./partition-router.js";
 import { DIRECTORY_TABLE, ShardDirectory } from "./shard-directory.js";
 import { addShardOnline, type ReshardProgress, type ReshardResult } from "./shard-mover.js";
 import { ShardedBlobs } from "./sharded-blobs.js";
@@ -37,6 +38,13 @@ export interface ShardedStoreOptions {
   directory?: string | undefined;
   /** Waits between attempts while a partition is in its cut-over (tests inject it); default: a timer. */
   sleep?: ((ms: number) => Promise<void>) | undefined;
+  /**
+   * How long a shard map read from the directory is trusted for placing a partition new to every
+   * shard, in milliseconds (default 1,000): a process re-reads the map for such a write at most this
+   * often, and `addShard` waits this long after publishing its map before its last scan, so it
+   * catches partitions opened meanwhile by processes with the old map. Give every process the same.
+   */
+  mapLeaseMs?: number | undefined;
 }
 
 /** Options of `ShardedStore.addShard`. */
@@ -65,6 +73,7 @@ export class ShardedStore implements TableStore {
   readonly #directoryName: string;
   readonly #router: PartitionRouter;
   readonly #directory: ShardDirectory;
+  readonly #sleep: (ms: number) => Promise<void>;
 
   constructor(options: ShardedStoreOptions) {
     const names = Object.keys(options.shards).sort();
@@ -76,23 +85,20 @@ export class ShardedStore implements TableStore {
     this.#shards = { ...options.shards };
     const first = this.#shards[names[0] as string] as TableStore;
     for (const name of names) checkSameCapabilities(first, name, this.#shards[name] as TableStore);
-    const limits = first.capabilities.limits;
+    const limits = first.capabilities.limits ?? AZURE_TABLE_LIMITS;
     this.capabilities = {
       ...first.capabilities,
-      // One operation of every transaction is the partition's fence (partition-markers.ts).
-      ...(limits === undefined
-        ? {}
-        : { limits: { ...limits, maxTransactionOperations: limits.maxTransactionOperations - 1 } }),
+      // Two operations of every transaction are kept for the partition's fence rows (partition-markers.ts).
+      limits: { ...limits, maxTransactionOperations: limits.maxTransactionOperations - FENCE_ROWS },
     };
     this.#directoryName = directory;
     this.#directory = new ShardDirectory(this.#shards[directory] as TableStore, names);
     const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)));
-    this.#router = new PartitionRouter(
-      this.#shards,
-      this.#directory,
-      limits?.caseSensitiveTableNames ?? false,
+    this.#sleep = sleep;
+    this.#router = new PartitionRouter(this.#shards, this.#directory, limits.caseSensitiveTableNames, {
       sleep,
-    );
+      leaseMs: options.mapLeaseMs ?? 1000,
+    });
     const blobs = names.map((name) => [name, this.#shards[name]?.blobs] as const);
     this.blobs = blobs.every(([, b]) => b !== undefined)
       ? new ShardedBlobs(this.#router, Object.fromEntries(blobs) as Record<string, BlobStore>)
@@ -138,6 +144,7 @@ export class ShardedStore implements TableStore {
       router: this.#router,
       directory: this.#directory,
       onProgress: options.onProgress,
+      sleep: this.#sleep,
     });
   }
 
