@@ -16,3 +16,11 @@ export class ShItem {
 export function item(group: number, id: number, value: number): ShItem {
   return Object.assign(new ShItem(), { group, id, value });
 }
+
+/** A document whose text is a large value (kept in a blob beside its row). */
+@Entity({ table: "ShDocs", partitionKey: "{folder}", rowKey: "{name}" })
+export class ShDoc {
+  @Column({ type: "String" }) folder!: string;
+  @Column({ type: "String" }) name!: string;
+  @Column({ type: "String", large: true }) text?: string;
+}

@@ -1,4 +1,5 @@
 import type { BlobInfo, BlobListOptions, BlobPage, BlobStore } from "../blob-store.js";
+import type { TableStore } from "../table-store.js";
 import type { PartitionRouter } from "./partition-router.js";
 
 /** The container prefix of tablekit's large values (src/repository/large/large-reference.ts). */
@@ -13,11 +14,18 @@ const PREFIX = "tkshard1:";
  */
 export class ShardedBlobs implements BlobStore {
   readonly #router: PartitionRouter;
-  readonly #shards: Readonly<Record<string, BlobStore>>;
+  readonly #stores: Readonly<Record<string, TableStore>>;
 
-  constructor(router: PartitionRouter, shards: Readonly<Record<string, BlobStore>>) {
+  /** `stores` is the sharded store's live record of shards (a shard added later is included). */
+  constructor(router: PartitionRouter, stores: Readonly<Record<string, TableStore>>) {
     this.#router = router;
-    this.#shards = shards;
+    this.#stores = stores;
+  }
+
+  get #shards(): Record<string, BlobStore> {
+    return Object.fromEntries(
+      Object.entries(this.#stores).map(([name, store]) => [name, store.blobs as BlobStore]),
+    );
   }
 
   async put(container: string, name: string, data: Uint8Array): Promise<void> {

@@ -99,9 +99,8 @@ export class ShardedStore implements TableStore {
       sleep,
       leaseMs: options.mapLeaseMs ?? 1000,
     });
-    const blobs = names.map((name) => [name, this.#shards[name]?.blobs] as const);
-    this.blobs = blobs.every(([, b]) => b !== undefined)
-      ? new ShardedBlobs(this.#router, Object.fromEntries(blobs) as Record<string, BlobStore>)
+    this.blobs = names.every((name) => this.#shards[name]?.blobs !== undefined)
+      ? new ShardedBlobs(this.#router, this.#shards)
       : undefined;
   }
 
@@ -137,6 +136,12 @@ export class ShardedStore implements TableStore {
       throw new ValidationError("shard", `a different store is already the shard '${name}'`);
     }
     checkSameCapabilities(this.#shards[this.shardNames[0] as string] as TableStore, name, shard);
+    if (this.blobs !== undefined && shard.blobs === undefined) {
+      throw new ValidationError(
+        "shard",
+        `shard '${name}' has no blob endpoint, which the other shards' large values need`,
+      );
+    }
     this.#shards[name] = shard;
     return addShardOnline({
       name,
