@@ -161,6 +161,11 @@ describe.each(shardKinds)("ShardedStore.addShard on $name shards", (kind: ShardK
     await old.submitTransaction(table, pk, [
       { kind: "insert", entity: { partitionKey: pk, rowKey: "late2", v: 2 } },
     ]);
+    // An update and a delete of rows the old shard no longer holds reach them on d (not "not found").
+    await old.update(table, { partitionKey: pk, rowKey: "r0", v: 5 }, "merge", "*");
+    expect(await old.delete(table, pk, "r1", "*")).toBe(true);
+    await old.upsert(table, { partitionKey: pk, rowKey: "r1", v: -1 }, "replace");
+    expect((await store.getEntity(table, pk, "r0"))?.v).toBe(5);
     const home = shards[before.get(pk) as string] as TableStore;
     expect((await userRows(home, table)).filter((r) => r.partitionKey === pk)).toEqual([]);
     expect((await userRows(d, table)).filter((r) => r.partitionKey === pk).map((r) => r.rowKey)).toEqual([

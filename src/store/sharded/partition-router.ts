@@ -127,10 +127,10 @@ export class PartitionRouter {
       const store = this.shard(target);
       try {
         return (
-          await store.submitTransaction(table, partitionKey, [...actions, openGuard(partitionKey)])
-        ).slice(0, -1);
+          await store.submitTransaction(table, partitionKey, [openGuard(partitionKey), ...actions])
+        ).slice(1);
       } catch (error) {
-        if (!isGuardMiss(error, actions.length)) throw error;
+        if (!isGuardMiss(error)) throw withoutFence(error, 1);
       }
       // Not open here. New to this shard? Open it with this write, in one transaction that fails if
       // the partition was open or has a state row here (moved away, or moving in).
@@ -152,12 +152,12 @@ export class PartitionRouter {
       }
       try {
         return (
-          await store.submitTransaction(table, partitionKey, [...actions, ...openNew(partitionKey)])
-        ).slice(0, actions.length);
+          await store.submitTransaction(table, partitionKey, [...openNew(partitionKey), ...actions])
+        ).slice(FENCE_ROWS);
       } catch (error) {
         const conflictAt = error instanceof TransactionError && error.statusCode === 409 ? error.index : -1;
-        if (conflictAt === actions.length) continue; // another write opened it first: through the guard again
-        if (conflictAt !== actions.length + 1) throw error;
+        if (conflictAt === 0) continue; // another write opened it first: through the guard again
+        if (conflictAt !== 1) throw withoutFence(error, FENCE_ROWS);
       }
       const state = await readPartitionState(store, table, partitionKey);
       if (state.kind === "moved") {
@@ -278,13 +278,33 @@ export class PartitionRouter {
   }
 }
 
-/** True when a fenced transaction failed on its guard: the partition is not open on that shard. */
-function isGuardMiss(error: unknown, guardIndex: number): boolean {
+/**
+ * True when a fenced transaction failed on its guard (its first action): the partition is not open on
+ * that shard. The guard goes first so that it is what fails there, before an update or delete of a row
+ * that shard no longer holds would.
+ */
+function isGuardMiss(error: unknown): boolean {
   return (
     error instanceof TransactionError &&
-    error.index === guardIndex &&
+    error.index === 0 &&
     error.statusCode === 404 &&
     error.serviceCode !== "TableNotFound"
+  );
+}
+
+/** The failure as the caller's own actions see it: a transaction's index counted without the fence rows before them. */
+function withoutFence(error: unknown, fenceRows: number): unknown {
+  if (!(error instanceof TransactionError)) return error;
+  return new TransactionError(
+    {
+      index: Math.max(0, error.index - fenceRows),
+      table: error.table,
+      partitionKey: error.partitionKey,
+      rowKey: error.rowKey,
+      statusCode: error.statusCode,
+      serviceCode: error.serviceCode,
+    },
+    { cause: error.cause ?? error, outcomeUnknown: error.outcomeUnknown },
   );
 }
 

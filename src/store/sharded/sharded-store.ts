@@ -260,7 +260,9 @@ export class ShardedStore implements TableStore {
       if (error.statusCode === 404 && error.serviceCode !== "TableNotFound") {
         throw new EntityNotFoundError(keys, { cause: error });
       }
-      if (error.cause instanceof TableKitError) throw error.cause;
+      // A failure the store raised for the action itself (a limit, a bad value), as sent alone.
+      if (error.cause instanceof TableKitError && !(error.cause instanceof TransactionError))
+        throw error.cause;
       throw new StoreError(error.message, {
         statusCode: error.statusCode,
         serviceCode: error.serviceCode,
