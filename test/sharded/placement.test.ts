@@ -23,7 +23,8 @@ describe("placement (pure)", () => {
 
   it("places a partition alike whatever the table name's case (Table storage compares names case-insensitively)", () => {
     const map = withShard({ version: 1, shards: ["a", "b"] }, "c");
-    for (let p = 0; p < 50; p++) expect(placeOf(map, "Orders", `p${p}`, false)).toBe(placeOf(map, "orders", `p${p}`, false));
+    for (let p = 0; p < 50; p++)
+      expect(placeOf(map, "Orders", `p${p}`, false)).toBe(placeOf(map, "orders", `p${p}`, false));
   });
 
   it("routes a filter to one partition only when a top-level conjunct fixes PartitionKey", () => {
@@ -35,7 +36,9 @@ describe("placement (pure)", () => {
     expect(singlePartitionOf("PartitionKey eq 'a' or PartitionKey eq 'b'")).toBeUndefined();
     expect(singlePartitionOf("PartitionKey eq 'a' and RowKey eq 'x' or n eq 1")).toBeUndefined();
     expect(singlePartitionOf("PartitionKey ge 'a' and PartitionKey lt 'b'")).toBeUndefined();
-    expect(singlePartitionOf("(PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'x'")).toBeUndefined();
+    expect(
+      singlePartitionOf("(PartitionKey eq 'a' or PartitionKey eq 'b') and RowKey eq 'x'"),
+    ).toBeUndefined();
     expect(singlePartitionOf("name eq 'PartitionKey eq ''a'''")).toBeUndefined();
     expect(singlePartitionOf("not (PartitionKey eq 'a')")).toBeUndefined();
     expect(singlePartitionOf(undefined)).toBeUndefined();
