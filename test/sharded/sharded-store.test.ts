@@ -219,3 +219,13 @@ describe("ShardedStore construction", () => {
     expect(() => new ShardedStore({ shards: { a: new MemoryStore() }, directory: "z" })).toThrow(/directory/);
   });
 });
+
+describe("ShardedStore with a shard missing from its configuration", () => {
+  it("refuses to route when the directory's map names a shard it was not given", async () => {
+    const [a, b, c] = [new MemoryStore(), new MemoryStore(), new MemoryStore()];
+    await new ShardedStore({ shards: { a, b, c } }).shardMap();
+    const partial = new ShardedStore({ shards: { a, b } });
+    const failure = await expectRejection(partial.getEntity("T", "p", "r"), StoreError);
+    expect(failure.serviceCode).toBe("ShardMissing");
+  });
+});

@@ -54,7 +54,8 @@ export class PartitionRouter {
     if (this.#map === undefined) {
       try {
         await this.refresh();
-      } catch {
+      } catch (error) {
+        if (error instanceof StoreError && error.serviceCode === "ShardMissing") throw error;
         // The directory is down: route by the configured shards' first map, which the partitions'
         // markers correct wherever it is stale; only opening a new partition waits for the directory.
         this.#map ??= initialShardMap(Object.keys(this.#shards));
