@@ -205,6 +205,14 @@ describe.each(shardKinds)("ShardedStore on three $name shards", (kind: ShardKind
       expect((await healthy.getEntity(table, pk, "r"))?.n).toBe(-1);
     }
     expect([...homes.values()].filter((h) => h !== "a").length).toBeGreaterThan(0);
+    // Only opening a new partition waits for the directory: its shard is not certain without the map.
+    let fresh = 0;
+    while ((await healthy.shardOf(table, `new${fresh}`)) === "a") fresh++;
+    const refused = await expectRejection(
+      store.insert(table, { partitionKey: `new${fresh}`, rowKey: "r" }),
+      StoreError,
+    );
+    expect(refused.serviceCode).toBe("ShardDirectoryUnavailable");
   });
 });
 

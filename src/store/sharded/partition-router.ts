@@ -144,23 +144,26 @@ export class PartitionRouter {
             continue;
           }
         }
-        if (!this.#confirmed) {
-          throw new StoreError(
-            `cannot open partition '${partitionKey}' of table ${table}: the shard directory did not answer, so its shard is not certain`,
-            { statusCode: 503, serviceCode: "ShardDirectoryUnavailable" },
-          );
+      }
+      // Without a map confirmed by the directory a new partition's shard is not certain: only follow markers.
+      if (this.#confirmed) {
+        try {
+          return (
+            await store.submitTransaction(table, partitionKey, [...openNew(partitionKey), ...actions])
+          ).slice(FENCE_ROWS);
+        } catch (error) {
+          const conflictAt = error instanceof TransactionError && error.statusCode === 409 ? error.index : -1;
+          if (conflictAt === 0) continue; // another write opened it first: through the guard again
+          if (conflictAt !== 1) throw withoutFence(error, FENCE_ROWS);
         }
       }
-      try {
-        return (
-          await store.submitTransaction(table, partitionKey, [...openNew(partitionKey), ...actions])
-        ).slice(FENCE_ROWS);
-      } catch (error) {
-        const conflictAt = error instanceof TransactionError && error.statusCode === 409 ? error.index : -1;
-        if (conflictAt === 0) continue; // another write opened it first: through the guard again
-        if (conflictAt !== 1) throw withoutFence(error, FENCE_ROWS);
-      }
       const state = await readPartitionState(store, table, partitionKey);
+      if (state.kind === "absent" && !this.#confirmed) {
+        throw new StoreError(
+          `cannot open partition '${partitionKey}' of table ${table}: the shard directory did not answer, so its shard is not certain`,
+          { statusCode: 503, serviceCode: "ShardDirectoryUnavailable" },
+        );
+      }
       if (state.kind === "moved") {
         target = state.to;
         await this.#tryRefresh();
