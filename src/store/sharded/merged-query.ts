@@ -26,7 +26,7 @@ interface ShardStream {
 
 /**
  * One page of a query over every shard, in (PartitionKey, RowKey) order: each shard is read in pages
- * of `top`, and the smallest head is taken until the page holds `top` rows or every shard is done. A
+ * of about its share of `top`, and the smallest head is taken until the page holds `top` rows or every shard is done. A
  * row is taken only from the shard where its partition's rows are complete (the cached map's shard,
  * checked through the partition's markers when another shard also answers for it, as in a move).
  */
@@ -38,6 +38,9 @@ export async function queryAcrossShards(
   sorted: boolean,
 ): Promise<StorePage> {
   const top = Math.min(query.top ?? MAX_PAGE, MAX_PAGE);
+  // Each shard gives about its share of a merged page: asking each for a whole page would read (and,
+  // on the next page, read again) the rows the merge leaves. A shard that runs short is read on.
+  const shardTop = sorted ? Math.min(top, Math.ceil((top * 1.25) / names.length) + 1) : top;
   const state =
     query.continuation === undefined ? { shards: {} } : decodeShardContinuation(query.continuation, names);
   const cursors: Readonly<Record<string, ShardCursor>> = state.shards;
@@ -63,7 +66,12 @@ export async function queryAcrossShards(
         s.from = s.next;
       }
       try {
-        const page = await s.store.queryPage(table, { ...query, select, top, continuation: s.from });
+        const page = await s.store.queryPage(table, {
+          ...query,
+          select,
+          top: shardTop,
+          continuation: s.from,
+        });
         s.next = page.continuation;
         const after = last;
         s.rows = page.items.filter(
