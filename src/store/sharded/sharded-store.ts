@@ -89,7 +89,12 @@ export class ShardedStore implements TableStore {
     this.capabilities = {
       ...first.capabilities,
       // Two operations of every transaction are kept for the partition's fence rows (partition-markers.ts).
-      limits: { ...limits, maxTransactionOperations: limits.maxTransactionOperations - FENCE_ROWS },
+      limits: {
+        ...limits,
+        maxTransactionOperations: limits.maxTransactionOperations - FENCE_ROWS,
+        // Room for the fence rows' sub-requests in the `$batch` body (each well under 1 KiB).
+        maxTransactionBytes: limits.maxTransactionBytes - FENCE_ROWS * 1024,
+      },
     };
     this.#directoryName = directory;
     this.#directory = new ShardDirectory(this.#shards[directory] as TableStore, names);
