@@ -126,6 +126,13 @@ export {
   type MemoryStoreStats,
 } from "./store/memory/memory-store.js";
 export type { PageBreaks } from "./store/memory/query-pager.js";
+export {
+  type AddShardOptions,
+  type ReshardProgress,
+  type ReshardResult,
+  ShardedStore,
+  type ShardedStoreOptions,
+} from "./store/sharded/index.js";
 export type {
   BlobInfo,
   BlobListOptions,

@@ -5,6 +5,7 @@ import { runInit } from "./init.js";
 import { addMovementCommands } from "./movement-commands.js";
 import { UsageError } from "./options.js";
 import { packageVersion } from "./package-version.js";
+import { addReshardCommand } from "./reshard.js";
 import { addServeCommand } from "./serve.js";
 
 /** The `tablekit` program: every command, with help, version and option errors. */
@@ -31,6 +32,7 @@ export function createProgram(): Command {
       );
     });
   addMovementCommands(program);
+  addReshardCommand(program);
   return program;
 }
 
