@@ -175,6 +175,7 @@ async function commitOnce(
         copies.row,
         copies.before,
         copies.next,
+        copies.priorEtag,
       );
     }),
   ];
