@@ -127,3 +127,17 @@ export function blindCanonicalText(type: ColumnType, value: unknown): string | u
       return undefined;
   }
 }
+
+/**
+ * The blind properties a row gains when sent, by the column property they sit beside: the most bytes
+ * each adds by the service's size formula (a String of at most 16 hex digits). For wide entities, so
+ * each lands in its column's row without passing the row's limits.
+ */
+export function blindSidecars(columns: readonly { property: string; blindIndex?: BlindIndexModel }[]) {
+  const sidecars = new Map<string, number>();
+  for (const column of columns) {
+    const index = column.blindIndex;
+    if (index !== undefined) sidecars.set(column.property, 8 + index.property.length * 2 + 4 + 16 * 2);
+  }
+  return sidecars;
+}
