@@ -10,8 +10,12 @@ import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   Column,
+  type ColumnOptions,
   Entity,
+  type EntityOptions,
   localKeys,
+  maxSafeBlindIndexBits,
+  SchemaError,
   type StoredEntity,
   TableContext,
   type TableContextOptions,
@@ -370,5 +374,80 @@ describe("blind value format", () => {
     );
     // No normalisation of strings.
     expect(blind.keyText(model, column("email"), "a")).not.toBe(blind.keyText(model, column("email"), "A"));
+  });
+});
+
+describe("blind index definitions", () => {
+  const define =
+    (options: ColumnOptions, extra: Record<string, unknown> = {}) =>
+    () => {
+      class Probe {
+        key!: string;
+        value?: unknown;
+      }
+      Column({ type: "String" })(Probe.prototype, "key");
+      Column(options)(Probe.prototype, "value");
+      Entity({ table: "Probes", partitionKey: "p", rowKey: "{key}", ...extra } as EntityOptions)(Probe);
+    };
+
+  it("follows CipherSweet's planner for the safe maximum: R / 2^bits stays at least 2", () => {
+    // Independently: the smallest L with R / 2^L <= 2.
+    expect(maxSafeBlindIndexBits(300)).toBe(8);
+    expect(maxSafeBlindIndexBits(1_000_000)).toBe(19);
+    expect(maxSafeBlindIndexBits(5)).toBe(2);
+    expect(maxSafeBlindIndexBits(2 ** 20)).toBe(19);
+    expect(maxSafeBlindIndexBits(2 ** 20 + 1)).toBe(20);
+  });
+
+  it("refuses bits above that maximum, and every misuse, with a SchemaError that says why", () => {
+    const cases: Array<[ColumnOptions, RegExp]> = [
+      [
+        { type: "String", encrypt: true, blindIndex: { bits: 9, expectedRows: 300 } },
+        /safe maximum of 8 bits for 300 rows/,
+      ],
+      [{ type: "String", blindIndex: true }, /encrypt: true/],
+      [{ type: "Double", encrypt: true, blindIndex: true }, /"String", "Guid", "Int32" or "Int64"/],
+      [{ type: "String", encrypt: true, blindIndex: { bits: 7 } }, /from 8 to 64/],
+      [{ type: "String", encrypt: true, blindIndex: { bits: 65 } }, /from 8 to 64/],
+      [{ type: "String", encrypt: true, blindIndex: { expectedRows: 0 } }, /positive integer/],
+    ];
+    for (const [options, why] of cases) {
+      const error = (() => {
+        try {
+          define(options)();
+        } catch (thrown) {
+          return thrown as Error;
+        }
+        throw new Error(`accepted ${JSON.stringify(options)}`);
+      })();
+      expect(error, JSON.stringify(options)).toBeInstanceOf(SchemaError);
+      expect(error.message).toMatch(why);
+    }
+    expect(
+      define({ type: "String", encrypt: true, blindIndex: { bits: 8, expectedRows: 300 } }),
+    ).not.toThrow();
+    // An encrypted column without a blind index stays out of index keys.
+    const unindexed = define(
+      { type: "String", encrypt: true },
+      {
+        indexes: { byValue: { table: "ProbesByValue", partitionKey: "{value}", rowKey: "v" } },
+      },
+    );
+    expect(unindexed).toThrow(/blindIndex: true/);
+  });
+
+  it("counts the blind value as a property of the row", () => {
+    const wide = (columns: number) => () => {
+      class Many {
+        key!: string;
+      }
+      Column({ type: "String" })(Many.prototype, "key");
+      for (let i = 0; i < columns; i++) Column({ type: "Int32" })(Many.prototype, `c${i}`);
+      Column({ type: "String", encrypt: true, blindIndex: true })(Many.prototype, "email");
+      Entity({ table: "Many", partitionKey: "p", rowKey: "{key}" })(Many);
+    };
+    // key + email + its blind value + EntityType: 249 more columns fill the 252.
+    expect(wide(248)).not.toThrow();
+    expect(wide(249)).toThrow(/a blind index one more/);
   });
 });
