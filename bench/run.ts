@@ -28,6 +28,7 @@ import {
   SummarizedItem,
   summarizedItem,
 } from "./bench-entity.js";
+import { blindIndexBench } from "./blind-index.js";
 import { coldStart } from "./cold-start.js";
 import {
   type BenchRow,
@@ -633,6 +634,7 @@ const azureSections: Record<string, (connectionString: string) => Promise<void>>
   tracing: (c) => tracingOverhead(c, record, quick),
   // `--movement-heap-rows N` adds the heap of an N-row export/import (the issue's 1,000,000).
   movement: (c) => movementBench(c, record, quick, movementHeapRows()),
+  "blind-index": (c) => blindIndexBench(c, record, quick),
 };
 
 function movementHeapRows(): number | undefined {

@@ -88,6 +88,7 @@ export type { ThroughputOptions } from "./repository/pipeline/pacing/throughput-
 export type { RetryOptions } from "./repository/pipeline/retry-policy.js";
 export type { SummaryValues } from "./repository/summary/summary-row.js";
 export type { SummaryDrift } from "./repository/summary/summary-verifier.js";
+export { DEFAULT_BLIND_INDEX_BITS, maxSafeBlindIndexBits } from "./schema/blind-index-plan.js";
 export type {
   ColumnDecorator,
   ColumnTypeValue,
@@ -105,6 +106,7 @@ export type {
 export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type {
+  BlindIndexOptions,
   ColumnOptions,
   EntityOptions,
   IndexOptions,

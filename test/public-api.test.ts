@@ -25,6 +25,7 @@ describe("public API", () => {
       "StoreError",
       "UniqueConstraintError",
       "EncryptionError",
+      "maxSafeBlindIndexBits",
     ]) {
       expect(tablekit, name).toHaveProperty(name);
     }

@@ -1,3 +1,4 @@
+import type { ColumnModel, EntityModel } from "../schema/entity-model.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
 import type { QueryPageStats } from "./query-budget.js";
 
@@ -29,6 +30,8 @@ export interface QueryExecutor<T> {
   ): Promise<T[]>;
   /** Hears what each `page()`, `toArray()` or iteration cost (the context's `query-page` event). */
   reportPage?(stats: QueryPageStats): void;
+  /** The blind values of `where` equalities on blind-indexed columns (absent without a blind-index key). */
+  readonly blindValues?: BlindValues | undefined;
 }
 
 /** `QueryExecutor.fetchFirst` bound to its executor: the first `top` results in key order. */
@@ -38,3 +41,8 @@ export type FetchFirst<R> = (
   select: readonly string[] | undefined,
   top: number,
 ) => Promise<R[]>;
+
+/** The blind values of a value (the context's `blindIndex`, repository side): current key first. */
+export interface BlindValues {
+  storedValues(model: EntityModel, column: ColumnModel, value: unknown): string[];
+}

@@ -1,6 +1,7 @@
 import type { EntityModel } from "../schema/entity-model.js";
 import { assertWideRowKey, partRange } from "../serialization/wide-rows.js";
 import { withSystemProperties } from "../wire/system-properties.js";
+import type { ExactMatch } from "./blind-filter.js";
 import { fingerprintQuery } from "./continuation-token.js";
 import type { FanOut } from "./fan-out.js";
 import type { QueryExecutor } from "./query-executor.js";
@@ -19,6 +20,8 @@ export interface QueryState {
   filters: readonly string[];
   select?: readonly string[];
   take?: number;
+  /** Equalities on blind-indexed columns, checked on the decrypted rows (blind-filter.ts). */
+  matches?: readonly ExactMatch[];
 }
 
 /**

@@ -4,18 +4,14 @@ import type { DataField, Selected, WhereValues } from "../util/entity-fields.js"
 import { ServiceLimits } from "../util/service-limits.js";
 import { withSystemProperties } from "../wire/system-properties.js";
 import type { StoreContinuation } from "../wire/wire-entity.js";
+import { type CompiledWhere, compileWhere, exactExecutor } from "./blind-filter.js";
 import { decodeContinuation, encodeContinuation, fingerprintQuery } from "./continuation-token.js";
 import { type FanOut, firstOfFanOut, iterateFanOut, pageFanOut } from "./fan-out.js";
 import { assertComparisonLimit } from "./filter-comparisons.js";
 import type { Page, PageOptions, ToArrayOptions } from "./page-options.js";
 import { checkedMaxRequests, RequestBudget } from "./query-budget.js";
 import type { FetchFirst, QueryExecutor } from "./query-executor.js";
-import {
-  assertRowFilterable,
-  type ComparisonOperator,
-  checkFilterExpression,
-  compileComparison,
-} from "./query-filters.js";
+import { assertRowFilterable, type ComparisonOperator, checkFilterExpression } from "./query-filters.js";
 import { planQuery, type QueryExplanation } from "./query-plan.js";
 import { fanOutOf, type QueryState, rowBoundsOf } from "./query-state.js";
 import { assertKeyOrderBounded, assertNoBudget, assertTakeFitsPage } from "./unsorted-order.js";
@@ -33,6 +29,8 @@ export type { ComparisonOperator } from "./query-filters.js";
  */
 export class Query<T extends object, R = T> implements AsyncIterable<R> {
   readonly #model: EntityModel<T>;
+  /** The executor given; `#executor` drops false matches of blind-indexed equalities from its pages. */
+  readonly #base: QueryExecutor<T>;
   readonly #executor: QueryExecutor<T>;
   readonly #state: QueryState;
 
@@ -47,22 +45,24 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
 
   private constructor(model: EntityModel<T>, executor: QueryExecutor<T>, state: QueryState) {
     this.#model = model;
-    this.#executor = executor;
+    this.#base = executor;
+    this.#executor = state.matches === undefined ? executor : exactExecutor(executor, state.matches);
     this.#state = state;
   }
 
   /**
    * Adds a comparison on a column (`where("age", "gt", 30)`, the value typed by the field) or
-   * equalities (`where({ lastName: "Jones" })`).
+   * equalities (`where({ lastName: "Jones" })`). A blind-indexed column takes equality only; results
+   * are exact (false matches are dropped once decrypted: `take`, `page` and `first` count matches).
    */
   where<K extends DataField<T>>(field: K, op: ComparisonOperator, value: NonNullable<T[K]>): Query<T, R>;
   where(equalities: WhereValues<T>): Query<T, R>;
   where(fieldOrEqualities: string | WhereValues<T>, op?: ComparisonOperator, value?: unknown): Query<T, R> {
     assertRowFilterable(this.#model, "where()");
     if (typeof fieldOrEqualities === "string") {
-      return this.#with({
-        filters: [...this.#state.filters, compileComparison(this.#model, fieldOrEqualities, op, value)],
-      });
+      return this.#withWhere(
+        compileWhere(this.#model, [[fieldOrEqualities, op, value]], this.#base.blindValues),
+      );
     }
     if (fieldOrEqualities === null || typeof fieldOrEqualities !== "object") {
       throw new ValidationError(
@@ -70,11 +70,15 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
         "where() takes a field, an operator and a value, or an object of equalities",
       );
     }
-    const comparisons = Object.entries(fieldOrEqualities).map(([field, v]) =>
-      compileComparison(this.#model, field, "eq", v),
-    );
-    if (comparisons.length === 0) return this;
-    return this.#with({ filters: [...this.#state.filters, comparisons.join(" and ")] });
+    const equalities = Object.entries(fieldOrEqualities).map(([field, v]) => [field, "eq", v] as const);
+    if (equalities.length === 0) return this;
+    return this.#withWhere(compileWhere(this.#model, equalities, this.#base.blindValues));
+  }
+
+  #withWhere({ filter, matches }: CompiledWhere): Query<T, R> {
+    const filters = [...this.#state.filters, filter];
+    if (matches.length === 0) return this.#with({ filters });
+    return this.#with({ filters, matches: [...(this.#state.matches ?? []), ...matches] });
   }
 
   /** ANDs a raw OData filter; build it with the `odata` template so values are escaped. */
@@ -389,6 +393,6 @@ export class Query<T extends object, R = T> implements AsyncIterable<R> {
   }
 
   #with<S = R>(change: Partial<QueryState>): Query<T, S> {
-    return new Query<T, S>(this.#model, this.#executor, { ...this.#state, ...change });
+    return new Query<T, S>(this.#model, this.#base, { ...this.#state, ...change });
   }
 }

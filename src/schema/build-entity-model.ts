@@ -52,7 +52,8 @@ export function buildEntityModel<T extends object>(
       }
       byProperty.set(property, column);
     }
-    properties += column.properties.length;
+    // A blind index keeps its value in one more property of the row.
+    properties += column.properties.length + (column.blindIndex === undefined ? 0 : 1);
     columnsByField.set(column.field, column);
   }
   const wide = options.wide ?? false;
@@ -60,7 +61,7 @@ export function buildEntityModel<T extends object>(
   // Every slot of a series is a property of its own.
   if (wide) assertWideColumnCount(name, properties);
   else if (properties + 1 > ServiceLimits.maxProperties) {
-    const slots = properties === columns.length ? "" : ` (series count one per slot)`;
+    const slots = properties === columns.length ? "" : ` (series count one per slot, a blind index one more)`;
     throw new SchemaError(
       `${name} has ${properties} column properties${slots}; an entity holds at most ${ServiceLimits.maxProperties} properties including '${ENTITY_TYPE_PROPERTY}' (the service's budget is ${PROPERTY_BUDGET} properties per entity including PartitionKey, RowKey and Timestamp)`,
     );

@@ -4,6 +4,7 @@ import type { TableTemplate } from "../keys/table-template.js";
 import type { EntityMapper } from "../serialization/entity-mapper.js";
 import type { MappedColumn } from "../serialization/mapped-column.js";
 import type { EntityClass } from "../util/entity-class.js";
+import type { BlindIndexModel } from "./blind-index-plan.js";
 
 export type { EntityClass } from "../util/entity-class.js";
 
@@ -11,6 +12,8 @@ export type { EntityClass } from "../util/entity-class.js";
 export interface ColumnModel extends MappedColumn {
   /** Encrypted client-side (`@Column({ encrypt: true })`): stored as Binary, never filtered on. */
   readonly encrypted?: true;
+  /** An encrypted column's blind index (`@Column({ blindIndex })`): equality lookups and index keys. */
+  readonly blindIndex?: BlindIndexModel;
 }
 
 /** One resolved secondary index (behaviour lives with the index feature). */
@@ -28,6 +31,8 @@ export interface IndexModel {
   readonly list: boolean;
   readonly project: readonly string[] | undefined;
   readonly when: ((entity: never) => boolean) | undefined;
+  /** Fields of its keys that are blind-indexed columns: the keys hold their untruncated blind values. */
+  readonly blindFields?: readonly string[];
 }
 
 /** One summed column of a summary: the entity's column and the name its sum is stored under. */

@@ -24,10 +24,29 @@ export interface ColumnOptions {
    */
   encrypt?: boolean | undefined;
   /**
+   * A blind index of an encrypted `String`, `Guid`, `Int32` or `Int64` column (`encrypt: true`): the row
+   * also keeps a keyed HMAC-SHA-256 of the value, truncated to `bits`, so `where(field, "eq", value)`
+   * finds rows without decrypting the table, and an index key may name the column (it then holds the
+   * untruncated HMAC). Needs the context's `encryption.blindIndexKey`. See docs/encryption-and-sas.md.
+   */
+  blindIndex?: boolean | BlindIndexOptions | undefined;
+  /**
    * A large value (`type` "Binary", "Json" or "String" only): any size, kept in Blob Storage with a
    * reference in the row (see README, "Large values"). Not allowed in a key template, an index or a `where`.
    */
   large?: boolean | undefined;
+}
+
+/** Options of `@Column({ blindIndex })`. */
+export interface BlindIndexOptions {
+  /**
+   * Bits of the HMAC kept in the row (8 to 64; default 16, or with `expectedRows` the most that
+   * CipherSweet's planner deems safe for that many rows). Fewer bits: more false matches read and
+   * dropped, less learnt by whoever sees the table.
+   */
+  bits?: number | undefined;
+  /** How many rows the table is expected to hold: `bits` above the safe maximum for it is a `SchemaError`. */
+  expectedRows?: number | undefined;
 }
 
 /** The column types a large value may have. */

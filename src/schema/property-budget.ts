@@ -39,7 +39,8 @@ export function assertPropertyBudget(
     let copied = 0;
     for (const column of columns) {
       if (column.large) continue;
-      if (!kept || kept.has(column.field)) copied += column.properties.length;
+      if (!kept || kept.has(column.field))
+        copied += column.properties.length + (column.blindIndex === undefined ? 0 : 1);
     }
     const copyRow = copied + COPY_ROW_PROPERTIES.length;
     if (copyRow > budget) {

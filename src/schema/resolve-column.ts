@@ -2,6 +2,7 @@ import { SchemaError } from "../errors.js";
 import { PROPERTY_NAME, ServiceLimits } from "../util/service-limits.js";
 import { COLUMN_TYPES } from "../wire/column-type.js";
 import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
+import { resolveBlindIndex } from "./blind-index-plan.js";
 import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel } from "./entity-model.js";
 import { inferColumnType } from "./infer-column-type.js";
@@ -77,12 +78,20 @@ export function resolveColumn(entity: string, record: ColumnRecord): ColumnModel
   if (series !== undefined && large) {
     throw new SchemaError(`${entity}.${field}: a data series cannot be large; each slot is one property`);
   }
+  const blindIndex = resolveBlindIndex(`${entity}.${field}`, options.blindIndex, {
+    type,
+    property,
+    encrypt: options.encrypt === true,
+    large: large === true,
+    series: series !== undefined,
+  });
   const column = {
     field,
     property,
     type,
     ...(options.jsonClass ? { jsonClass: options.jsonClass } : {}),
     ...(options.encrypt ? { encrypted: true as const } : {}),
+    ...(blindIndex ? { blindIndex } : {}),
     ...(large ? { large: true } : {}),
   };
   return series === undefined

@@ -19,6 +19,11 @@ export function resolveIndexes(
   rowKeyOfEntity: KeyTemplate,
 ): Map<string, IndexModel> {
   const indexes = new Map<string, IndexModel>();
+  // A blind-indexed column's place in an index key holds its blind value (hex text), never the plaintext.
+  const keyFieldType =
+    (what: string): FieldTypeLookup =>
+    (field) =>
+      columnsByField.get(field)?.blindIndex === undefined ? fieldTypeIn(what)(field) : "String";
   const rowKeyPrefixes = new Map<string, string>();
   for (const [indexName, index] of Object.entries(options.indexes ?? {})) {
     const what = `${entity}.indexes.${indexName}`;
@@ -36,13 +41,16 @@ export function resolveIndexes(
     // The entity's own PartitionKey (hash bucket included): each copy lands in its entity's bucket partition.
     const partitionKey = parseTemplate(
       partitionKeyOfIndex,
-      fieldTypeIn(`${what}.partitionKey`),
+      keyFieldType(`${what}.partitionKey`),
       `${what}.partitionKey`,
       { allowHash: partitionKeyOfIndex === partitionKeySource },
     );
-    const rowKey = parseTemplate(spec.rowKey, fieldTypeIn(`${what}.rowKey`), `${what}.rowKey`);
-    assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`);
-    assertNotEncrypted(columnsByField, rowKey.fields, `${what}.rowKey`);
+    const rowKey = parseTemplate(spec.rowKey, keyFieldType(`${what}.rowKey`), `${what}.rowKey`);
+    assertNotEncrypted(columnsByField, partitionKey.fields, `${what}.partitionKey`, true);
+    assertNotEncrypted(columnsByField, rowKey.fields, `${what}.rowKey`, true);
+    const blindFields = [...new Set([...partitionKey.fields, ...rowKey.fields])].filter(
+      (field) => columnsByField.get(field)?.blindIndex !== undefined,
+    );
     if (spec.list && spec.project)
       throw new SchemaError(`${what}: a list index holds keys only; project does not apply`);
     for (const field of spec.project ?? []) {
@@ -93,6 +101,7 @@ export function resolveIndexes(
       list: spec.list ?? false,
       project: spec.project,
       when: spec.when,
+      ...(blindFields.length === 0 ? {} : { blindFields }),
     });
   }
   return indexes;

@@ -5,17 +5,21 @@ import type { ColumnModel } from "./entity-model.js";
 
 /**
  * An encrypted value is stored as ciphertext: it cannot form a key (the key would hold the plaintext,
- * and could not be ordered or found) nor be compared by the service.
+ * and could not be ordered or found) nor be compared by the service. With `blindAllowed` (index keys),
+ * a blind-indexed column may: the key holds its blind value instead.
  */
 export function assertNotEncrypted(
   columnsByField: ReadonlyMap<string, ColumnModel>,
   fields: readonly string[],
   what: string,
+  blindAllowed = false,
 ): void {
   for (const field of fields) {
-    if (columnsByField.get(field)?.encrypted) {
+    const column = columnsByField.get(field);
+    if (column?.encrypted && !(blindAllowed && column.blindIndex !== undefined)) {
+      const hint = blindAllowed ? " (an index key may name one with @Column({ blindIndex: true }))" : "";
       throw new SchemaError(
-        `${what} uses the encrypted column '${field}': keys are stored in clear and compared by the service; keep encrypted columns out of key templates`,
+        `${what} uses the encrypted column '${field}': keys are stored in clear and compared by the service; keep encrypted columns out of key templates${hint}`,
       );
     }
   }

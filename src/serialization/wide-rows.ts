@@ -77,7 +77,8 @@ export function parsePart(row: StoredEntity): WidePart | undefined {
 
 /**
  * Splits a wide entity's wire form (one object with every column) into its parts, in declaration
- * order. `ValidationError` when it needs more than `maxParts` rows.
+ * order. `ValidationError` when it needs more than `maxParts` rows. `sidecars`: bytes of a property
+ * the store adds beside a column when it is sent (a blind value), kept in the column's row.
  */
 export function splitWide(
   entity: string,
@@ -85,6 +86,7 @@ export function splitWide(
   limits: WideRowLimits,
   writeId: string,
   maxParts: number,
+  sidecars?: ReadonlyMap<string, number>,
 ): WireEntity[] {
   const { partitionKey, rowKey } = wire;
   assertWideRowKey(entity, rowKey);
@@ -102,16 +104,22 @@ export function splitWide(
   const perPart = limits.maxProperties - 2;
   const groups: string[][] = [[]];
   let bytes = fixedBytes;
+  let properties = 0;
   for (const name of columns) {
-    const size = propertyBytes(name, wire[name]);
+    // A property the store adds beside this one when it is sent (a blind value) goes in the same row.
+    const sidecar = wire[name] === undefined || wire[name] === null ? undefined : sidecars?.get(name);
+    const size = propertyBytes(name, wire[name]) + (sidecar ?? 0);
+    const count = sidecar === undefined ? 1 : 2;
     let group = groups[groups.length - 1] as string[];
-    if (group.length >= perPart || bytes + size > limits.maxEntityBytes) {
+    if (properties + count > perPart || bytes + size > limits.maxEntityBytes) {
       group = [];
       groups.push(group);
       bytes = fixedBytes;
+      properties = 0;
     }
     group.push(name);
     bytes += size;
+    properties += count;
   }
   if (groups.length > maxParts) {
     throw new ValidationError(

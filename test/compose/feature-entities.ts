@@ -33,6 +33,7 @@ export const FEATURES = [
   "periodTable",
   "hashBucket",
   "series",
+  "blindIndex",
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
@@ -50,6 +51,7 @@ const ABBREVIATION: Record<Feature, string> = {
   periodTable: "Pt",
   hashBucket: "Hb",
   series: "Sr",
+  blindIndex: "Bi",
 };
 
 /** Hash buckets of the `hashBucket` feature. */
@@ -79,6 +81,8 @@ export interface Row {
   at?: Date;
   /** `series`. */
   hourly?: Array<number | undefined>;
+  /** `blindIndex`: encrypted, found by `where` and by a unique index elsewhere through its blind value. */
+  email?: string;
   /** `wide`: w0 … w259. */
   [wideColumn: `w${number}`]: number | undefined;
 }
@@ -112,6 +116,8 @@ export function optionsOf(features: readonly Feature[]): EntityOptions {
   if (has("uniqueIndex"))
     indexes.byCode = { table: `${name}Code`, partitionKey: "{code}", rowKey: "code", unique: true };
   if (has("listIndex")) indexes.byKind = { list: true, rowKey: "k_{kind}" };
+  if (has("blindIndex"))
+    indexes.byEmail = { table: `${name}Em`, partitionKey: "{email}", rowKey: "email", unique: true };
   const summaries: Record<string, SummaryOptions> = {};
   if (has("summaryHere")) summaries.here = { rowKey: "summary", count: "n", sum: { qty: "total" } };
   if (has("summaryElsewhere"))
@@ -154,6 +160,7 @@ export function declareFeatureClass(
   if (has("encrypted")) column("secret", { type: "String", encrypt: true });
   if (has("periodTable")) column("at", { type: "DateTime" });
   if (has("series")) column("hourly", { type: "Int32", series: SERIES });
+  if (has("blindIndex")) column("email", { type: "String", encrypt: true, blindIndex: true });
   if (has("wide")) for (let i = 0; i < WIDE_COLUMNS; i++) column(`w${i}`, { type: "Int32" });
   for (const [field, columnOptions] of Object.entries(extraColumns)) column(field, columnOptions);
   (Entity(options) as (target: object) => void)(ctor);
@@ -182,6 +189,7 @@ export function featureEntity(features: readonly Feature[]): FeatureEntity {
 /** The encryption option of every context of the suite (harmless for classes without encrypted columns). */
 export const FEATURE_ENCRYPTION = {
   keys: localKeys({ k1: Uint8Array.from({ length: 32 }, (_, i) => (i * 53 + 7) % 256) }, "k1"),
+  blindIndexKey: Uint8Array.from({ length: 32 }, (_, i) => (i * 29 + 11) % 256),
 };
 
 /** The month (`2026-01` or `2026-02`) of id's entity: a table-per-period entity lives in two tables. */
@@ -216,6 +224,7 @@ export function makeRow(entity: FeatureEntity, group: string, id: number, versio
   if (entity.has("encrypted")) row.secret = `secret of ${id} v${version}`;
   if (entity.has("periodTable")) row.at = atOf(id);
   if (entity.has("series")) row.hourly = [version, undefined, id, version * 2];
+  if (entity.has("blindIndex")) row.email = `m${id}v${version}@example.com`;
   if (entity.has("wide")) for (let i = 0; i < WIDE_COLUMNS; i++) row[`w${i}`] = id * 1000 + version + i;
   return row;
 }
@@ -248,6 +257,7 @@ export function viewOf(entity: FeatureEntity, row: Row | undefined): Record<stri
   if (entity.has("encrypted")) view.secret = row.secret;
   if (entity.has("periodTable")) view.at = row.at?.toISOString();
   if (entity.has("series")) view.hourly = row.hourly;
+  if (entity.has("blindIndex")) view.email = row.email;
   if (entity.has("wide")) view.wide = Array.from({ length: WIDE_COLUMNS }, (_, i) => row[`w${i}`]);
   return view;
 }
@@ -321,7 +331,34 @@ export async function expectFeatureInvariants(
     await expectSummaries(world, expected, where);
   }
   if (entity.has("large")) await expectOneBlobPerValue(world, expected, where);
-  if (entity.has("encrypted")) await expectSealed(world, expected, where);
+  if (entity.has("encrypted") || entity.has("blindIndex")) await expectSealed(world, expected, where);
+  if (entity.has("blindIndex")) await expectBlindLookups(world, expected, where);
+}
+
+/**
+ * Each entity is found by its encrypted email: through the unique index elsewhere (its key holds the
+ * blind value) and, unless wide (the service filters rows), by `where` in its partition (or every
+ * bucket's; the period's table), exactly.
+ */
+async function expectBlindLookups(world: FeatureWorld, expected: ReadonlyMap<string, Row>, where: string) {
+  const { db, entity } = world;
+  const repo = db.repository(entity.ctor);
+  for (const row of expected.values()) {
+    const found = await repo.index("byEmail").get({ email: row.email });
+    expect(found && `${found.group}/${found.id}`, `${where}: byEmail ${row.email}`).toBe(
+      `${row.group}/${row.id}`,
+    );
+    if (entity.has("wide")) continue;
+    const partial = { group: row.group, ...(entity.has("periodTable") ? { at: row.at } : {}) };
+    const matches = await repo
+      .find(partial)
+      .where({ email: row.email as string })
+      .toArray();
+    expect(
+      matches.map((m) => `${m.group}/${m.id}`),
+      `${where}: where email = ${row.email}`,
+    ).toEqual([`${row.group}/${row.id}`]);
+  }
 }
 
 /**
@@ -427,7 +464,9 @@ async function expectOneBlobPerValue(world: FeatureWorld, expected: ReadonlyMap<
 }
 
 async function expectSealed(world: FeatureWorld, expected: ReadonlyMap<string, Row>, where: string) {
-  const secrets = new Set([...expected.values()].map((row) => row.secret));
+  const secrets = new Set(
+    [...expected.values()].flatMap((row) => [row.secret, row.email]).filter((v) => v !== undefined),
+  );
   const { entity, prefix, store } = world;
   const tables = [
     ...entityTablesOf(
@@ -437,12 +476,19 @@ async function expectSealed(world: FeatureWorld, expected: ReadonlyMap<string, R
     ),
     ...(entity.has("indexElsewhere") ? [`${prefix}${entity.name}Tag`] : []),
     ...(entity.has("uniqueIndex") ? [`${prefix}${entity.name}Code`] : []),
+    ...(entity.has("blindIndex") ? [`${prefix}${entity.name}Em`] : []),
   ];
   const existing = new Set(await store.listTables(prefix));
   for (const table of tables.filter((t) => existing.has(t))) {
     for (const row of await readAll(store, table)) {
+      for (const key of [row.partitionKey, row.rowKey]) {
+        if ([...secrets].some((secret) => key.includes(secret as string)))
+          throw new Error(
+            `${where}: ${table} ${row.partitionKey}/${row.rowKey}: a key holds an encrypted value`,
+          );
+      }
       for (const [property, value] of Object.entries(row)) {
-        if (typeof value === "string" && secrets.has(value)) {
+        if (typeof value === "string" && [...secrets].some((secret) => value.includes(secret as string))) {
           throw new Error(
             `${where}: ${table} ${row.partitionKey}/${row.rowKey}.${property} holds an encrypted value in clear`,
           );

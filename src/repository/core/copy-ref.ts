@@ -1,5 +1,7 @@
 import { SchemaError } from "../../errors.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
+import { indexKeyValues } from "./blind-keys.js";
+import type { BlindIndexing, TableNaming } from "./requests.js";
 
 export { COPY_INDEX_PROPERTY } from "../../wire/system-properties.js";
 /** The PartitionKey and RowKey of the entity a copy belongs to. */
@@ -16,11 +18,14 @@ export interface CopyRef {
   rowKey: string;
 }
 
-/** The copies an entity should have now: one per index whose `when` accepts it. */
+/**
+ * The copies an entity should have now: one per index whose `when` accepts it. `naming` names the
+ * tables, and gives the blind values an index key holds for its blind-indexed columns (blind-keys.ts).
+ */
 export function deriveCopyRefs<T extends object>(
   model: EntityModel<T>,
   entity: T,
-  tableName: (table: string) => string,
+  naming: TableNaming & Partial<BlindIndexing>,
   lenient = false,
 ): CopyRef[] {
   const refs: CopyRef[] = [];
@@ -28,11 +33,12 @@ export function deriveCopyRefs<T extends object>(
   for (const index of model.indexes.values()) {
     if (index.when && !index.when(entity as never)) continue;
     try {
+      const keyValues = indexKeyValues(model, index, values, naming.blindIndex);
       refs.push({
         index: index.name,
-        table: tableName(index.tableTemplate ? index.tableTemplate.nameOf(values) : index.table),
-        partitionKey: index.partitionKey.encode(values, "PartitionKey"),
-        rowKey: index.rowKey.encode(values, "RowKey"),
+        table: naming.tableName(index.tableTemplate ? index.tableTemplate.nameOf(values) : index.table),
+        partitionKey: index.partitionKey.encode(keyValues, "PartitionKey"),
+        rowKey: index.rowKey.encode(keyValues, "RowKey"),
       });
     } catch (error) {
       // Writes must have encodable index values; a row read back (e.g. written by another client,

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ValidationError } from "../../errors.js";
+import { blindSidecars } from "../../schema/blind-index-plan.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import {
   assertWideRowKey,
@@ -95,7 +96,14 @@ function wideLayout(model: EntityModel<object>, runner: Requests & Limited, tabl
     wide: true,
     read,
     write(row, ifMatch) {
-      const parts = splitWide(model.name, row, runner.limits, newWriteId(), maxParts);
+      const parts = splitWide(
+        model.name,
+        row,
+        runner.limits,
+        newWriteId(),
+        maxParts,
+        blindSidecars(model.columns),
+      );
       const stored =
         ifMatch === undefined
           ? []

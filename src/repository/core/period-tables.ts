@@ -27,6 +27,7 @@ export function tolerateMissingTable<T>(executor: QueryExecutor<T>): QueryExecut
         throw error;
       }
     },
+    blindValues: executor.blindValues,
   };
   const fetchFirst = executor.fetchFirst;
   if (fetchFirst !== undefined) {

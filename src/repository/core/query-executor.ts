@@ -1,7 +1,7 @@
 import type { QueryExecutor } from "../../query/query.js";
 import type { PropertyTypes, StoredEntity } from "../../store/table-store.js";
 import { keyOrderedRead } from "./key-ordered-read.js";
-import type { Backend, Requests } from "./requests.js";
+import type { Backend, BlindIndexing, Requests } from "./requests.js";
 
 /**
  * The one way queries reach a table: pages and point reads through the runner (retries, events),
@@ -11,7 +11,7 @@ import type { Backend, Requests } from "./requests.js";
  * `types`: the model's property types, when every row `toEntity` keeps is of one model (read-types.ts).
  */
 export function queryExecutor<T>(
-  runner: Requests & Backend,
+  runner: Requests & Backend & Partial<BlindIndexing>,
   toEntity: (stored: StoredEntity) => T | undefined,
   types?: PropertyTypes,
 ): QueryExecutor<T> {
@@ -43,5 +43,6 @@ export function queryExecutor<T>(
       runner.emit({ type: "query-page", ...stats });
     },
     ...keyOrderedRead(runner, toEntity),
+    blindValues: runner.blindIndex,
   };
 }

@@ -1,6 +1,7 @@
 import type { TableStore } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
+import type { BlindIndex } from "../pipeline/encryption/blind-index.js";
 import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type { TableKitEvent } from "./table-kit-event.js";
@@ -64,6 +65,14 @@ export interface BlobSealing {
   readonly blobSealer: BlobSealer | undefined;
 }
 
+/**
+ * The blind values of blind-indexed columns, for index keys and lookups: `undefined` when the context
+ * has no `encryption.blindIndexKey` (then an index key naming such a column is refused).
+ */
+export interface BlindIndexing {
+  readonly blindIndex: BlindIndex | undefined;
+}
+
 /** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
 export type RequestContext = Requests &
   TableNaming &
@@ -73,4 +82,5 @@ export type RequestContext = Requests &
   Backoff &
   PeriodTableLookup &
   Backend &
-  BlobSealing;
+  BlobSealing &
+  BlindIndexing;

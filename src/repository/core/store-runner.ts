@@ -2,11 +2,13 @@ import { ValidationError } from "../../errors.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
+import type { BlindIndex } from "../pipeline/encryption/blind-index.js";
 import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type {
   Backend,
   Backoff,
+  BlindIndexing,
   BlobSealing,
   Clock,
   Limited,
@@ -23,7 +25,17 @@ import type { TableKitEvent, TableKitEventListener } from "./table-kit-event.js"
  * names it; everything else is given the roles it uses.
  */
 export class StoreRunner
-  implements Requests, TableNaming, Scoped, Limited, Clock, Backoff, PeriodTableLookup, Backend, BlobSealing
+  implements
+    Requests,
+    TableNaming,
+    Scoped,
+    Limited,
+    Clock,
+    Backoff,
+    PeriodTableLookup,
+    Backend,
+    BlobSealing,
+    BlindIndexing
 {
   readonly retry: RetryPolicy;
   readonly limits: StoreLimits;
@@ -36,6 +48,8 @@ export class StoreRunner
   readonly backend: Pick<TableStore, "name" | "capabilities" | "blobs">;
   /** The encryption layer's sealer of encrypted large values (with the context's keys). */
   readonly blobSealer: BlobSealer | undefined;
+  /** The blind values of blind-indexed columns (with the context's `blindIndexKey`). */
+  readonly blindIndex: BlindIndex | undefined;
   /** The clock intents are dated and aged by, in milliseconds (the context's, when it was given one). */
   now: () => number = Date.now;
 
@@ -49,8 +63,10 @@ export class StoreRunner
     periodTables: { has(table: string): boolean },
     backend: Pick<TableStore, "name" | "capabilities" | "blobs">,
     blobSealer?: BlobSealer,
+    blindIndex?: BlindIndex,
   ) {
     this.blobSealer = blobSealer;
+    this.blindIndex = blindIndex;
     this.retry = retry;
     this.limits = limits;
     this.#target = target;

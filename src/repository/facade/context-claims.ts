@@ -1,5 +1,6 @@
 import { SchemaError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import { type BlindIndex, missingBlindIndexKey } from "../pipeline/encryption/blind-index.js";
 import type { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
 
 /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
@@ -18,7 +19,12 @@ export function claimType(types: Map<string, EntityModel>, model: EntityModel): 
 }
 
 /** Entities with encrypted columns need the context's keys: refused before any request otherwise. */
-export function claimEncryption(encrypts: boolean, types: EncryptedRowTypes, model: EntityModel): void {
+export function claimEncryption(
+  encrypts: boolean,
+  types: EncryptedRowTypes,
+  model: EntityModel,
+  blindIndex?: BlindIndex,
+): void {
   const encrypted = model.columns.filter((column) => column.encrypted);
   if (encrypted.length > 0 && !encrypts) {
     throw new ValidationError(
@@ -27,5 +33,7 @@ export function claimEncryption(encrypts: boolean, types: EncryptedRowTypes, mod
       { field: "encryption" },
     );
   }
+  if (blindIndex === undefined && model.columns.some((column) => column.blindIndex !== undefined))
+    throw missingBlindIndexKey(model);
   types.claim(model);
 }

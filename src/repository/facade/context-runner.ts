@@ -4,6 +4,7 @@ import { contextTelemetry, telemetryWarning } from "../../telemetry/context-tele
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
 import { limitsOf } from "../pipeline/backend-limits.js";
+import { blindIndexOf } from "../pipeline/encryption/blind-index.js";
 import { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
 import { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
 import { assertEncryptionOptions } from "../pipeline/encryption/key-resolver.js";
@@ -93,7 +94,8 @@ export function composeStack(options: TableContextOptions, report: PaceReport): 
   const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
   // Limits see the sealed rows, and sealing (a key service call) holds no request slot.
   const encryptedTypes = new EncryptedRowTypes(prefix);
-  const encryption = new EncryptingStore(paced, encryptedTypes, options.encryption?.keys);
+  const blindIndex = options.encryption === undefined ? undefined : blindIndexOf(options.encryption);
+  const encryption = new EncryptingStore(paced, encryptedTypes, options.encryption?.keys, blindIndex);
   // Outermost: a period table's creation and the write sent again (already sealed) are each paced and slotted.
   const periodTables = new PeriodTableNames(prefix);
   const target = new PeriodTableStore(encryption, periodTables);

@@ -183,7 +183,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       return count;
     }
     const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
-    const refs = deriveCopyRefs(model, entity, (t) => this.#runner.tableName(t));
+    const refs = deriveCopyRefs(model, entity, this.#runner);
     return refs.filter((ref) => isLocal(ref, this.#table, action.entity.partitionKey)).length;
   }
 

@@ -25,6 +25,11 @@ export interface ReencryptResult {
   skipped: number;
   /** Blobs of encrypted large columns sealed again under the current key (same name, see `resealStale`). */
   blobsResealed: number;
+  /**
+   * Entities written again so their blind values and index keys are under the current blind-index key:
+   * present only while one is being rotated (`encryption.previousBlindIndexKeys`; see rewrite-blind-values.ts).
+   */
+  blindRewritten?: number;
 }
 
 /**

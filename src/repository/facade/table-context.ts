@@ -26,6 +26,7 @@ import {
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
 import { Repository } from "./repository.js";
+import { rewriteBlindValues } from "./rewrite-blind-values.js";
 import { runTransaction } from "./run-transaction.js";
 import { Transaction } from "./transaction.js";
 import type { TransactionResult } from "./transaction-commit.js";
@@ -74,6 +75,7 @@ export class TableContext {
       stack.periodTables,
       options.store,
       stack.encryption.blobSealer,
+      stack.encryption.blindIndex,
     );
     this.#stack = stack;
     this.#encrypts = options.encryption !== undefined;
@@ -257,15 +259,15 @@ export class TableContext {
   }
 
   #claimEncryption(model: EntityModel): void {
-    claimEncryption(this.#encrypts, this.#stack.encryptedTypes, model);
+    claimEncryption(this.#encrypts, this.#stack.encryptedTypes, model, this.#stack.encryption.blindIndex);
   }
 
   /**
    * Rewrites the encrypted values of every row of the entity (and of its index copies) that is not
    * sealed under the key resolver's current key, so an old key can be retired. Each row is a Merge of
    * its encrypted properties only, conditional on the ETag it was read with: a concurrent write wins
-   * (it is under the current key anyway) and is counted as `skipped`. A table scan, so it must be
-   * asked for with `{ scan: true }`. Resolves counts.
+   * (it is under the current key anyway) and is counted as `skipped`. A table scan: `{ scan: true }`.
+   * Blind values stay, unless `previousBlindIndexKeys` are given (rewrite-blind-values.ts). Resolves counts.
    * @example
    * const db = new TableContext({ store, encryption: { keys: localKeys({ k2: newKey, k1: oldKey }, "k2") } });
    * await db.reencrypt(Employee, { scan: true }); // { scanned, reencrypted, skipped, blobsResealed }
@@ -290,7 +292,8 @@ export class TableContext {
     if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
     else for (const name of await this.tablesOf(entityClass)) tables.add(name);
     for (const index of model.indexes.values()) tables.add(this.#runner.tableName(index.table));
-    return reencrypt(model, this.#runner, this.#stack.encryption, [...tables]);
+    const result = await reencrypt(model, this.#runner, this.#stack.encryption, [...tables]);
+    return rewriteBlindValues(this.repository(entityClass), this.#runner, result);
   }
 
   /**

@@ -125,7 +125,6 @@ export async function expandIndexCopies(
     // List indexes keep index entities (one per value, listing members), not copies: see list-membership.ts.
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
     const member = entityMember(model, runner, table, operation.partitionKey, operation.rowKey);
-    const tableName = (t: string) => runner.tableName(t);
     if (action.kind === "delete") {
       if (!prior) {
         // Absent when planned: 404 as the service answers, or 412 (planned again) if it appeared meanwhile.
@@ -194,7 +193,7 @@ export async function expandIndexCopies(
       const current = model.mapper.toWire(model.mapper.fromWire(stored));
       wire = { ...foreignProperties(model, stored), ...current, ...wire };
     }
-    const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), tableName);
+    const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner);
     const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
     const ifMatch = !prior
       ? undefined
@@ -308,7 +307,7 @@ function assertCopiesFit(
     const { model, action } = operation;
     if (model.indexes.size === 0 || action.kind === "delete") continue;
     const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
-    const refs = deriveCopyRefs(model, entity, (t) => runner.tableName(t), true);
+    const refs = deriveCopyRefs(model, entity, runner, true);
     total += refs.filter((ref) => isLocal(ref, table, operation.partitionKey)).length;
   }
   if (total > runner.limits.maxTransactionOperations) {
@@ -371,6 +370,6 @@ async function priorState(
   const model = operation.model;
   const refs =
     decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-    deriveCopyRefs(model, model.mapper.fromWire(stored), (t) => runner.tableName(t), true);
+    deriveCopyRefs(model, model.mapper.fromWire(stored), runner, true);
   return { etag: stored.etag, refs, stored };
 }

@@ -10,7 +10,7 @@ import {
   refKey,
 } from "../core/copy-ref.js";
 import { parseEntityType, upcasterOf } from "../core/entity-rows.js";
-import type { TableNaming } from "../core/requests.js";
+import type { BlindIndexing, TableNaming } from "../core/requests.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import { COPY_STAMP_PROPERTY } from "./copy-stamp.js";
 
@@ -123,13 +123,13 @@ export interface EntityState {
  */
 export function entityStateOf<T extends object>(
   model: EntityModel<T>,
-  runner: TableNaming,
+  runner: TableNaming & Partial<BlindIndexing>,
   row: StoredEntity,
 ): EntityState {
   const upcast = upcasterOf(model);
   const entity = model.mapper.fromWire(upcast ? upcast(row) : row);
   const wire = model.mapper.toWire(entity);
-  const refs = deriveReadRefs(model, entity, (t) => runner.tableName(t));
+  const refs = deriveReadRefs(model, entity, runner);
   return { wire, refs, copies: refs.filter((ref) => isCopyRef(model, ref)) };
 }
 
@@ -140,7 +140,7 @@ export function entityStateOf<T extends object>(
 function deriveReadRefs<T extends object>(
   model: EntityModel<T>,
   entity: T,
-  tableName: (table: string) => string,
+  naming: TableNaming & Partial<BlindIndexing>,
 ): CopyRef[] {
   let singles = perIndex.get(model) as Array<EntityModel<T>> | undefined;
   if (!singles) {
@@ -152,7 +152,7 @@ function deriveReadRefs<T extends object>(
   const refs: CopyRef[] = [];
   for (const single of singles) {
     try {
-      refs.push(...deriveCopyRefs(single, entity, tableName));
+      refs.push(...deriveCopyRefs(single, entity, naming));
     } catch {
       // No key, no copy.
     }

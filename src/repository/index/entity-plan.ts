@@ -58,9 +58,7 @@ export function planEntityWrite(
   operation?: string,
 ): WritePlan<{ etag: string; refs: CopyRef[] }> {
   const { model, table, runner } = target;
-  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), (t) =>
-    runner.tableName(t),
-  );
+  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner);
   const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;

@@ -5,11 +5,12 @@ import type { QueryExplanation } from "../../query/query-plan.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
+import { indexKeyValues } from "../core/blind-keys.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
 import { isTableNotFound, tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { Backend, Requests, TableNaming } from "../core/requests.js";
+import type { Backend, BlindIndexing, Requests, TableNaming } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import { listShardsFilter, parseMember, readList, readListOrEmpty } from "./list-index.js";
 
@@ -23,7 +24,7 @@ export class IndexLookup<T extends object> {
   readonly #index: IndexModel;
   /** The copies' table; for an index kept in a table per period, the prefixed template (for messages). */
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Backend;
+  readonly #runner: Requests & TableNaming & Backend & Partial<BlindIndexing>;
   readonly #keySpace: EntityModel<T>;
   /** The repository's own row reader (upcast, ETag and copies tracked), for the entities a list names. */
   readonly #readRow: (stored: StoredEntity) => T | undefined;
@@ -32,7 +33,7 @@ export class IndexLookup<T extends object> {
   static build<T extends object>(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: Requests & TableNaming & Backend,
+    runner: Requests & TableNaming & Backend & Partial<BlindIndexing>,
     readRow: (stored: StoredEntity) => T | undefined,
   ): IndexLookup<T> {
     return new IndexLookup(model, index, runner, readRow);
@@ -41,7 +42,7 @@ export class IndexLookup<T extends object> {
   private constructor(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: Requests & TableNaming & Backend,
+    runner: Requests & TableNaming & Backend & Partial<BlindIndexing>,
     readRow: (stored: StoredEntity) => T | undefined,
   ) {
     this.#readRow = readRow;
@@ -63,9 +64,23 @@ export class IndexLookup<T extends object> {
       );
     }
     const key = values as Record<string, unknown>;
-    const partitionKey = this.#index.partitionKey.encode(key, "PartitionKey");
-    const rowKey = this.#index.rowKey.encode(key, "RowKey");
-    return this.#executor().fetchPoint(this.#tableOf(key), partitionKey, rowKey, undefined);
+    // A blind-indexed field: the key holds its blind value; while a blind-index key is being rotated,
+    // an entity not yet rewritten is found under a previous key (see db.rewriteBlindIndexes).
+    const generations =
+      this.#index.blindFields === undefined ? 1 : (this.#runner.blindIndex?.generations ?? 1);
+    for (let generation = 0; generation < generations; generation++) {
+      const keyValues = this.#blindKeyValues(key, generation);
+      const partitionKey = this.#index.partitionKey.encode(keyValues, "PartitionKey");
+      const rowKey = this.#index.rowKey.encode(keyValues, "RowKey");
+      const found = await this.#executor().fetchPoint(this.#tableOf(key), partitionKey, rowKey, undefined);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** The values with each blind-indexed field's blind value (under key `generation`) in place of its plaintext. */
+  #blindKeyValues(values: Record<string, unknown>, generation = 0): Record<string, unknown> {
+    return indexKeyValues(this.#model, this.#index, values, this.#runner.blindIndex, generation);
   }
 
   /**
@@ -79,7 +94,7 @@ export class IndexLookup<T extends object> {
       `${this.#model.name}.indexes.${this.#index.name}`,
       this.#index.partitionKey,
       this.#index.rowKey,
-      this.#keyValues(values as Record<string, unknown>),
+      this.#blindKeyValues(this.#keyValues(values as Record<string, unknown>)),
     );
     const query = Query.build(this.#keySpace, this.#executor(), { table, ...state, filters: [] });
     // A bucket holds many values of its hashed field: unless the RowKey prefix pins it, filter on it (as find() does).
@@ -121,7 +136,7 @@ export class IndexLookup<T extends object> {
   #findInList(values: Record<string, unknown>): Query<T> {
     const index = this.#index;
     const name = `${this.#model.name}.indexes.${index.name}`;
-    const keyValues = this.#keyValues(values);
+    const keyValues = this.#blindKeyValues(this.#keyValues(values));
     const state = findState(name, index.partitionKey, index.rowKey, keyValues);
     const table = this.#tableOf(values);
     const rowKey = index.rowKey.encode(keyValues, "RowKey");

@@ -215,7 +215,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   #refsOfStored(stored: StoredEntity): CopyRef[] {
     return (
       decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-      deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), (t) => this.#runner.tableName(t), true)
+      deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), this.#runner, true)
     );
   }
 

@@ -61,6 +61,7 @@ export function withLargeValues<T>(
       return page.continuation ? { items, continuation: page.continuation } : { items };
     },
     fetchPoint: point,
+    blindValues: executor.blindValues,
   };
   const fetchFirst = executor.fetchFirst;
   if (fetchFirst !== undefined) {

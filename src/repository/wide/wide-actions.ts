@@ -1,3 +1,4 @@
+import { blindSidecars } from "../../schema/blind-index-plan.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import {
   assertWideRowKey,
@@ -40,6 +41,7 @@ export async function wideTransactionActions(
       runner.limits,
       newWriteId(),
       Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
+      blindSidecars(model.columns),
     );
   const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
   const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;

@@ -6,6 +6,7 @@ import {
   TransactionError,
   ValidationError,
 } from "../../errors.js";
+import { blindSidecars } from "../../schema/blind-index-plan.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import {
@@ -185,7 +186,14 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
   #split(wire: WireEntity): WireEntity[] {
     const limits = this.#runner.limits;
     const maxParts = Math.min(MAX_WIDE_PARTS, limits.maxTransactionOperations);
-    return splitWide(this.#model.name, wire, limits, newWriteId(), maxParts);
+    return splitWide(
+      this.#model.name,
+      wire,
+      limits,
+      newWriteId(),
+      maxParts,
+      blindSidecars(this.#model.columns),
+    );
   }
 
   /** `ValidationError` before any request when the transaction would exceed what the service accepts. */

@@ -10,6 +10,7 @@ import type {
   WriteMode,
   WriteResult,
 } from "../../../store/table-store.js";
+import type { BlindIndex } from "./blind-index.js";
 import { BlobSealer } from "./blob-sealing.js";
 import { DataKeyCache } from "./data-key-cache.js";
 import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
@@ -39,11 +40,20 @@ export class EncryptingStore extends DelegatingStore {
   readonly #opener: EntityOpener;
   #blobSealer: BlobSealer | undefined;
 
-  constructor(inner: TableStore, types: EncryptedRowTypes, resolver: KeyResolver | undefined) {
+  /** The blind values of blind-indexed columns (`undefined` without `encryption.blindIndexKey`). */
+  readonly blindIndex: BlindIndex | undefined;
+
+  constructor(
+    inner: TableStore,
+    types: EncryptedRowTypes,
+    resolver: KeyResolver | undefined,
+    blindIndex?: BlindIndex,
+  ) {
     super(inner);
     this.#types = types;
     this.#resolver = resolver;
-    this.#sealer = new EntitySealer(types, resolver, this.#keys);
+    this.blindIndex = blindIndex;
+    this.#sealer = new EntitySealer(types, resolver, this.#keys, blindIndex);
     this.#opener = new EntityOpener(types, resolver, this.#keys);
   }
 

@@ -4,6 +4,7 @@ import type { WireEntity, WireValue } from "../../../store/table-store.js";
 import { propertyValueBytes } from "../../../util/entity-size.js";
 import { ServiceLimits } from "../../../util/service-limits.js";
 import type { EdmType } from "../../../wire/wire-entity.js";
+import { type BlindIndex, missingBlindIndexKey } from "./blind-index.js";
 import type { DataKeyCache } from "./data-key-cache.js";
 import type { EncryptedColumns, EncryptedRowTypes } from "./encrypted-row-types.js";
 import { DATA_KEY_BYTES, MAX_WRAPPED_KEY_BYTES, RowSealer, rowBinding, type SealingKey } from "./envelope.js";
@@ -28,14 +29,22 @@ export class EntitySealer {
   readonly #types: EncryptedRowTypes;
   readonly #resolver: KeyResolver | undefined;
   readonly #keys: DataKeyCache;
+  readonly #blind: BlindIndex | undefined;
   /** The sealed form of a wire entity sent recently: a retry resends the same bytes (no second wrap). */
   readonly #sealed = new Map<WireEntity, SealedWrite>();
 
   /** `keys`: the data keys this sealer wraps are put there, for reads of the rows it wrote. */
-  constructor(types: EncryptedRowTypes, resolver: KeyResolver | undefined, keys: DataKeyCache) {
+  /** `blind`: the blind values of blind-indexed columns are computed beside their ciphertext. */
+  constructor(
+    types: EncryptedRowTypes,
+    resolver: KeyResolver | undefined,
+    keys: DataKeyCache,
+    blind?: BlindIndex,
+  ) {
     this.#types = types;
     this.#resolver = resolver;
     this.#keys = keys;
+    this.#blind = blind;
   }
 
   /**
@@ -117,6 +126,7 @@ export class EntitySealer {
     key: SealingKey,
   ): WireEntity {
     const sealed: WireEntity = { ...wire };
+    const added = addBlindValues(sealed, model, present, this.#blind);
     const sealer = new RowSealer(
       key,
       rowBinding({
@@ -144,11 +154,38 @@ export class EntitySealer {
         `${model.name}: entity is ${size} bytes once encrypted; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB)`,
       );
     }
-    this.#sealed.set(wire, { table, sealed, columns: present, plain: present.map((c) => wire[c.property]) });
+    this.#sealed.set(wire, {
+      table,
+      sealed,
+      columns: present,
+      plain: present.map((c) => wire[c.property]),
+      added,
+    });
     if (this.#sealed.size > SEALED_WRITES_KEPT)
       this.#sealed.delete(this.#sealed.keys().next().value as WireEntity);
     return sealed;
   }
+}
+
+/**
+ * Puts the blind values of the present blind-indexed columns beside them (from their plaintext, before
+ * it is sealed); resolves how many properties that added. Without a blind-index key it refuses.
+ */
+function addBlindValues(
+  sealed: WireEntity,
+  model: EncryptedColumns["model"],
+  present: readonly ColumnModel[],
+  blind: BlindIndex | undefined,
+): number {
+  let added = 0;
+  for (const column of present) {
+    const index = column.blindIndex;
+    if (index === undefined) continue;
+    if (blind === undefined) throw missingBlindIndexKey(model);
+    if (!(index.property in sealed)) added++;
+    sealed[index.property] = blind.stored(model, column, sealed[column.property]);
+  }
+  return added;
 }
 
 function wrapFailure(keyId: string): string {
@@ -184,6 +221,8 @@ interface SealedWrite {
   sealed: WireEntity;
   columns: readonly ColumnModel[];
   plain: readonly (WireValue | undefined)[];
+  /** Properties the sealed form has and the entity had not (blind values). */
+  added: number;
 }
 
 /**
@@ -191,7 +230,7 @@ interface SealedWrite {
  * since): every property the same as sent, or, for a sealed column, as its plaintext then.
  */
 function unchangedSince(earlier: SealedWrite, now: WireEntity): boolean {
-  const { sealed, columns, plain } = earlier;
+  const { sealed, columns, plain, added } = earlier;
   let count = 0;
   for (const name in now) {
     count++;
@@ -200,7 +239,7 @@ function unchangedSince(earlier: SealedWrite, now: WireEntity): boolean {
     const at = columns.findIndex((column) => column.property === name);
     if (at < 0 || plain[at] !== value) return false;
   }
-  return count === Object.keys(sealed).length;
+  return count + added === Object.keys(sealed).length;
 }
 
 /** The service's size of a wire entity (see entity-size.ts), as the sealed row will be stored. */

@@ -20,6 +20,16 @@ export interface KeyResolver {
 export interface EncryptionOptions {
   /** Wraps each write's data key and unwraps it on reads; see `localKeys`. */
   keys: KeyResolver;
+  /**
+   * 32 random bytes keying the blind indexes of `@Column({ blindIndex })` columns (HMAC-SHA-256; kept
+   * apart from the data keys, which never key a blind value). Required by entities with blind indexes.
+   */
+  blindIndexKey?: Uint8Array | undefined;
+  /**
+   * Earlier blind-index keys while rotating `blindIndexKey`: lookups try them too, after the current
+   * key, until `db.rewriteBlindIndexes` has rewritten every row; then drop them.
+   */
+  previousBlindIndexKeys?: readonly Uint8Array[] | undefined;
 }
 
 /** Checks a key id: a non-empty string of at most 255 UTF-8 bytes (one byte of the stored header). */
