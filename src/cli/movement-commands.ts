@@ -1,15 +1,18 @@
 import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
+import { StoreError } from "../errors.js";
 import type { ImportMode } from "../movement/batch.js";
 import { Checkpoint, type ResumeState } from "../movement/checkpoint.js";
 import { rowsAsItems } from "../movement/copy.js";
-import { TableEndpoint } from "../movement/endpoint.js";
+import type { TableEndpoint } from "../movement/endpoint.js";
 import { exportTable } from "../movement/export.js";
 import { type ImportFailure, type ImportStats, importItems, newStats } from "../movement/import.js";
 import { openSink, readLines } from "../movement/lines.js";
 import { Progress } from "../movement/progress.js";
 import { verifyTables } from "../movement/verify.js";
+import { connect, connectionOption, endpointOf } from "./connection.js";
+import { FailureReport } from "./failure-report.js";
 import { integerOption, positiveNumberOption, UsageError } from "./options.js";
 
 interface Common {
@@ -55,15 +58,6 @@ interface VerifyFlags extends Common {
   toTable?: string;
   filter?: string;
   show: number;
-}
-
-const ENV = "TABLEKIT_CONNECTION_STRING";
-
-function connectionOption(): Option {
-  return new Option(
-    "--connection-string <cs>",
-    `account-key or SAS connection string, or UseDevelopmentStorage=true (default: $${ENV})`,
-  );
 }
 
 function modeOption(fallback: ImportMode): Option {
@@ -135,14 +129,6 @@ export function addMovementCommands(program: Command): void {
     .action((flags: VerifyFlags) => runVerify(flags));
 }
 
-function endpointOf(flags: Common): TableEndpoint {
-  const cs = flags.connectionString ?? process.env[ENV];
-  if (cs === undefined || cs === "") {
-    throw new UsageError(`give --connection-string or set ${ENV}`);
-  }
-  return TableEndpoint.fromConnectionString(cs);
-}
-
 /** The tables a command covers: --table, or every table with --all (exactly one of them). */
 async function tablesOf(
   flags: { table?: string; all?: boolean },
@@ -154,7 +140,7 @@ async function tablesOf(
 }
 
 async function runExport(flags: ExportFlags): Promise<void> {
-  const endpoint = endpointOf(flags);
+  const endpoint = endpointOf(flags, "export");
   const tables = await tablesOf(flags, endpoint);
   const select = flags.select
     ?.split(",")
@@ -170,9 +156,15 @@ async function runExport(flags: ExportFlags): Promise<void> {
     const out =
       flags.all === true ? join(flags.out!, `${table}.ndjson${flags.gzip ? ".gz" : ""}`) : flags.out;
     const sink = openSink(out);
-    total += await exportTable(endpoint, table, sink, { filter: flags.filter, select }, (n) =>
-      progress.add(n),
-    );
+    try {
+      total += await exportTable(endpoint, table, sink, { filter: flags.filter, select }, (n) =>
+        progress.add(n),
+      );
+    } catch (error) {
+      // A failed export leaves no file (an older one of that name stays as it was).
+      await sink.discard();
+      throw error;
+    }
     await sink.close();
   }
   const where = flags.out === undefined ? "stdout" : flags.out;
@@ -183,7 +175,7 @@ async function runExport(flags: ExportFlags): Promise<void> {
 }
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
-  const endpoint = endpointOf(flags);
+  const endpoint = endpointOf(flags, "import");
   if ((flags.table === undefined) === (flags.all !== true))
     throw new UsageError("give --table NAME or --all");
   const jobs: Array<{ table: string; path: string }> =
@@ -241,11 +233,10 @@ async function importFile(
   const progress = new Progress("import", { quiet: flags.quiet });
   const stats = newStats();
   const failedLines: number[] = [];
+  const report = new FailureReport("tablekit import", { file: path === "-" ? "stdin" : path });
   const onFailure = (failure: ImportFailure) => {
     if (failedLines.length < 10) failedLines.push(failure.line);
-    process.stderr.write(
-      `tablekit import: ${path === "-" ? "stdin" : path} line ${failure.line}: ${failure.reason}\n`,
-    );
+    report.add(failure);
     if (errors !== undefined) {
       writeSync(
         errors,
@@ -280,6 +271,7 @@ async function importFile(
   } finally {
     checkpoint?.close();
     if (errors !== undefined) closeSync(errors);
+    report.finish();
   }
   const parts = [
     `${stats.imported.toLocaleString("en-US")} row${stats.imported === 1 ? "" : "s"} imported into ${table}`,
@@ -304,15 +296,23 @@ async function* counted<T>(items: AsyncIterable<T>, onItem: (item: T) => void): 
 }
 
 async function runCopy(flags: CopyFlags): Promise<void> {
-  const source = endpointOf(flags);
-  const target = TableEndpoint.fromConnectionString(flags.to);
+  const source = endpointOf(flags, "copy");
+  const target = connect(flags.to, "copy");
   const tables = await tablesOf(flags, source);
   if (flags.all === true && flags.toTable !== undefined)
     throw new UsageError("--to-table goes with --table, not --all");
+  // The source first: a copy that cannot read leaves no empty table behind on the target.
+  if (flags.all !== true && !(await source.tableExists(tables[0]!))) {
+    throw new StoreError(`the source table ${tables[0]} does not exist; nothing was created`, {
+      statusCode: 404,
+      serviceCode: "TableNotFound",
+    });
+  }
   const progress = new Progress("copy", { quiet: flags.quiet });
   const stats = newStats();
   for (const table of tables) {
     const toTable = flags.toTable ?? table;
+    const report = new FailureReport("tablekit copy", { table });
     await target.createTable(toTable);
     const items = rowsAsItems(source.pages(table, { filter: flags.filter }), (n) => progress.add(n));
     await importItems(
@@ -323,11 +323,11 @@ async function runCopy(flags: CopyFlags): Promise<void> {
         mode: flags.mode,
         concurrency: flags.concurrency,
         maxRowsPerSecond: flags.maxRowsPerSecond,
-        onFailure: (failure) =>
-          process.stderr.write(`tablekit copy: ${table} row ${failure.line}: ${failure.reason}\n`),
+        onFailure: (failure) => report.add(failure),
       },
       stats,
     );
+    report.finish();
   }
   const failed = stats.failed > 0 ? `, ${stats.failed} failed` : "";
   progress.finish(
@@ -338,8 +338,8 @@ async function runCopy(flags: CopyFlags): Promise<void> {
 }
 
 async function runVerify(flags: VerifyFlags): Promise<void> {
-  const first = endpointOf(flags);
-  const second = TableEndpoint.fromConnectionString(flags.to);
+  const first = endpointOf(flags, "verify");
+  const second = connect(flags.to, "verify");
   const tables = await tablesOf(flags, first);
   if (flags.all === true && flags.toTable !== undefined)
     throw new UsageError("--to-table goes with --table, not --all");
