@@ -37,3 +37,13 @@ export function connect(connectionString: string, command: string): TableEndpoin
     },
   });
 }
+
+/** The tables a command covers: --table, or every table with --all (exactly one of them). */
+export async function tablesOf(
+  flags: { table?: string; all?: boolean },
+  endpoint: TableEndpoint,
+): Promise<string[]> {
+  if ((flags.table === undefined) === (flags.all !== true))
+    throw new UsageError("give --table NAME or --all");
+  return flags.all === true ? endpoint.listTables() : [flags.table!];
+}

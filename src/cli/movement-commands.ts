@@ -1,4 +1,13 @@
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { StoreError } from "../errors.js";
@@ -10,10 +19,10 @@ import { exportTable } from "../movement/export.js";
 import { type ImportFailure, type ImportStats, importItems, newStats } from "../movement/import.js";
 import { openSink, readLines } from "../movement/lines.js";
 import { Progress } from "../movement/progress.js";
-import { verifyTables } from "../movement/verify.js";
-import { connect, connectionOption, endpointOf } from "./connection.js";
+import { connect, connectionOption, endpointOf, tablesOf } from "./connection.js";
 import { FailureReport } from "./failure-report.js";
 import { integerOption, positiveNumberOption, UsageError } from "./options.js";
+import { runVerify, type VerifyFlags } from "./verify-command.js";
 
 interface Common {
   connectionString?: string;
@@ -49,15 +58,6 @@ interface CopyFlags extends Common {
   mode: ImportMode;
   concurrency: number;
   maxRowsPerSecond?: number;
-}
-
-interface VerifyFlags extends Common {
-  table?: string;
-  all?: boolean;
-  to: string;
-  toTable?: string;
-  filter?: string;
-  show: number;
 }
 
 function modeOption(fallback: ImportMode): Option {
@@ -129,16 +129,6 @@ export function addMovementCommands(program: Command): void {
     .action((flags: VerifyFlags) => runVerify(flags));
 }
 
-/** The tables a command covers: --table, or every table with --all (exactly one of them). */
-async function tablesOf(
-  flags: { table?: string; all?: boolean },
-  endpoint: TableEndpoint,
-): Promise<string[]> {
-  if ((flags.table === undefined) === (flags.all !== true))
-    throw new UsageError("give --table NAME or --all");
-  return flags.all === true ? endpoint.listTables() : [flags.table!];
-}
-
 async function runExport(flags: ExportFlags): Promise<void> {
   const endpoint = endpointOf(flags, "export");
   const tables = await tablesOf(flags, endpoint);
@@ -187,6 +177,8 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
             return match === null ? [] : [{ table: match[1]!, path: join(file, name) }];
           })
       : [{ table: flags.table!, path: file }];
+  // Every input is readable before any table is created: a failed import leaves no empty table.
+  for (const job of jobs) if (job.path !== "-") checkReadable(job.path);
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.once("SIGINT", onSigint);
@@ -213,6 +205,17 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
     );
     process.exitCode = 130;
   } else if (failed > 0) process.exitCode = 1;
+}
+
+function checkReadable(path: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new Error(
+      `cannot read ${path}${typeof code === "string" ? ` (${code})` : ""}; nothing was imported`,
+    );
+  }
 }
 
 async function importFile(
@@ -335,59 +338,4 @@ async function runCopy(flags: CopyFlags): Promise<void> {
     stats.read,
   );
   if (stats.failed > 0) process.exitCode = 1;
-}
-
-async function runVerify(flags: VerifyFlags): Promise<void> {
-  const first = endpointOf(flags, "verify");
-  const second = connect(flags.to, "verify");
-  const tables = await tablesOf(flags, first);
-  if (flags.all === true && flags.toTable !== undefined)
-    throw new UsageError("--to-table goes with --table, not --all");
-  const progress = new Progress("verify", { quiet: flags.quiet });
-  let shown = 0;
-  let differences = 0;
-  let compared = 0;
-  if (flags.all === true) {
-    const theirs = new Set(await second.listTables());
-    for (const table of tables) theirs.delete(table);
-    for (const table of theirs) {
-      differences++;
-      if (shown++ < flags.show) process.stdout.write(`table ${table}: only on the second side\n`);
-    }
-  }
-  for (const table of tables) {
-    const toTable = flags.toTable ?? table;
-    const result = await verifyTables(
-      { endpoint: first, table },
-      { endpoint: second, table: toTable },
-      { filter: flags.filter },
-      (m) => {
-        if (shown++ >= flags.show) return;
-        const where = `${table} PartitionKey=${JSON.stringify(m.partitionKey)} RowKey=${JSON.stringify(m.rowKey)}`;
-        const what =
-          m.kind === "only-first"
-            ? "only on the first side"
-            : m.kind === "only-second"
-              ? "only on the second side"
-              : m.detail;
-        process.stdout.write(`${where}: ${what}\n`);
-      },
-      (n) => progress.add(n),
-    );
-    compared += result.compared;
-    const diff = result.onlyFirst + result.onlySecond + result.different;
-    differences += diff;
-    if (diff > 0) {
-      process.stdout.write(
-        `${table}: ${result.equal} equal, ${result.different} different, ${result.onlyFirst} only on the first side, ${result.onlySecond} only on the second side\n`,
-      );
-    }
-  }
-  progress.finish(
-    differences === 0
-      ? `tablekit verify: equal (${compared.toLocaleString("en-US")} rows in ${tables.length} table${tables.length === 1 ? "" : "s"})`
-      : `tablekit verify: ${differences} difference${differences === 1 ? "" : "s"} in ${compared.toLocaleString("en-US")} rows`,
-    compared,
-  );
-  if (differences > 0) process.exitCode = 1;
 }

@@ -170,16 +170,22 @@ describe("tablekit import/export/copy/verify (CLI)", () => {
     expect(readdirSync(out)).toEqual(["older.ndjson"]);
   });
 
-  test("copy from a missing source table creates nothing on the target", async () => {
+  test("copy from a missing source table, or import of a missing file, creates no table", async () => {
     const run = await tablekit(["copy", "--table", "NoSuchSource", "--to", target.connectionString]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("tablekit copy: the source table NoSuchSource does not exist");
-    const tables = TableServiceClient.fromConnectionString(target.connectionString, {
-      allowInsecureConnection: true,
-    });
-    const names: string[] = [];
-    for await (const table of tables.listTables()) names.push(table.name ?? "");
-    expect(names).not.toContain("NoSuchSource");
+    const missing = join(dir, "no-such-file.ndjson");
+    const imported = await tablekit(["import", missing, "--table", "NoSuchInput", "--create-table"]);
+    expect(imported.code).toBe(1);
+    expect(imported.stderr).toBe(`tablekit import: cannot read ${missing} (ENOENT); nothing was imported\n`);
+    const names = async (cs: string) => {
+      const found: string[] = [];
+      const service = TableServiceClient.fromConnectionString(cs, { allowInsecureConnection: true });
+      for await (const table of service.listTables()) found.push(table.name ?? "");
+      return found;
+    };
+    expect(await names(target.connectionString)).not.toContain("NoSuchSource");
+    expect(await names(source.connectionString)).not.toContain("NoSuchInput");
   });
 
   test("insert over existing rows: the first refusals by key, then the rest counted by code", async () => {
