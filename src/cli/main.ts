@@ -70,9 +70,9 @@ function printable(error: unknown, argv: readonly string[]): string {
 
 /** The secrets of an argument that is (or holds, as `--to=…`) a connection string; none otherwise. */
 function connectionStringSecretsIn(argument: string): string[] {
-  return argument.includes(";") || /AccountKey|SharedAccessSignature/i.test(argument)
-    ? connectionStringSecrets(argument.replace(/^--[a-z-]+=/, ""))
-    : [];
+  const value = argument.replace(/^--[a-z-]+=/, "");
+  // A connection string is Name=value parts: a filter such as "Name eq 'a;b'" is not one.
+  return /^\s*[A-Za-z]+\s*=/.test(value) ? connectionStringSecrets(value) : [];
 }
 
 main(process.argv.slice(2)).then(

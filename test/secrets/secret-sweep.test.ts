@@ -24,6 +24,7 @@ import {
 } from "../../src/index.js";
 import { startTableServer, type TableServer } from "../../src/server/table-server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { connectionStringSecrets, redactSecrets } from "../../src/util/redact-secrets.js";
 import { azuriteConnectionString } from "../support/azurite.js";
 import { azuriteSelected } from "../support/stores.js";
 import { uniquePrefix } from "../support/table-names.js";
@@ -187,6 +188,19 @@ describe("malformed connection strings: a ValidationError naming the setting, ne
     if (typeof says === "string") expect((error as Error).message).toContain(says);
     else expect((error as Error).message).toMatch(says);
     expectNoSecret(everythingShown(error), [KEY, SIG, NOT_BASE64, SAS]);
+  });
+});
+
+describe("connectionStringSecrets (what the CLI scrubs from its lines)", () => {
+  it("takes every value that is not a public setting, misspelt keys and pasted parts included", () => {
+    const cs = `AccountName=acct;AcountKey=${KEY};TableEndpoint=https://h/?sv=1&sig=${encodeURIComponent(SIG)};${NOT_BASE64}`;
+    const secrets = connectionStringSecrets(cs);
+    for (const secret of [KEY, SIG, encodeURIComponent(SIG), NOT_BASE64]) expect(secrets).toContain(secret);
+    expect(secrets).not.toContain("acct");
+    expect(redactSecrets(`failed for ${cs}`, secrets)).toBe(
+      "failed for AccountName=acct;AcountKey=***;TableEndpoint=https://h/?sv=1&sig=***;***",
+    );
+    expect(connectionStringSecrets("UseDevelopmentStorage=true")).toEqual([]);
   });
 });
 
