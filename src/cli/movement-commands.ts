@@ -285,7 +285,7 @@ async function importFile(
   if (stats.recovered > 0) parts.push(`${stats.recovered} found already written`);
   if (stats.failed > 0)
     parts.push(
-      `${stats.failed} failed${failedLines.length > 0 ? ` (line${failedLines.length === 1 ? "" : "s"} ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
+      `${stats.failed.toLocaleString("en-US")} failed${failedLines.length > 0 ? ` (line${failedLines.length === 1 ? "" : "s"} ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
     );
   progress.finish(`tablekit import: ${parts.join(", ")}`, stats.read);
   return stats;
