@@ -322,6 +322,32 @@ describe.skipIf(!azuriteSelected)("failing requests on Azurite (needs Azurite)",
   });
 });
 
+describe("spans", () => {
+  it("an error of any origin is recorded with its secrets as ***", async () => {
+    // A store whose failure is not one of tablekit's: its text carries a SAS URL and a key.
+    class LeakyStore extends MemoryStore {
+      override async getEntity(): Promise<never> {
+        throw new Error(`GET https://acct.table.core.windows.net/t?sv=1&sig=${SIG} (AccountKey=${KEY})`);
+      }
+    }
+    exporter.reset();
+    const db = new TableContext({
+      store: new LeakyStore(),
+      tablePrefix: uniquePrefix("sweep"),
+      retry: false,
+    });
+    await expect(db.repository(Swept).get({ group: "g", id: "1" })).rejects.toThrow();
+    const spans = exporter.getFinishedSpans();
+    const failed = spans.filter((span) => span.status.message !== undefined);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed[0]!.status.message).toContain("sig=***");
+    expectNoSecret(JSON.stringify(spans.map((span) => [span.attributes, span.status, span.events])), [
+      KEY,
+      SIG,
+    ]);
+  });
+});
+
 describe("the command line", () => {
   it("a misspelt setting: names it, exit 1, no secret", async () => {
     const run = await tablekit([
