@@ -5,6 +5,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  rmSync,
   statSync,
   writeSync,
 } from "node:fs";
@@ -17,7 +18,7 @@ import { rowsAsItems } from "../movement/copy.js";
 import type { TableEndpoint } from "../movement/endpoint.js";
 import { exportTable } from "../movement/export.js";
 import { type ImportFailure, type ImportStats, importItems, newStats } from "../movement/import.js";
-import { openSink, readLines } from "../movement/lines.js";
+import { type OutputSink, openSink, readLines } from "../movement/lines.js";
 import { Progress } from "../movement/progress.js";
 import { connect, connectionOption, endpointOf, tablesOf } from "./connection.js";
 import { FailureReport } from "./failure-report.js";
@@ -136,27 +137,33 @@ async function runExport(flags: ExportFlags): Promise<void> {
     ?.split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
+  let createdDir: string | undefined;
   if (flags.all === true) {
     if (flags.out === undefined) throw new UsageError("export --all needs --out DIR");
-    mkdirSync(flags.out, { recursive: true });
+    createdDir = mkdirSync(flags.out, { recursive: true });
   }
   let total = 0;
   const progress = new Progress("export", { quiet: flags.quiet });
-  for (const table of tables) {
-    const out =
-      flags.all === true ? join(flags.out!, `${table}.ndjson${flags.gzip ? ".gz" : ""}`) : flags.out;
-    const sink = openSink(out);
-    try {
+  // Every file gets its name only once every table is exported: a failed export leaves no file (an
+  // older one of that name stays as it was), and no folder it made.
+  const sinks: OutputSink[] = [];
+  try {
+    for (const table of tables) {
+      const out =
+        flags.all === true ? join(flags.out!, `${table}.ndjson${flags.gzip ? ".gz" : ""}`) : flags.out;
+      const sink = openSink(out);
+      sinks.push(sink);
       total += await exportTable(endpoint, table, sink, { filter: flags.filter, select }, (n) =>
         progress.add(n),
       );
-    } catch (error) {
-      // A failed export leaves no file (an older one of that name stays as it was).
-      await sink.discard();
-      throw error;
+      await sink.end();
     }
-    await sink.close();
+  } catch (error) {
+    for (const sink of sinks) await sink.discard();
+    if (createdDir !== undefined) rmSync(createdDir, { recursive: true, force: true });
+    throw error;
   }
+  for (const sink of sinks) sink.commit();
   const where = flags.out === undefined ? "stdout" : flags.out;
   progress.finish(
     `tablekit export: ${total.toLocaleString("en-US")} rows from ${tables.length === 1 ? tables[0] : `${tables.length} tables`} to ${where}`,

@@ -90,8 +90,13 @@ export interface LineSink {
   close(): Promise<void>;
 }
 
-/** The sink `openSink` opens: it can also be abandoned, its temporary file removed. */
+/** The sink `openSink` opens: `close` in two steps (to name several files at once), or abandoned. */
 export interface OutputSink extends LineSink {
+  /** Finishes writing; the file keeps its temporary name until `commit`. */
+  end(): Promise<void>;
+  /** Gives an ended file its name. */
+  commit(): void;
+  /** Abandons the output (ended or not): its temporary file is removed. */
   discard(): Promise<void>;
 }
 
@@ -123,21 +128,34 @@ export function openSink(path: string | undefined): OutputSink {
     end();
     return closed;
   };
-  return {
+  let open = true;
+  const sink: OutputSink = {
     write(text) {
       if (target.write(text)) return undefined;
       return new Promise((resolve) => target.once("drain", resolve));
     },
-    async close() {
+    async end() {
+      if (!open) return;
+      open = false;
       await ended(() => target.end());
+    },
+    commit() {
       if (temporary !== undefined) renameSync(temporary, path!);
     },
+    async close() {
+      await sink.end();
+      sink.commit();
+    },
     async discard() {
-      await ended(() => {
-        target.destroy();
-        if (file !== target) file!.destroy();
-      }).catch(() => undefined);
+      if (open) {
+        open = false;
+        await ended(() => {
+          target.destroy();
+          if (file !== target) file!.destroy();
+        }).catch(() => undefined);
+      }
       if (temporary !== undefined) rmSync(temporary, { force: true });
     },
   };
+  return sink;
 }
