@@ -34,7 +34,7 @@ export function runInit(dir: string, options: InitOptions = {}): InitResult {
   if (existsSync(root) && readdirSync(root).length > 0 && !options.force) {
     throw new ValidationError(
       "init-not-empty",
-      `tablekit init: ${root} is not empty; choose a new folder, or pass --force to write into it`,
+      `${root} is not empty; choose a new folder, or pass --force to write into it`,
     );
   }
   const version = packageVersion();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
-import { TableKitError } from "../errors.js";
+import { connectionStringSecrets, redactSecrets } from "../util/redact-secrets.js";
 import { runInit } from "./init.js";
 import { addMovementCommands } from "./movement-commands.js";
 import { UsageError } from "./options.js";
@@ -44,6 +44,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     program.outputHelp();
     return 0;
   }
+  // Messages name the command once: "tablekit export: …" (a message never starts with "tablekit …").
+  const command = program.commands.find((c) => c.name() === argv[0]);
+  const prefix = command === undefined ? "tablekit" : `tablekit ${command.name()}`;
   try {
     await program.parseAsync([...argv], { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
@@ -52,20 +55,32 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Help and version end the run with code 0; an option error (already printed with the usage) with 2.
       return error.exitCode === 0 ? 0 : 2;
     }
-    if (error instanceof UsageError) {
-      process.stderr.write(`tablekit: ${error.message}\n`);
-      return 2;
-    }
-    const message = error instanceof TableKitError || error instanceof Error ? error.message : String(error);
-    process.stderr.write(`tablekit: ${message}\n`);
-    return 1;
+    process.stderr.write(`${prefix}: ${printable(error, argv)}\n`);
+    return error instanceof UsageError ? 2 : 1;
   }
+}
+
+/**
+ * An error's message as the command line prints it: its secrets (those of the connection strings given
+ * on the command line or in the environment, and any key, signature or token) as `***`.
+ */
+function printable(error: unknown, argv: readonly string[]): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const given = [...argv, process.env.TABLEKIT_CONNECTION_STRING ?? ""];
+  return redactSecrets(message, given.flatMap(connectionStringSecretsIn));
+}
+
+/** The secrets of an argument that is (or holds, as `--to=…`) a connection string; none otherwise. */
+function connectionStringSecretsIn(argument: string): string[] {
+  const value = argument.replace(/^--[a-z-]+=/, "");
+  // A connection string is Name=value parts: a filter such as "Name eq 'a;b'" is not one.
+  return /^\s*[A-Za-z]+\s*=/.test(value) ? connectionStringSecrets(value) : [];
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`tablekit: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`tablekit: ${printable(error, process.argv.slice(2))}\n`);
     process.exit(1);
   },
 );

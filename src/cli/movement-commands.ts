@@ -1,16 +1,29 @@
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
+import { StoreError } from "../errors.js";
 import type { ImportMode } from "../movement/batch.js";
 import { Checkpoint, type ResumeState } from "../movement/checkpoint.js";
 import { rowsAsItems } from "../movement/copy.js";
-import { TableEndpoint } from "../movement/endpoint.js";
+import type { TableEndpoint } from "../movement/endpoint.js";
 import { exportTable } from "../movement/export.js";
 import { type ImportFailure, type ImportStats, importItems, newStats } from "../movement/import.js";
-import { openSink, readLines } from "../movement/lines.js";
+import { type OutputSink, openSink, readLines } from "../movement/lines.js";
 import { Progress } from "../movement/progress.js";
-import { verifyTables } from "../movement/verify.js";
+import { connect, connectionOption, endpointOf, tablesOf } from "./connection.js";
+import { FailureReport } from "./failure-report.js";
 import { integerOption, positiveNumberOption, UsageError } from "./options.js";
+import { runVerify, type VerifyFlags } from "./verify-command.js";
 
 interface Common {
   connectionString?: string;
@@ -46,24 +59,6 @@ interface CopyFlags extends Common {
   mode: ImportMode;
   concurrency: number;
   maxRowsPerSecond?: number;
-}
-
-interface VerifyFlags extends Common {
-  table?: string;
-  all?: boolean;
-  to: string;
-  toTable?: string;
-  filter?: string;
-  show: number;
-}
-
-const ENV = "TABLEKIT_CONNECTION_STRING";
-
-function connectionOption(): Option {
-  return new Option(
-    "--connection-string <cs>",
-    `account-key or SAS connection string, or UseDevelopmentStorage=true (default: $${ENV})`,
-  );
 }
 
 function modeOption(fallback: ImportMode): Option {
@@ -135,46 +130,40 @@ export function addMovementCommands(program: Command): void {
     .action((flags: VerifyFlags) => runVerify(flags));
 }
 
-function endpointOf(flags: Common): TableEndpoint {
-  const cs = flags.connectionString ?? process.env[ENV];
-  if (cs === undefined || cs === "") {
-    throw new UsageError(`give --connection-string or set ${ENV}`);
-  }
-  return TableEndpoint.fromConnectionString(cs);
-}
-
-/** The tables a command covers: --table, or every table with --all (exactly one of them). */
-async function tablesOf(
-  flags: { table?: string; all?: boolean },
-  endpoint: TableEndpoint,
-): Promise<string[]> {
-  if ((flags.table === undefined) === (flags.all !== true))
-    throw new UsageError("give --table NAME or --all");
-  return flags.all === true ? endpoint.listTables() : [flags.table!];
-}
-
 async function runExport(flags: ExportFlags): Promise<void> {
-  const endpoint = endpointOf(flags);
+  const endpoint = endpointOf(flags, "export");
   const tables = await tablesOf(flags, endpoint);
   const select = flags.select
     ?.split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
+  let createdDir: string | undefined;
   if (flags.all === true) {
     if (flags.out === undefined) throw new UsageError("export --all needs --out DIR");
-    mkdirSync(flags.out, { recursive: true });
+    createdDir = mkdirSync(flags.out, { recursive: true });
   }
   let total = 0;
   const progress = new Progress("export", { quiet: flags.quiet });
-  for (const table of tables) {
-    const out =
-      flags.all === true ? join(flags.out!, `${table}.ndjson${flags.gzip ? ".gz" : ""}`) : flags.out;
-    const sink = openSink(out);
-    total += await exportTable(endpoint, table, sink, { filter: flags.filter, select }, (n) =>
-      progress.add(n),
-    );
-    await sink.close();
+  // Every file gets its name only once every table is exported: a failed export leaves no file (an
+  // older one of that name stays as it was), and no folder it made.
+  const sinks: OutputSink[] = [];
+  try {
+    for (const table of tables) {
+      const out =
+        flags.all === true ? join(flags.out!, `${table}.ndjson${flags.gzip ? ".gz" : ""}`) : flags.out;
+      const sink = openSink(out);
+      sinks.push(sink);
+      total += await exportTable(endpoint, table, sink, { filter: flags.filter, select }, (n) =>
+        progress.add(n),
+      );
+      await sink.end();
+    }
+  } catch (error) {
+    for (const sink of sinks) await sink.discard();
+    if (createdDir !== undefined) rmSync(createdDir, { recursive: true, force: true });
+    throw error;
   }
+  for (const sink of sinks) sink.commit();
   const where = flags.out === undefined ? "stdout" : flags.out;
   progress.finish(
     `tablekit export: ${total.toLocaleString("en-US")} rows from ${tables.length === 1 ? tables[0] : `${tables.length} tables`} to ${where}`,
@@ -183,7 +172,7 @@ async function runExport(flags: ExportFlags): Promise<void> {
 }
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
-  const endpoint = endpointOf(flags);
+  const endpoint = endpointOf(flags, "import");
   if ((flags.table === undefined) === (flags.all !== true))
     throw new UsageError("give --table NAME or --all");
   const jobs: Array<{ table: string; path: string }> =
@@ -195,6 +184,8 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
             return match === null ? [] : [{ table: match[1]!, path: join(file, name) }];
           })
       : [{ table: flags.table!, path: file }];
+  // Every input is readable before any table is created: a failed import leaves no empty table.
+  for (const job of jobs) if (job.path !== "-") checkReadable(job.path);
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.once("SIGINT", onSigint);
@@ -223,6 +214,17 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   } else if (failed > 0) process.exitCode = 1;
 }
 
+function checkReadable(path: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new Error(
+      `cannot read ${path}${typeof code === "string" ? ` (${code})` : ""}; nothing was imported`,
+    );
+  }
+}
+
 async function importFile(
   endpoint: TableEndpoint,
   table: string,
@@ -241,11 +243,10 @@ async function importFile(
   const progress = new Progress("import", { quiet: flags.quiet });
   const stats = newStats();
   const failedLines: number[] = [];
+  const report = new FailureReport("tablekit import", { file: path === "-" ? "stdin" : path });
   const onFailure = (failure: ImportFailure) => {
     if (failedLines.length < 10) failedLines.push(failure.line);
-    process.stderr.write(
-      `tablekit import: ${path === "-" ? "stdin" : path} line ${failure.line}: ${failure.reason}\n`,
-    );
+    report.add(failure);
     if (errors !== undefined) {
       writeSync(
         errors,
@@ -280,6 +281,7 @@ async function importFile(
   } finally {
     checkpoint?.close();
     if (errors !== undefined) closeSync(errors);
+    report.finish();
   }
   const parts = [
     `${stats.imported.toLocaleString("en-US")} row${stats.imported === 1 ? "" : "s"} imported into ${table}`,
@@ -290,7 +292,7 @@ async function importFile(
   if (stats.recovered > 0) parts.push(`${stats.recovered} found already written`);
   if (stats.failed > 0)
     parts.push(
-      `${stats.failed} failed${failedLines.length > 0 ? ` (line${failedLines.length === 1 ? "" : "s"} ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
+      `${stats.failed.toLocaleString("en-US")} failed${failedLines.length > 0 ? ` (line${failedLines.length === 1 ? "" : "s"} ${failedLines.join(", ")}${stats.failed > failedLines.length ? ", …" : ""})` : ""}`,
     );
   progress.finish(`tablekit import: ${parts.join(", ")}`, stats.read);
   return stats;
@@ -304,15 +306,23 @@ async function* counted<T>(items: AsyncIterable<T>, onItem: (item: T) => void): 
 }
 
 async function runCopy(flags: CopyFlags): Promise<void> {
-  const source = endpointOf(flags);
-  const target = TableEndpoint.fromConnectionString(flags.to);
+  const source = endpointOf(flags, "copy");
+  const target = connect(flags.to, "copy");
   const tables = await tablesOf(flags, source);
   if (flags.all === true && flags.toTable !== undefined)
     throw new UsageError("--to-table goes with --table, not --all");
+  // The source first: a copy that cannot read leaves no empty table behind on the target.
+  if (flags.all !== true && !(await source.tableExists(tables[0]!))) {
+    throw new StoreError(`the source table ${tables[0]} does not exist; nothing was created`, {
+      statusCode: 404,
+      serviceCode: "TableNotFound",
+    });
+  }
   const progress = new Progress("copy", { quiet: flags.quiet });
   const stats = newStats();
   for (const table of tables) {
     const toTable = flags.toTable ?? table;
+    const report = new FailureReport("tablekit copy", { table });
     await target.createTable(toTable);
     const items = rowsAsItems(source.pages(table, { filter: flags.filter }), (n) => progress.add(n));
     await importItems(
@@ -323,11 +333,11 @@ async function runCopy(flags: CopyFlags): Promise<void> {
         mode: flags.mode,
         concurrency: flags.concurrency,
         maxRowsPerSecond: flags.maxRowsPerSecond,
-        onFailure: (failure) =>
-          process.stderr.write(`tablekit copy: ${table} row ${failure.line}: ${failure.reason}\n`),
+        onFailure: (failure) => report.add(failure),
       },
       stats,
     );
+    report.finish();
   }
   const failed = stats.failed > 0 ? `, ${stats.failed} failed` : "";
   progress.finish(
@@ -335,59 +345,4 @@ async function runCopy(flags: CopyFlags): Promise<void> {
     stats.read,
   );
   if (stats.failed > 0) process.exitCode = 1;
-}
-
-async function runVerify(flags: VerifyFlags): Promise<void> {
-  const first = endpointOf(flags);
-  const second = TableEndpoint.fromConnectionString(flags.to);
-  const tables = await tablesOf(flags, first);
-  if (flags.all === true && flags.toTable !== undefined)
-    throw new UsageError("--to-table goes with --table, not --all");
-  const progress = new Progress("verify", { quiet: flags.quiet });
-  let shown = 0;
-  let differences = 0;
-  let compared = 0;
-  if (flags.all === true) {
-    const theirs = new Set(await second.listTables());
-    for (const table of tables) theirs.delete(table);
-    for (const table of theirs) {
-      differences++;
-      if (shown++ < flags.show) process.stdout.write(`table ${table}: only on the second side\n`);
-    }
-  }
-  for (const table of tables) {
-    const toTable = flags.toTable ?? table;
-    const result = await verifyTables(
-      { endpoint: first, table },
-      { endpoint: second, table: toTable },
-      { filter: flags.filter },
-      (m) => {
-        if (shown++ >= flags.show) return;
-        const where = `${table} PartitionKey=${JSON.stringify(m.partitionKey)} RowKey=${JSON.stringify(m.rowKey)}`;
-        const what =
-          m.kind === "only-first"
-            ? "only on the first side"
-            : m.kind === "only-second"
-              ? "only on the second side"
-              : m.detail;
-        process.stdout.write(`${where}: ${what}\n`);
-      },
-      (n) => progress.add(n),
-    );
-    compared += result.compared;
-    const diff = result.onlyFirst + result.onlySecond + result.different;
-    differences += diff;
-    if (diff > 0) {
-      process.stdout.write(
-        `${table}: ${result.equal} equal, ${result.different} different, ${result.onlyFirst} only on the first side, ${result.onlySecond} only on the second side\n`,
-      );
-    }
-  }
-  progress.finish(
-    differences === 0
-      ? `tablekit verify: equal (${compared.toLocaleString("en-US")} rows in ${tables.length} table${tables.length === 1 ? "" : "s"})`
-      : `tablekit verify: ${differences} difference${differences === 1 ? "" : "s"} in ${compared.toLocaleString("en-US")} rows`,
-    compared,
-  );
-  if (differences > 0) process.exitCode = 1;
 }

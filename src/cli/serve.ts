@@ -102,7 +102,8 @@ async function serve(flags: ServeFlags): Promise<void> {
   lines.push(
     "Connect with tablekit:",
     "  new TableContext({ store: AzureStore.fromConnectionString(cs) })",
-    `  TABLEKIT_CONNECTION_STRING="${cs}" tablekit export --table MyTable`,
+    // A local install puts `tablekit` in node_modules/.bin, not on the PATH: npx finds it.
+    `  TABLEKIT_CONNECTION_STRING="${cs}" npx tablekit export --table MyTable`,
     "",
   );
   // The handlers come first: a parent that reads the connection string may signal at once.

@@ -10,10 +10,32 @@ import { TableServiceClient } from "@azure/data-tables";
 import { StoreError } from "../errors.js";
 import { parseConnectionString } from "../store/azure/connection-string.js";
 import { isLoopbackHost, parseEndpoint } from "../store/azure/endpoint.js";
-import { redactSecrets } from "../store/azure/redact-secrets.js";
+import { sanitizedCause } from "../store/azure/sanitized-cause.js";
+import { connectionStringSecrets, redactSecrets } from "../util/redact-secrets.js";
 import { type BatchAnswer, batchBody, readBatchAnswer } from "./batch.js";
 import { markDoubles } from "./double-marks.js";
 import { type Row, rowFromJson } from "./typed-row.js";
+
+/** A request about to be sent again, and why (the CLI prints it from the first retry on). */
+export interface RetryNotice {
+  /** The request, e.g. `GET /Tables` or `$batch`. */
+  what: string;
+  /** The endpoint's origin (scheme, host and port). */
+  endpoint: string;
+  /** What went wrong: a status and service code, or a network error's code. */
+  reason: string;
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+}
+
+export interface TableEndpointOptions {
+  /** Per-request timeout (default 60 s). */
+  timeoutMs?: number | undefined;
+  /** Told before each retry. */
+  onRetry?: ((notice: RetryNotice) => void) | undefined;
+}
 
 /** What a query reads: an OData filter and the properties to return (keys and Timestamp always). */
 export interface ReadOptions {
@@ -41,13 +63,22 @@ export class TableEndpoint {
   readonly #http: HttpClient;
   readonly #allowInsecure: boolean;
   readonly #timeoutMs: number;
+  readonly #onRetry: ((notice: RetryNotice) => void) | undefined;
+  /** The connection string's secret values: scrubbed from every error this endpoint throws. */
+  readonly #secrets: readonly string[];
 
-  static fromConnectionString(connectionString: string, timeoutMs = 60_000): TableEndpoint {
+  static fromConnectionString(connectionString: string, options: TableEndpointOptions = {}): TableEndpoint {
     const { url, credential } = parseConnectionString(connectionString);
-    return new TableEndpoint(url, credential as NamedKeyCredential, timeoutMs);
+    return new TableEndpoint(url, credential as NamedKeyCredential, connectionString, options);
   }
 
-  private constructor(url: string, credential: NamedKeyCredential, timeoutMs: number) {
+  private constructor(
+    url: string,
+    credential: NamedKeyCredential,
+    connectionString: string,
+    options: TableEndpointOptions,
+  ) {
+    this.#secrets = connectionStringSecrets(connectionString);
     const endpoint = parseEndpoint(url);
     // http:// only to this machine (Azurite, `tablekit serve`): credentials would travel in clear.
     this.#allowInsecure = isLoopbackHost(endpoint.hostname);
@@ -66,7 +97,8 @@ export class TableEndpoint {
     // The rows are read from the text (see double-marks.ts): no parse by the pipeline.
     this.#pipeline.removePolicy({ name: "deserializationPolicy" });
     this.#http = createDefaultHttpClient();
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#onRetry = options.onRetry;
   }
 
   /** The names of every table, in the service's order. */
@@ -81,6 +113,13 @@ export class TableEndpoint {
       next = response.headers.get("x-ms-continuation-nexttablename") ?? undefined;
     } while (next);
     return names;
+  }
+
+  /** Whether the table exists (a read of at most one row: 404 when it does not). */
+  async tableExists(table: string): Promise<boolean> {
+    const url = `${this.url}/${encodeURIComponent(table)}()?$top=1&$select=PartitionKey`;
+    const response = await this.#send("GET", url, MINIMAL, { accept: [404] });
+    return response.status !== 404;
   }
 
   /** Creates the table; succeeds if it exists. */
@@ -140,16 +179,18 @@ export class TableEndpoint {
       try {
         response = await this.#sendOnce("POST", `${this.url}/$batch`, "application/json", body, contentType);
       } catch (error) {
+        const failure = this.#networkError(error, "$batch");
+        if (attempt >= MAX_ATTEMPTS || !retriable(failure)) throw failure;
+        // The connection failed mid-request: the service may have applied the changeset.
         maybeApplied = true;
-        if (attempt >= MAX_ATTEMPTS) throw error;
-        await backoff(attempt);
+        await this.#backoff("$batch", failure.serviceCode ?? "network error", attempt);
         continue;
       }
       if (TRANSIENT.has(response.status)) {
         // A 500 or a timeout may come after the changeset was applied.
         if (response.status !== 429 && response.status !== 503) maybeApplied = true;
-        if (attempt >= MAX_ATTEMPTS) throw requestError(response, "$batch");
-        await backoff(attempt);
+        if (attempt >= MAX_ATTEMPTS) throw this.#requestError(response, "$batch");
+        await this.#backoff("$batch", statusOf(response), attempt);
         continue;
       }
       if (response.status !== 202) {
@@ -173,23 +214,59 @@ export class TableEndpoint {
     accept: string,
     options: { body?: string; contentType?: string; accept?: number[] } = {},
   ): Promise<PipelineResponse> {
+    const what = `${method} ${decodeURIComponent(new URL(url).pathname)}`;
     for (let attempt = 1; ; attempt++) {
       let response: PipelineResponse;
       try {
         response = await this.#sendOnce(method, url, accept, options.body, options.contentType);
       } catch (error) {
-        if (attempt >= MAX_ATTEMPTS) throw error;
-        await backoff(attempt);
+        const failure = this.#networkError(error, what);
+        if (attempt >= MAX_ATTEMPTS || !retriable(failure)) throw failure;
+        await this.#backoff(what, failure.serviceCode ?? "network error", attempt);
         continue;
       }
       if (response.status >= 200 && response.status < 300) return response;
       if (options.accept?.includes(response.status)) return response;
       if (TRANSIENT.has(response.status) && attempt < MAX_ATTEMPTS) {
-        await backoff(attempt);
+        await this.#backoff(what, statusOf(response), attempt);
         continue;
       }
-      throw requestError(response, `${method} ${new URL(url).pathname}`);
+      throw this.#requestError(response, what);
     }
+  }
+
+  /** Tells the listener what is retried and why, then waits the attempt's back-off. */
+  #backoff(what: string, reason: string, attempt: number): Promise<void> {
+    const delayMs = Math.min(100 * 2 ** (attempt - 1), 5_000);
+    const endpoint = redactSecrets(new URL(this.url).origin, this.#secrets);
+    this.#onRetry?.({ what, endpoint, reason, attempt, maxAttempts: MAX_ATTEMPTS, delayMs });
+    return new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+
+  /** A request that got no answer, as a StoreError that names the endpoint and never a secret. */
+  #networkError(error: unknown, what: string): StoreError {
+    const code = (error as { code?: unknown } | undefined)?.code;
+    const serviceCode = typeof code === "string" && code !== "" ? code : undefined;
+    const origin = redactSecrets(new URL(this.url).origin, this.#secrets);
+    const text = error instanceof Error ? error.message : String(error);
+    const reason =
+      serviceCode === "ENOTFOUND"
+        ? `the host name does not resolve (ENOTFOUND); check the connection string's endpoint`
+        : redactSecrets(text, this.#secrets);
+    return new StoreError(`${what} to ${origin} failed: ${reason}`, {
+      ...(serviceCode === undefined ? {} : { serviceCode }),
+      cause: sanitizedCause(error, (t) => redactSecrets(t, this.#secrets)),
+    });
+  }
+
+  #requestError(response: PipelineResponse, what: string): StoreError {
+    const error = requestError(response, what);
+    const message = redactSecrets(error.message, this.#secrets);
+    if (message === error.message) return error;
+    return new StoreError(message, {
+      statusCode: response.status,
+      ...(error.serviceCode ? { serviceCode: error.serviceCode } : {}),
+    });
   }
 
   #sendOnce(
@@ -215,9 +292,13 @@ export class TableEndpoint {
   }
 }
 
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(100 * 2 ** (attempt - 1), 5_000);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** A network failure worth another attempt: not a host name that does not resolve (it will not start to). */
+function retriable(failure: StoreError): boolean {
+  return failure.serviceCode !== "ENOTFOUND";
+}
+
+function statusOf(response: PipelineResponse): string {
+  return `${response.status} ${errorCode(response)}`.trim();
 }
 
 function errorCode(response: PipelineResponse): string {

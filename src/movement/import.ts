@@ -3,6 +3,7 @@ import { ServiceLimits } from "../util/service-limits.js";
 import { BATCH_FRAME_BYTES, type ImportMode, operationBytes, operationPart } from "./batch.js";
 import type { Checkpoint, ResumeState } from "./checkpoint.js";
 import type { TableEndpoint } from "./endpoint.js";
+import { Pacer, Slots } from "./pacing.js";
 import { checkRow, entityBody, type Row, RowError, rowDifference, rowFromJson } from "./typed-row.js";
 
 /** A line to import: from a file (text) or straight from a read (copy: row). */
@@ -19,6 +20,14 @@ export interface ImportFailure {
   line: number;
   reason: string;
   text: string | undefined;
+  /**
+   * What kind of failure, to count them by: the service's status and code (`409 EntityAlreadyExists`),
+   * or `InvalidJson` / `InvalidRow` for a line refused before sending.
+   */
+  code: string;
+  /** The row's keys, when the line could be read as a row. */
+  partitionKey?: string | undefined;
+  rowKey?: string | undefined;
 }
 
 /** Counters of an import, live while it runs. */
@@ -119,10 +128,13 @@ export async function importItems(
   let fatal: unknown;
   let windowDone: (() => void) | undefined;
 
-  const fail = (entry: { line: number; text: string | undefined }, reason: string) => {
+  const fail = (
+    entry: { line: number; text: string | undefined; rowKey?: string | undefined },
+    failure: { reason: string; code: string; partitionKey?: string | undefined },
+  ) => {
     stats.failed++;
     checkpoint?.failed(entry.line);
-    options.onFailure?.({ line: entry.line, reason, text: entry.text });
+    options.onFailure?.({ line: entry.line, text: entry.text, rowKey: entry.rowKey, ...failure });
   };
 
   const settle = () => {
@@ -177,6 +189,11 @@ export async function importItems(
         }
       }
       const reason = `${outcome.status} ${outcome.code}: ${outcome.message}`.trim();
+      const refusal = {
+        reason,
+        code: `${outcome.status} ${outcome.code}`.trim(),
+        partitionKey: batch.partitionKey,
+      };
       if (outcome.status === 401 || outcome.status === 403 || outcome.code === "TableNotFound") {
         // Not about a line: no line of the file could be written.
         const hint =
@@ -188,11 +205,11 @@ export async function importItems(
       }
       if (outcome.index !== undefined && outcome.index < batch.entries.length) {
         const [failed] = batch.entries.splice(outcome.index, 1);
-        fail(failed!, reason);
+        fail(failed!, refusal);
         continue;
       }
       if (batch.entries.length === 1) {
-        fail(batch.entries[0]!, reason);
+        fail(batch.entries[0]!, refusal);
         return;
       }
       // The service did not say which operation failed: each on its own.
@@ -273,13 +290,17 @@ export async function importItems(
       continue;
     }
     stats.read++;
-    let row: Row;
+    let row: Row | undefined = item.row;
     try {
-      row = item.row ?? rowFromJson(parseJson(item.text ?? ""));
+      row ??= rowFromJson(parseJson(item.text ?? ""));
       checkRow(row);
     } catch (error) {
       if (!(error instanceof RowError)) throw error;
-      fail({ line: item.line, text: item.text }, error.message);
+      const code = row === undefined && error instanceof JsonError ? "InvalidJson" : "InvalidRow";
+      fail(
+        { line: item.line, text: item.text, rowKey: row?.rowKey },
+        { reason: error.message, code, partitionKey: row?.partitionKey },
+      );
       continue;
     }
     const part = operationPart(tableUrl, options.mode, row.partitionKey, row.rowKey, entityBody(row));
@@ -320,11 +341,14 @@ export function newStats(): ImportStats {
   return { read: 0, imported: 0, failed: 0, recovered: 0, resumed: 0 };
 }
 
+/** A line that is not JSON at all. */
+class JsonError extends RowError {}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new RowError(`malformed JSON (${(error as Error).message})`);
+    throw new JsonError(`malformed JSON (${(error as Error).message})`);
   }
 }
 
@@ -351,40 +375,4 @@ function cut(entries: readonly Entry[]): Entry[][] {
   }
   if (current.length > 0) batches.push(current);
   return batches;
-}
-
-/** A counting semaphore. */
-class Slots {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-  constructor(size: number) {
-    this.#free = size;
-  }
-  acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next !== undefined) next();
-    else this.#free++;
-  }
-}
-
-/** Spaces requests so that rows go out at `rate` per second at most. */
-class Pacer {
-  #next = 0;
-  readonly #msPerRow: number;
-  constructor(rate: number) {
-    this.#msPerRow = 1000 / rate;
-  }
-  async take(rows: number): Promise<void> {
-    const now = performance.now();
-    const at = Math.max(now, this.#next);
-    this.#next = at + rows * this.#msPerRow;
-    if (at > now) await new Promise((resolve) => setTimeout(resolve, at - now));
-  }
 }

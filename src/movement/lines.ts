@@ -1,4 +1,6 @@
-import { createReadStream, createWriteStream } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
 
@@ -77,20 +79,39 @@ function lineOf(
   return { line, text: data.toString("utf8", start, stop), end: after };
 }
 
-/** A line sink: a file (`.gz` compressed) or stdout for `-` / none; `write` honours back-pressure. */
+/**
+ * A line sink: a file (`.gz` compressed) or stdout for `-` / none; `write` honours back-pressure. A
+ * file is written under a temporary name beside it and renamed by `close`: a run that fails (`discard`)
+ * leaves no file, and an older file of that name stays as it was.
+ */
 export interface LineSink {
   write(text: string): Promise<void> | undefined;
+  /** Finishes the output (a file gets its name). */
   close(): Promise<void>;
 }
 
-export function openSink(path: string | undefined): LineSink {
+/** The sink `openSink` opens: `close` in two steps (to name several files at once), or abandoned. */
+export interface OutputSink extends LineSink {
+  /** Finishes writing; the file keeps its temporary name until `commit`. */
+  end(): Promise<void>;
+  /** Gives an ended file its name. */
+  commit(): void;
+  /** Abandons the output (ended or not): its temporary file is removed. */
+  discard(): Promise<void>;
+}
+
+export function openSink(path: string | undefined): OutputSink {
   let target: Writable;
   let file: Writable | undefined;
-  if (path === undefined || path === "-") {
+  const temporary =
+    path === undefined || path === "-"
+      ? undefined
+      : join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  if (temporary === undefined) {
     target = process.stdout;
   } else {
-    file = createWriteStream(path);
-    if (path.endsWith(".gz")) {
+    file = createWriteStream(temporary);
+    if (path!.endsWith(".gz")) {
       const gzip = createGzip();
       gzip.pipe(file);
       target = gzip;
@@ -98,19 +119,43 @@ export function openSink(path: string | undefined): LineSink {
       target = file;
     }
   }
-  return {
+  const ended = (end: () => void) => {
+    if (file === undefined) return Promise.resolve();
+    const closed = new Promise<void>((resolve, reject) => {
+      file.once("close", resolve);
+      file.once("error", reject);
+    });
+    end();
+    return closed;
+  };
+  let open = true;
+  const sink: OutputSink = {
     write(text) {
       if (target.write(text)) return undefined;
       return new Promise((resolve) => target.once("drain", resolve));
     },
-    close() {
-      if (file === undefined) return Promise.resolve();
-      const closed = new Promise<void>((resolve, reject) => {
-        file.once("close", resolve);
-        file.once("error", reject);
-      });
-      target.end();
-      return closed;
+    async end() {
+      if (!open) return;
+      open = false;
+      await ended(() => target.end());
+    },
+    commit() {
+      if (temporary !== undefined) renameSync(temporary, path!);
+    },
+    async close() {
+      await sink.end();
+      sink.commit();
+    },
+    async discard() {
+      if (open) {
+        open = false;
+        await ended(() => {
+          target.destroy();
+          if (file !== target) file!.destroy();
+        }).catch(() => undefined);
+      }
+      if (temporary !== undefined) rmSync(temporary, { force: true });
     },
   };
+  return sink;
 }

@@ -11,6 +11,7 @@ import type {
   TracerProvider,
 } from "@opentelemetry/api";
 import { StoreError, TableKitError } from "../errors.js";
+import { redactSecrets } from "../util/redact-secrets.js";
 import { loadOpenTelemetry, type OpenTelemetryApi } from "./open-telemetry.js";
 
 /**
@@ -235,7 +236,17 @@ function fail(span: Span, error: unknown, type: string): void {
   span.setAttribute("error.type", type);
   if (error instanceof StoreError && error.statusCode !== undefined)
     span.setAttribute("db.response.status_code", String(error.statusCode));
-  if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? error.message : String(error) });
+  // The span leaves the process: an error's text goes out redacted, like every error tablekit makes.
+  const message = redactSecrets(error instanceof Error ? error.message : String(error));
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    span.recordException({
+      name: error.name,
+      message,
+      ...(typeof code === "string" || typeof code === "number" ? { code } : {}),
+      ...(error.stack === undefined ? {} : { stack: redactSecrets(error.stack) }),
+    });
+  }
+  span.setStatus({ code: STATUS_ERROR, message });
   span.end();
 }

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 
@@ -46,6 +47,20 @@ describe("tablekit (CLI program)", () => {
     expect(tls.stderr).toContain("--tls-cert and --tls-key go together");
   });
 
+  test("a failed command names itself once in its error line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tablekit-program-"));
+    try {
+      writeFileSync(join(dir, "taken.txt"), "");
+      const result = run(["init", dir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `tablekit init: ${dir} is not empty; choose a new folder, or pass --force to write into it\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("serve says how to connect (SDK and tablekit) and says when it stopped", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", CLI, "serve", "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -60,6 +75,8 @@ describe("tablekit (CLI program)", () => {
     expect(out).toMatch(/^DefaultEndpointsProtocol=http;.*$/m);
     expect(out).toContain("{ allowInsecureConnection: true }");
     expect(out).toContain("AzureStore.fromConnectionString(cs)");
+    // A local install has no `tablekit` on the PATH: the hint runs it through npx.
+    expect(out).toMatch(/^ {2}TABLEKIT_CONNECTION_STRING=".*" npx tablekit export --table MyTable$/m);
     const exited = new Promise<string>((done) =>
       child.once("exit", (code, signal) => done(`${code} ${signal}`)),
     );

@@ -5,7 +5,7 @@ import { StoreError } from "../../src/errors.js";
 import { translateAzureError } from "../../src/store/azure/azure-errors.js";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { parseConnectionString } from "../../src/store/azure/connection-string.js";
-import { redactSecrets } from "../../src/store/azure/redact-secrets.js";
+import { redactSecrets } from "../../src/util/redact-secrets.js";
 import { azuriteConnectionString } from "../support/azurite.js";
 import { type FaultServer, startFaultServer } from "../support/fault-server.js";
 import { failureOf as failure } from "../support/rejection.js";
@@ -88,19 +88,19 @@ describe("redactSecrets", () => {
   it.each([
     [
       "https://a.table.core.windows.net/t?sv=2020&sig=abc%2Bdef%3D&se=x",
-      "https://a.table.core.windows.net/t?sv=2020&sig=REDACTED&se=x",
+      "https://a.table.core.windows.net/t?sv=2020&sig=***&se=x",
     ],
-    ["SharedAccessSignature=sv=1&sig=abc;TableEndpoint=x", "SharedAccessSignature=REDACTED;TableEndpoint=x"],
-    ["AccountName=a;AccountKey=abc==;", "AccountName=a;AccountKey=REDACTED;"],
-    ["Authorization: SharedKeyLite acct:abc+/=", "Authorization: SharedKeyLite acct:REDACTED"],
-    ["Authorization: Bearer eyJ0eXAi.eyJhdWQi.sig-_", "Authorization: Bearer REDACTED"],
-    ["sig%3Dabc", "sig%3DREDACTED"],
+    ["SharedAccessSignature=sv=1&sig=abc;TableEndpoint=x", "SharedAccessSignature=***;TableEndpoint=x"],
+    ["AccountName=a;AccountKey=abc==;", "AccountName=a;AccountKey=***;"],
+    ["Authorization: SharedKeyLite acct:abc+/=", "Authorization: SharedKeyLite acct:***"],
+    ["Authorization: Bearer eyJ0eXAi.eyJhdWQi.sig-_", "Authorization: Bearer ***"],
+    ["sig%3Dabc", "sig%3D***"],
     ["nothing secret here: design, signal, sigma=1", "nothing secret here: design, signal, sigma=1"],
   ])("%s", (input, expected) => {
     expect(redactSecrets(input)).toBe(expected);
   });
 
   it("removes exact secret values", () => {
-    expect(redactSecrets(`key ${FORGED_KEY} here`, [FORGED_KEY])).toBe("key REDACTED here");
+    expect(redactSecrets(`key ${FORGED_KEY} here`, [FORGED_KEY])).toBe("key *** here");
   });
 });

@@ -7,8 +7,9 @@ import {
   TableKitError,
   TransactionError,
 } from "../../errors.js";
+import { redactSecrets } from "../../util/redact-secrets.js";
 import type { TransactionAction } from "../table-store.js";
-import { redactSecrets } from "./redact-secrets.js";
+import { type Redact, sanitizedCause } from "./sanitized-cause.js";
 
 /**
  * The one place where `@azure/data-tables` failures become tablekit errors.
@@ -60,7 +61,11 @@ export interface AzureErrorContext {
 export function translateAzureError(error: unknown, context: AzureErrorContext): TableKitError {
   if (error instanceof TableKitError) return error;
   const redact = (text: string) => redactSecrets(text, context.secrets);
+  const cause = sanitizedCause(error, redact);
+  return translated(cause, context, redact);
+}
 
+function translated(error: unknown, context: AzureErrorContext, redact: Redact): TableKitError {
   if (!isRestError(error) || error.statusCode === undefined) {
     return networkError(error, context, redact);
   }
@@ -155,7 +160,7 @@ function transactionError(
   code: string | undefined,
   text: ServiceMessage,
   cause: unknown,
-  redact: (text: string) => string,
+  redact: Redact,
 ): TransactionError {
   const actions = context.actions ?? [];
   // Without an "N:" prefix the service rejected the batch as a whole (e.g. 413 RequestBodyTooLarge);
@@ -183,7 +188,7 @@ function storeError(
   code: string | undefined,
   text: string,
   cause: unknown,
-  redact: (text: string) => string,
+  redact: Redact,
 ): StoreError {
   const what = [status, code].filter((part) => part !== undefined).join(" ");
   const service = /Blobs?$|Container$/.test(context.operation) ? "Blob" : "Table";
@@ -194,7 +199,7 @@ function storeError(
     ...(status === undefined ? {} : { statusCode: status }),
     ...(code === undefined ? {} : { serviceCode: code }),
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    cause: sanitizeCause(cause, redact),
+    cause,
   });
 }
 
@@ -215,11 +220,7 @@ function retryAfterOf(error: unknown): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-function networkError(
-  error: unknown,
-  context: AzureErrorContext,
-  redact: (text: string) => string,
-): StoreError {
+function networkError(error: unknown, context: AzureErrorContext, redact: Redact): StoreError {
   const name = error instanceof Error ? error.name : undefined;
   if (name === "AbortError" || name === "TimeoutError") {
     const after = context.timeoutMs === undefined ? "" : ` after ${context.timeoutMs} ms`;
@@ -235,19 +236,6 @@ function describeTarget(context: AzureErrorContext): string {
   if (context.partitionKey !== undefined) target += `, PartitionKey '${context.partitionKey}'`;
   if (context.rowKey !== undefined) target += `, RowKey '${context.rowKey}'`;
   return target;
-}
-
-/**
- * A `RestError` sanitizes its request (URL, headers) when inspected, so it is kept as the cause as is;
- * any other error whose message carries a secret is replaced by a redacted copy.
- */
-function sanitizeCause(cause: unknown, redact: (text: string) => string): unknown {
-  if (!(cause instanceof Error) || isRestError(cause)) return cause;
-  const message = redact(cause.message);
-  if (message === cause.message) return cause;
-  const copy = new Error(message);
-  copy.name = cause.name;
-  return copy;
 }
 
 function partitionKeyOf(action: TransactionAction): string {

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from "node:http";
 import type { TableServiceClientOptions } from "@azure/data-tables";
 import { ValidationError } from "../../errors.js";
+import { redactSecrets } from "../../util/redact-secrets.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits.js";
 import type { BlobStore, StoreCapabilities } from "../table-store.js";
 import {
@@ -10,7 +11,6 @@ import {
 } from "./azure-store-options.js";
 import { isCosmosEndpoint, isLoopbackHost, parseEndpoint } from "./endpoint.js";
 import { LazyAzureBlobs } from "./lazy-blobs.js";
-import { redactSecrets } from "./redact-secrets.js";
 
 /** What `AzureStore` derives from its URL, credential and options, once, at construction. */
 export interface AzureStoreSettings {

@@ -1,5 +1,5 @@
 import { ValidationError } from "../../errors.js";
-import { redactSecrets } from "./redact-secrets.js";
+import { redactSecrets } from "../../util/redact-secrets.js";
 
 /** Parses a table service endpoint URL, failing with a `ValidationError` that never shows a SAS signature. */
 export function parseEndpoint(url: string): URL {
