@@ -1,4 +1,4 @@
-import { ConcurrencyError, EntityNotFoundError } from "../../errors.js";
+import { ConcurrencyError, EntityNotFoundError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { parsePart } from "../../serialization/wide-rows.js";
 import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
@@ -30,6 +30,20 @@ export interface ReencryptResult {
    * present only while one is being rotated (`encryption.previousBlindIndexKeys`; see rewrite-blind-values.ts).
    */
   blindRewritten?: number;
+}
+
+/** `db.reencrypt`'s preconditions: the table scan confirmed, and something encrypted to rewrite. */
+export function checkReencrypt(model: EntityModel, options: ReencryptOptions): void {
+  if (options?.scan !== true) {
+    throw new ValidationError(
+      "reencrypt-scan",
+      "reencrypt reads every row of the entity's tables: pass { scan: true } to confirm the table scan",
+      { field: "scan" },
+    );
+  }
+  if (!model.columns.some((column) => column.encrypted)) {
+    throw new ValidationError("reencrypt", `${model.name} has no encrypted columns`);
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   runEventually,
 } from "./eventual/run-eventually.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
-import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
+import { checkReencrypt, type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
 import { Repository } from "./repository.js";
 import { rewriteBlindValues } from "./rewrite-blind-values.js";
 import { runTransaction } from "./run-transaction.js";
@@ -276,18 +276,9 @@ export class TableContext {
     entityClass: EntityClass<T>,
     options: ReencryptOptions,
   ): Promise<ReencryptResult> {
-    if (options?.scan !== true) {
-      throw new ValidationError(
-        "reencrypt-scan",
-        "reencrypt reads every row of the entity's tables: pass { scan: true } to confirm the table scan",
-        { field: "scan" },
-      );
-    }
     const model = getEntityModel(entityClass);
+    checkReencrypt(model, options);
     this.#claimEncryption(model);
-    if (!model.columns.some((column) => column.encrypted)) {
-      throw new ValidationError("reencrypt", `${model.name} has no encrypted columns`);
-    }
     const tables = new Set<string>();
     if (model.tableTemplate === undefined) tables.add(this.#runner.tableName(model.table));
     else for (const name of await this.tablesOf(entityClass)) tables.add(name);
