@@ -32,7 +32,9 @@ export interface StandardDecoratorsOptions {
 export interface StandardDecoratorsPlugin {
   readonly name: "tablekit:standard-decorators";
   readonly enforce: "pre";
+  /** Reads the project's tsconfig.json once Vite knows the root: legacy decorators need no help. */
   configResolved(config: { readonly root: string }): void;
+  /** Compiles one TypeScript file that has a decorator with esbuild (others are left as they are). */
   transform(code: string, id: string): Promise<{ code: string; map: string } | undefined>;
 }
 
