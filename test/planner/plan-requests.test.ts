@@ -142,12 +142,14 @@ async function sendsItsPlan(
   return steps;
 }
 
-/** Deletes the entity `g/1` as its plan says, and checks it is gone. */
+/** Deletes the entity `g/1` as its plan (for what is stored) says, and checks it is gone. */
 async function deletesAsPlanned(store: RecordingStore, repo: Repository<Wide> | Repository<WideIndexed>) {
   const key = { group: "g", id: "1" };
+  const stored = await (repo as Repository<Wide>).get(key);
+  store.sent.length = 0;
   await sendsItsPlan(
     store,
-    () => repo.explainWrite("delete", key).steps,
+    () => (repo as Repository<Wide>).explainWrite("delete", key, { current: stored ? [stored] : [] }).steps,
     () => repo.delete(key),
   );
   expect(await repo.get(key)).toBeUndefined();
@@ -157,8 +159,9 @@ function explain<T extends object>(
   repo: Repository<T>,
   operation: Parameters<Repository<T>["explainWrite"]>[0],
   value: Partial<T>,
+  current: Partial<T>[] = [],
 ) {
-  return () => repo.explainWrite(operation, value).steps;
+  return () => repo.explainWrite(operation, value, { current }).steps;
 }
 
 describe.each(blobStores)("the plan of a write is the requests it sends, on %s", (_name, kind) => {
@@ -189,7 +192,7 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     await sendsItsPlan(store, explain(repo, "update", read), () => repo.update(read));
     // An instance this context has not read: its row is read first (which also gives the summary delta).
     const untracked = Object.assign(new Indexed(), { group: "g", id: "1", color: "green", n: 9 });
-    const update = await sendsItsPlan(store, explain(repo, "update", untracked), () =>
+    const update = await sendsItsPlan(store, explain(repo, "update", untracked, [read]), () =>
       repo.update(untracked, { ifMatch: "*" }),
     );
     expect(update[0]?.request).toBe("get (current copies)");
@@ -286,14 +289,16 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     ]);
     // Not read by this context: its rows (and copies) are read first.
     const untracked = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "blue" });
-    const update = await sendsItsPlan(store, explain(repo, "update", untracked), () =>
+    const update = await sendsItsPlan(store, explain(repo, "update", untracked, [item]), () =>
       repo.update(untracked, { ifMatch: "*" }),
     );
     expect(update[0]?.request).toBe("query (current copies)");
     // An upsert not tracked reads the rows first too (an insert would fail on the stored rows): one
     // range query and one transaction, the stale copy deleted in it.
     const blind = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "green" });
-    const upsert = await sendsItsPlan(store, explain(repo, "upsert", blind), () => repo.upsert(blind));
+    const upsert = await sendsItsPlan(store, explain(repo, "upsert", blind, [untracked]), () =>
+      repo.upsert(blind),
+    );
     expect(upsert.map((s) => `${s.phase} ${s.request}`)).toEqual([
       "before query (current copies)",
       "commit transaction",

@@ -8,7 +8,12 @@ import { isTableNotFound, periodBulk } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
-import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
+import {
+  type ExplainedOperation,
+  type ExplainOptions,
+  explainWrite,
+  type WritePlan,
+} from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
 import { RepositoryBase } from "./repository-base.js";
 import type {
@@ -254,14 +259,19 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   /**
    * The plan of a write, without sending anything: each step in order with its phase (`before` the
    * commit, the `commit` — one entity group transaction with its operations — or `after` it), its
-   * request, table and keys; reads the write needs first are steps too.
+   * request, table and keys; reads the write needs first are steps too. The plan is exact for the
+   * state `options.current` gives (the stored entities, as reads returned them; `value` itself when
+   * a read returned it; anything else absent): the write sent from that state sends these requests.
    * @example
    * const { steps } = orders.explainWrite("insert", order); // putBlob, claim, transaction [entity, copy, summary]
+   * const stored = await orders.get(key);
+   * orders.explainWrite("delete", key, { current: stored ? [stored] : [] });
    */
-  explainWrite(operation: ExplainedOperation, value: Partial<T>): WritePlan {
+  explainWrite(operation: ExplainedOperation, value: Partial<T>, options: ExplainOptions<T> = {}): WritePlan {
     const period = this.#route(value);
-    if (period) return period.explainWrite(operation, value);
-    return explainWrite(this.model, this.table, this.writer, operation, value);
+    if (period) return period.explainWrite(operation, value, options);
+    const scope = this.runner.scope;
+    return explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */
