@@ -69,6 +69,8 @@ export interface ReadsOnly {
 export interface RenderedStep extends StepTarget {
   phase: WritePhase;
   operations?: PlanOperation[];
+  /** Steps sent in parallel share a group: in any order among themselves. */
+  group?: number;
 }
 
 /** The plan of one write as `explainWrite` answers it. */

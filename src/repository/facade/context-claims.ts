@@ -1,5 +1,6 @@
 import { SchemaError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { TableKitEvent } from "../core/table-kit-event.js";
 import type { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
 
 /** Several classes may share a table only with distinct `type` values, or rows of one would read as the other. */
@@ -28,4 +29,16 @@ export function claimEncryption(encrypts: boolean, types: EncryptedRowTypes, mod
     );
   }
   types.claim(model);
+}
+
+/** A model's schema warnings, emitted the first time a context uses its class (`warned`: the classes already reported). */
+export function warnOnce(
+  warned: Set<unknown>,
+  model: EntityModel,
+  emit: (event: TableKitEvent) => void,
+): void {
+  if (warned.has(model.ctor)) return;
+  warned.add(model.ctor);
+  for (const warning of model.warnings)
+    emit({ type: "schema-warning", entity: model.name, rule: warning.rule, message: warning.message });
 }

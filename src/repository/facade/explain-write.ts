@@ -22,6 +22,13 @@ export interface WriteStep {
   rowKey?: string;
   /** The operations of an entity group transaction, in order. */
   operations?: Array<{ kind: string; rowKey: string }>;
+  /**
+   * Set on steps that are sent in parallel (the reads, uploads, intents and claims of several
+   * entities of one transaction, the batches of a bulk write): the steps of one group are sent in
+   * any order among themselves (the requests of one entity or batch keep their order); groups, and
+   * steps without one, are sent in plan order. Absent: the step is sent in its place.
+   */
+  group?: number;
 }
 
 /** What an explained write may assume (API.md, "Explaining every write form"). */

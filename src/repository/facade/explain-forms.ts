@@ -1,0 +1,63 @@
+import { ValidationError } from "../../errors.js";
+import { type EntityModel, modelOfInstance } from "../../schema/entity-model.js";
+import { etagIn } from "../../serialization/entity-etag.js";
+import type { TableStore } from "../../store/table-store.js";
+import type { RequestContext } from "../core/requests.js";
+import { assertBlobStore } from "../large/large-values.js";
+import type { ExplainOptions, WritePlan } from "./explain-write.js";
+import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
+import { explainTransactionSteps } from "./transaction-explain.js";
+
+/**
+ * `db.explainTransaction`: the operations the callback adds, checked as `db.transaction` checks them
+ * (no request), planned and rendered by the transaction's own planner from the state
+ * `options.current` gives (see `explainTransactionSteps`).
+ */
+export async function explainTransaction(
+  runner: RequestContext,
+  store: TableStore,
+  build: (tx: Transaction) => unknown,
+  options: ExplainOptions,
+  claim: (model: EntityModel<object>) => void,
+): Promise<WritePlan> {
+  const tx = Transaction.build(runner.scope);
+  await build(tx);
+  const operations = tx.operations;
+  for (const operation of operations) {
+    claim(operation.model);
+    assertBlobStore(operation.model, store);
+  }
+  assertValidTransaction(operations, runner.limits, (t) => runner.tableName(t));
+  const steps = await explainTransactionSteps(runner, operations, assumedOperations(runner, options), {
+    next: 0,
+  });
+  return { steps };
+}
+
+/**
+ * The state an explained transaction assumes for each operation: its own instance when a read
+ * returned it (its ETag is tracked), else the entity of `current` of the same class and keys, else nothing.
+ */
+export function assumedOperations(
+  runner: RequestContext,
+  { current }: ExplainOptions,
+): (operation: PlannedOperation) => object | undefined {
+  const stored = new Map<string, object>();
+  for (const entity of current ?? []) {
+    if (entity === null || typeof entity !== "object")
+      throw new ValidationError("current", `options.current holds entities, not '${String(entity)}'`);
+    const model = modelOfInstance(entity);
+    const values = entity as Record<string, unknown>;
+    const at = [
+      model.table,
+      model.partitionKey.encode(values, "PartitionKey"),
+      model.rowKey.encode(values, "RowKey"),
+    ].join("\u0001");
+    stored.set(at, entity);
+  }
+  return (operation) => {
+    const own = operation.entity;
+    if (own !== undefined && etagIn(own, runner.scope) !== undefined) return own;
+    return stored.get([operation.model.table, operation.partitionKey, operation.rowKey].join("\u0001"));
+  };
+}
