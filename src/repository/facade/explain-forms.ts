@@ -2,7 +2,11 @@ import { ValidationError } from "../../errors.js";
 import { type EntityModel, modelOfInstance } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { TableStore } from "../../store/table-store.js";
+import { BatchPlanner } from "../core/bulk/batch-planner.js";
+import type { WriteUnit } from "../core/bulk/bulk-types.js";
+import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
 import type { RequestContext } from "../core/requests.js";
+import type { RenderedStep } from "../core/write-plan.js";
 import { assertBlobStore } from "../large/large-values.js";
 import type { ExplainOptions, WritePlan } from "./explain-write.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
@@ -60,4 +64,41 @@ export function assumedOperations(
     if (own !== undefined && etagIn(own, runner.scope) !== undefined) return own;
     return stored.get([operation.model.table, operation.partitionKey, operation.rowKey].join("\u0001"));
   };
+}
+
+/**
+ * The plan of a plain entity's bulk write (`writeBulk`): its batches as it packs them, each one
+ * entity group transaction of its rows; several batches are sent in parallel (one group).
+ */
+export function explainPlainBulk<T extends object>(
+  runner: RequestContext,
+  model: EntityModel<T>,
+  table: string,
+  items: readonly T[],
+  write: BulkKind,
+): RenderedStep[] {
+  const planner = new BatchPlanner<T>(runner.limits);
+  const batches = items.flatMap((item, position) => {
+    const action = toAction(model, item, write);
+    const keys = action.kind === "delete" ? action : action.entity;
+    const unit: WriteUnit<T> = {
+      item,
+      partitionKey: keys.partitionKey,
+      actions: [action],
+      rowKeys: [keys.rowKey],
+    };
+    return planner.add(unit, position);
+  });
+  batches.push(...planner.closeAll());
+  return batches.map((batch) => ({
+    phase: "commit",
+    request: "transaction",
+    table,
+    partitionKey: batch.partitionKey,
+    operations: batch.actions.map((action) => ({
+      kind: action.kind,
+      rowKey: action.kind === "delete" ? action.rowKey : action.entity.rowKey,
+    })),
+    ...(batches.length > 1 ? { group: 1 } : {}),
+  }));
 }

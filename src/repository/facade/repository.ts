@@ -3,11 +3,13 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import type { BulkKind } from "../core/bulk/bulk-writer.js";
 import { type PatchChanges, patchInstance } from "../core/patch-changes.js";
 import { isTableNotFound, periodBulk } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
+import { assumedOperations, explainPlainBulk } from "./explain-forms.js";
 import {
   type ExplainedOperation,
   type ExplainOptions,
@@ -15,6 +17,7 @@ import {
   type WritePlan,
 } from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
+import { PlannedBulk } from "./planned-bulk.js";
 import { RepositoryBase } from "./repository-base.js";
 import type {
   DeleteOptions,
@@ -272,6 +275,31 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     if (period) return period.explainWrite(operation, value, options);
     const scope = this.runner.scope;
     return explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
+  }
+
+  /**
+   * The plan of `bulkInsert`, `bulkUpsert` or `bulkDelete` of `items` from the state `options.current`
+   * gives, nothing sent (see `explainWrite`): each batch as it is packed, the plan of its transaction;
+   * batches of several partitions are sent in parallel (their steps share a `group`).
+   * @example
+   * const { steps } = await orders.explainBulk("upsert", many); // one transaction per partition's batch
+   */
+  async explainBulk(
+    operation: "insert" | "upsert" | "delete",
+    items: readonly Partial<T>[],
+    options: ExplainOptions<T> & UpsertOptions = {},
+  ): Promise<WritePlan> {
+    if (this.periods)
+      throw new ValidationError(
+        "explain",
+        `${this.model.name}: explainBulk does not explain a table per period`,
+      );
+    const write: BulkKind =
+      operation === "upsert" ? { kind: "upsert", mode: writeMode(options.mode) } : { kind: operation };
+    const all = items as readonly T[];
+    if (!(this.bulk instanceof PlannedBulk))
+      return { steps: explainPlainBulk(this.runner, this.model, this.table, all, write) };
+    return { steps: await this.bulk.explain(all, write, assumedOperations(this.runner, options)) };
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */
