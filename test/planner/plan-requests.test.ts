@@ -635,3 +635,81 @@ describe.each(blobStores)(
     });
   },
 );
+
+/** Moves of orders between customers in `db.eventually`: the order deleted where it is, inserted at the other. */
+const moves = fc.array(
+  fc.record({
+    id: fc.integer({ min: 1, max: 3 }),
+    tracked: fc.boolean(),
+    renumber: fc.boolean(),
+    touch: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  }),
+  { minLength: 2, maxLength: 5 },
+);
+
+async function movesAsPlanned(
+  kind: Kind,
+  sequence: ReadonlyArray<{ id: number; tracked: boolean; renumber: boolean; touch: number | undefined }>,
+): Promise<number> {
+  const store = new RecordingStore(kind.create());
+  const db = new TableContext({
+    store,
+    tablePrefix: uniquePrefix(),
+    encryption: { keys: localKeys({ k1: randomBytes(32) }, "k1") },
+  });
+  await db.ensureTables(Order);
+  const orders = db.repository(Order);
+  const where = new Map<number, { customer: string; version: number }>();
+  for (const id of [1, 2, 3]) {
+    await orders.insert(orderOf("c4", id, 1));
+    where.set(id, { customer: "c4", version: 1 });
+  }
+  let compared = 0;
+  for (const [n, { id, tracked, renumber, touch }] of sequence.entries()) {
+    const from = where.get(id) as { customer: string; version: number };
+    const key = { customer: from.customer, orderId: orderOf("c", id, 1).orderId };
+    const stored = (await orders.get(key)) as Order;
+    const to = from.customer === "c4" ? "c5" : "c4";
+    const version = renumber ? from.version + 1 : from.version;
+    const moved = orderOf(to, id, version);
+    // Another order of the source customer rewritten in the same set (an upsert of a stored order).
+    const other = touch !== undefined && touch !== id ? where.get(touch) : undefined;
+    const otherKey = other && { customer: other.customer, orderId: orderOf("c", touch as number, 1).orderId };
+    const otherStored = otherKey && ((await orders.get(otherKey)) as Order);
+    const current = [stored, ...(otherStored ? [otherStored] : [])];
+    const build = (tx: Parameters<Parameters<TableContext["eventually"]>[0]>[0]) => {
+      tx.delete(Order, tracked ? stored : key);
+      tx.insert(moved);
+      if (other && otherKey) tx.upsert(orderOf(other.customer, touch as number, other.version + 2));
+    };
+    store.sent.length = 0;
+    store.batches.length = 0;
+    const { steps } = await db.explainEventually(build, { current });
+    expect(store.sent, "explaining sends nothing").toEqual([]);
+    await db.eventually(build);
+    expectSentAsPlanned(store, steps, `move ${n}`);
+    where.set(id, { customer: to, version });
+    if (other && touch !== undefined) where.set(touch, { ...other, version: other.version + 2 });
+    compared++;
+  }
+  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
+  expect(await db.verifySummaries(Order)).toEqual([]);
+  return compared;
+}
+
+describe.each(blobStores)(
+  `the Order model's eventual moves send their plans (seed ${SEED}), on %s`,
+  (name, kind) => {
+    it("each eventual transaction's requests are its plan's, from the state reads returned", async () => {
+      const runs = name === "memory" ? 10 : 1;
+      let compared = 0;
+      await fc.assert(
+        fc.asyncProperty(moves, async (sequence) => {
+          compared += await movesAsPlanned(kind, sequence);
+        }),
+        { seed: SEED, numRuns: runs },
+      );
+      expect(compared).toBeGreaterThan(runs);
+    });
+  },
+);

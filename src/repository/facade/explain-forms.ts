@@ -8,6 +8,8 @@ import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
 import type { RequestContext } from "../core/requests.js";
 import type { RenderedStep } from "../core/write-plan.js";
 import { assertBlobStore } from "../large/large-values.js";
+import { EventualTransaction } from "./eventual/eventual-transaction.js";
+import { type EventualExplainDeps, explainEventually } from "./eventual/explain-eventually.js";
 import type { ExplainOptions, WritePlan } from "./explain-write.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
 import { explainTransactionSteps } from "./transaction-explain.js";
@@ -38,6 +40,24 @@ export async function explainTransaction(
   return { steps };
 }
 
+/** The callback of `db.eventually` (and `db.explainEventually`): it adds the steps. */
+export type EventualBuild = (tx: EventualTransaction) => unknown;
+
+/** `db.explainEventually`: the steps the callback adds, planned from the state `options.current` gives. */
+export async function explainEventual(
+  deps: EventualExplainDeps,
+  runner: RequestContext,
+  build: EventualBuild,
+  options: ExplainOptions,
+): Promise<WritePlan> {
+  const tx = EventualTransaction.build(runner.scope, (table) => runner.tableName(table));
+  await build(tx);
+  const assumed = assumedOperations(runner, options);
+  return explainEventually(deps, tx, (step) =>
+    assumed({ entity: step.source, model: step.model, ...step.wire }),
+  );
+}
+
 /**
  * The state an explained transaction assumes for each operation: its own instance when a read
  * returned it (its ETag is tracked), else the entity of `current` of the same class and keys, else nothing.
@@ -45,7 +65,7 @@ export async function explainTransaction(
 export function assumedOperations(
   runner: RequestContext,
   { current }: ExplainOptions,
-): (operation: PlannedOperation) => object | undefined {
+): (operation: Pick<PlannedOperation, "entity" | "model" | "partitionKey" | "rowKey">) => object | undefined {
   const stored = new Map<string, object>();
   for (const entity of current ?? []) {
     if (entity === null || typeof entity !== "object")

@@ -23,7 +23,7 @@ import {
   type KnownClass,
   runEventually,
 } from "./eventual/run-eventually.js";
-import { explainTransaction } from "./explain-forms.js";
+import { type EventualBuild, explainEventual, explainTransaction } from "./explain-forms.js";
 import type { ExplainOptions, WritePlan } from "./explain-write.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
@@ -386,6 +386,11 @@ export class TableContext {
     await build(tx);
     for (const operation of tx.operations) this.#claimEncryption(operation.model);
     return runTransaction(this.#runner, this.store, this.#stack.periodTables, tx.operations);
+  }
+
+  /** The plan of `eventually(build)` from the state `options.current` gives, nothing sent (see `explainWrite`). */
+  explainEventually(build: EventualBuild, options: ExplainOptions = {}): Promise<WritePlan> {
+    return explainEventual(this.#eventualDeps(), this.#runner, build, options);
   }
 
   /** The plan of `transaction(build)` from the state `options.current` gives, nothing sent (see `explainWrite`). */
