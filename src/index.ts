@@ -55,6 +55,7 @@ export type { StepOutcome } from "./repository/facade/eventual/apply-step.js";
 export { EventualTransaction } from "./repository/facade/eventual/eventual-transaction.js";
 export type { EventualRepairCounts } from "./repository/facade/eventual/repair-eventual.js";
 export type { EventualResult } from "./repository/facade/eventual/run-eventually.js";
+export type { EventualBuild } from "./repository/facade/explain-forms.js";
 export type {
   ExplainedOperation,
   ExplainOptions,

@@ -88,7 +88,6 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     write: BulkKind,
     options: BulkOptions,
   ): Promise<BulkResult<I>> {
-    const runner = this.#runner;
     // Each unit's first action stands for its operation: the batch's actions are mapped back to them.
     const operationOf = new WeakMap<TransactionAction, PlannedOperation>();
     const toUnit = (item: I): WriteUnit<I> => {
@@ -162,9 +161,8 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       steps.push(
         ...(await explainBatch(batch.units.map((unit) => operationOf.get(unit) as PlannedOperation))),
       );
-    if (batches.length < 2) return steps;
-    const group = ++groups.next;
-    return steps.map((step) => ({ ...step, group }));
+    // The batches' own groups are nested in this one, which the plan's shape cannot say: one group.
+    return batches.length < 2 ? steps : steps.map((step) => ({ ...step, group: 1 }));
   }
 
   /** The limits a batch is packed within: the summary rows ride in every batch, so room is left for them. */
