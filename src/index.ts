@@ -55,7 +55,13 @@ export type { StepOutcome } from "./repository/facade/eventual/apply-step.js";
 export { EventualTransaction } from "./repository/facade/eventual/eventual-transaction.js";
 export type { EventualRepairCounts } from "./repository/facade/eventual/repair-eventual.js";
 export type { EventualResult } from "./repository/facade/eventual/run-eventually.js";
-export type { ExplainedOperation, WritePlan, WriteStep } from "./repository/facade/explain-write.js";
+export type { EventualBuild } from "./repository/facade/explain-forms.js";
+export type {
+  ExplainedOperation,
+  ExplainOptions,
+  WritePlan,
+  WriteStep,
+} from "./repository/facade/explain-write.js";
 export { type EntityOf, MultiEntitySource } from "./repository/facade/multi-entity-source.js";
 export type { ReencryptOptions, ReencryptResult } from "./repository/facade/reencrypt.js";
 export { Repository } from "./repository/facade/repository.js";

@@ -164,14 +164,24 @@ describe("explainWrite", () => {
       { kind: "insert copy (byStatus)", rowKey: "status_open_o0007" },
       { kind: "update summary (perCustomer)", rowKey: "summary" },
     ]);
-    const remove = orders.explainWrite("delete", { customer: "c1", orderId: "o0007" });
-    expect(remove.steps.filter((s) => s.phase === "after").map((s) => s.request)).toContain(
-      "deleteBlob (replaced values)",
-    );
-    expect(remove.steps.find((s) => s.phase === "commit")?.operations?.[0]).toEqual({
-      kind: "delete",
-      rowKey: "order_o0007",
-    });
+    // Nothing assumed stored: the delete reads, finds nothing, and sends nothing more.
+    const key = { customer: "c1", orderId: "o0007" };
+    expect(orders.explainWrite("delete", key).steps.map((s) => s.request)).toEqual([
+      "get (large references)",
+      "get (current copies)",
+    ]);
+    // The order as stored: its row, its same-partition copy and its summary in one transaction.
+    const remove = orders.explainWrite("delete", key, { current: [o] });
+    expect(remove.steps.filter((s) => s.phase === "after").map((s) => s.request)).toEqual([
+      "delete copy (byNumber)",
+      "delete intent",
+      "deleteBlob (replaced invoice)",
+    ]);
+    expect(remove.steps.find((s) => s.phase === "commit")?.operations).toEqual([
+      { kind: "delete", rowKey: "order_o0007" },
+      { kind: "delete copy (byStatus)", rowKey: "status_open_o0007" },
+      { kind: "update summary (perCustomer)", rowKey: "summary" },
+    ]);
     expect(counter.requests).toBe(0);
   });
 

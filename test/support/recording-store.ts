@@ -1,4 +1,4 @@
-import type { TableStore } from "../../src/index.js";
+import type { TableStore, TransactionAction, WriteResult } from "../../src/index.js";
 import type { BlobStore } from "../../src/store/blob-store.js";
 import { CountingStore } from "./counting-store.js";
 import type { StoreRequest } from "./store-wrapper.js";
@@ -6,6 +6,8 @@ import type { StoreRequest } from "./store-wrapper.js";
 /** Records every request in order: table requests by method, blob requests as `putBlob`/`deleteBlob`. */
 export class RecordingStore extends CountingStore {
   readonly sent: Array<{ method: string; table: string }> = [];
+  /** The number of operations of each entity group transaction sent, in order. */
+  readonly batches: number[] = [];
   readonly #blobs: BlobStore | undefined;
 
   constructor(inner: TableStore) {
@@ -28,6 +30,15 @@ export class RecordingStore extends CountingStore {
 
   override get blobs(): BlobStore | undefined {
     return this.#blobs;
+  }
+
+  override submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    this.batches.push(actions.length);
+    return super.submitTransaction(table, partitionKey, actions);
   }
 
   protected override around<T>(request: StoreRequest, send: () => Promise<T>): Promise<T> {

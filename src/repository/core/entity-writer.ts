@@ -1,5 +1,5 @@
 import type { StoredEntity, WriteMode } from "../../store/table-store.js";
-import type { ExplainedOperation, WritePlan } from "./write-plan.js";
+import type { AssumedState, ExplainedOperation, ExplainedPlan } from "./write-plan.js";
 
 /**
  * How a repository writes one entity of a class: plain entities in one request each (`PlainWriter`),
@@ -18,9 +18,10 @@ export interface EntityWriter<T extends object> {
   delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean>;
   /**
    * The plan a write of `value` would run, built by the same stages without sending anything (the
-   * reads it would make first are steps). `value` is an entity, or key fields for a delete.
+   * reads it would make first are steps). `value` is an entity, or key fields for a delete;
+   * `assumed`: what is stored (a writer whose requests depend on it plans exactly for that state).
    */
-  explain?(operation: ExplainedOperation, value: T): WritePlan<unknown>;
+  explain?(operation: ExplainedOperation, value: T, assumed: AssumedState): ExplainedPlan;
   /** Records what a later write of an instance just read needs to know (its copies, for indexed entities). */
   track(entity: T, stored: StoredEntity): void;
 }

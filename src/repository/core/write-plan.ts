@@ -14,6 +14,16 @@ export type StageSource = CompanionSource;
 /** The write operations a plan is explained for (`explainWrite`). */
 export type ExplainedOperation = "insert" | "upsert" | "update" | "patch" | "delete";
 
+/**
+ * What an explained write may assume is stored (`explainWrite`'s `options.current`): the entity at a
+ * row's keys as a read returned it (an entity returned by a read is its own current state), or
+ * `undefined`: nothing is stored there. A plan is exact for that state.
+ */
+export type AssumedState = (partitionKey: string, rowKey: string) => object | undefined;
+
+/** Nothing is assumed stored. */
+export const NOTHING_STORED: AssumedState = () => undefined;
+
 /** Where a plan's step sits: before the commit, the commit itself, or after it. */
 export type WritePhase = "before" | "commit" | "after";
 
@@ -42,10 +52,25 @@ export interface WritePlan<R = void> {
   after: PlanStep[];
 }
 
+/**
+ * A plan as explained: a write plan, or only the reads a write makes before it finds nothing to
+ * write (a delete or patch of an entity the assumed state says is absent).
+ */
+export type ExplainedPlan = WritePlan<unknown> | ReadsOnly;
+
+/** The reads a write makes before it answers without a commit. */
+export interface ReadsOnly {
+  before: PlanStep[];
+  commit?: undefined;
+  after: PlanStep[];
+}
+
 /** The public form of a plan (API.md `explainWrite`). */
 export interface RenderedStep extends StepTarget {
   phase: WritePhase;
   operations?: PlanOperation[];
+  /** Steps sent in parallel share a group: in any order among themselves. */
+  group?: number;
 }
 
 /** The plan of one write as `explainWrite` answers it. */
@@ -63,7 +88,9 @@ export function commitOnly<R>(commit: PlanCommit<R>): WritePlan<R> {
  * the outer's), its after-steps, then the outer's. Rendering only: a running outer plan sends the
  * inner write as its commit (the inner write's rounds stay inside it).
  */
-export function around<R>(outer: Omit<WritePlan<unknown>, "commit">, inner: WritePlan<R>): WritePlan<R> {
+export function around<R>(outer: Omit<WritePlan<unknown>, "commit">, inner: WritePlan<R>): WritePlan<R>;
+export function around(outer: Omit<WritePlan<unknown>, "commit">, inner: ExplainedPlan): ExplainedPlan;
+export function around(outer: Omit<WritePlan<unknown>, "commit">, inner: ExplainedPlan): ExplainedPlan {
   return {
     before: [...outer.before, ...inner.before],
     commit: inner.commit,
@@ -94,7 +121,7 @@ export async function runPlan<R>(plan: WritePlan<R>): Promise<R> {
 }
 
 /** The plan as `explainWrite` renders it: each step with its phase, the commit with its operations. */
-export function renderPlan(plan: WritePlan<unknown>): RenderedPlan {
+export function renderPlan(plan: ExplainedPlan): RenderedPlan {
   const step = (phase: WritePhase, { request, table, partitionKey, rowKey }: StepTarget): RenderedStep => ({
     phase,
     request,
@@ -105,7 +132,9 @@ export function renderPlan(plan: WritePlan<unknown>): RenderedPlan {
   return {
     steps: [
       ...plan.before.map((s) => step("before", s)),
-      { ...step("commit", plan.commit), operations: plan.commit.operations.map((o) => ({ ...o })) },
+      ...(plan.commit === undefined
+        ? []
+        : [{ ...step("commit", plan.commit), operations: plan.commit.operations.map((o) => ({ ...o })) }]),
       ...plan.after.map((s) => step("after", s)),
     ],
   };

@@ -1,5 +1,6 @@
 import { SchemaError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
+import type { TableKitEvent } from "../core/table-kit-event.js";
 import { type BlindIndex, missingBlindIndexKey } from "../pipeline/encryption/blind-index.js";
 import type { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
 
@@ -36,4 +37,16 @@ export function claimEncryption(
   if (blindIndex === undefined && model.columns.some((column) => column.blindIndex !== undefined))
     throw missingBlindIndexKey(model);
   types.claim(model);
+}
+
+/** A model's schema warnings, emitted the first time a context uses its class (`warned`: the classes already reported). */
+export function warnOnce(
+  warned: Set<unknown>,
+  model: EntityModel,
+  emit: (event: TableKitEvent) => void,
+): void {
+  if (warned.has(model.ctor)) return;
+  warned.add(model.ctor);
+  for (const warning of model.warnings)
+    emit({ type: "schema-warning", entity: model.name, rule: warning.rule, message: warning.message });
 }

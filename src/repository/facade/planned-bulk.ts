@@ -2,6 +2,8 @@ import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { assertWideRowKey } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteMode } from "../../store/table-store.js";
+import type { StoreLimits } from "../../util/store-limits.js";
+import { BatchPlanner, type PlannedBatch } from "../core/bulk/batch-planner.js";
 import { unitOfItem } from "../core/bulk/bulk-item-error.js";
 import { runBulk } from "../core/bulk/bulk-runner.js";
 import type {
@@ -17,10 +19,12 @@ import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/
 import { estimateActionBytes } from "../core/payload-size.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
+import type { RenderedStep } from "../core/write-plan.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { type PlannedOperation, plannedOperation } from "./transaction.js";
 import { commitTransaction } from "./transaction-commit.js";
+import { explainTransactionSteps } from "./transaction-explain.js";
 
 /** The payload margin left in each batch for its summary rows (each well under 1 KiB; a few per class). */
 const SUMMARY_ROWS_MARGIN = 64 * 1024;
@@ -85,7 +89,6 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     write: BulkKind,
     options: BulkOptions,
   ): Promise<BulkResult<I>> {
-    const runner = this.#runner;
     // Each unit's first action stands for its operation: the batch's actions are mapped back to them.
     const operationOf = new WeakMap<TransactionAction, PlannedOperation>();
     const toUnit = (item: I, index: number): WriteUnit<I> =>
@@ -110,17 +113,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       if (only !== undefined && more.length === 0 && only.units.length === positions.length) throw only.error;
       return outcome;
     };
-    const limits = runner.limits;
-    const reserved = this.#summaries?.reserved ?? 0;
-    // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
-    const batchLimits =
-      reserved === 0
-        ? limits
-        : {
-            ...limits,
-            maxTransactionOperations: limits.maxTransactionOperations - reserved,
-            maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
-          };
+    const batchLimits = this.#batchLimits();
     if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits: batchLimits });
     // An array is in memory already: check every item before the first request, so bad input sends nothing.
     const prepared = new Map<I, WriteUnit<I>>();
@@ -132,6 +125,62 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       total: items.length,
       limits: batchLimits,
     });
+  }
+
+  /**
+   * The plan of a bulk write of `items` from the state `assumed` gives: the batches it packs (as it
+   * packs them), each the plan of its transaction; a batch whose plan does not fit one transaction,
+   * as its two halves. Batches of several partitions are sent in parallel: with more than one batch,
+   * every step is in one group.
+   */
+  async explain<I extends object>(
+    items: readonly I[],
+    write: BulkKind,
+    assumed: (operation: PlannedOperation) => object | undefined,
+  ): Promise<RenderedStep[]> {
+    const planner = new BatchPlanner<I>(this.#batchLimits());
+    const operationOf = new Map<WriteUnit<I>, PlannedOperation>();
+    const batches: PlannedBatch<I>[] = [];
+    items.forEach((item, position) => {
+      const { unit, operation } = this.#unit(item, write);
+      operationOf.set(unit, operation);
+      batches.push(...planner.add(unit, position));
+    });
+    batches.push(...planner.closeAll());
+    const groups = { next: 0 };
+    const explainBatch = async (operations: PlannedOperation[]): Promise<RenderedStep[]> => {
+      try {
+        return await explainTransactionSteps(this.#runner, operations, assumed, groups);
+      } catch (error) {
+        if (!splittable(error) || operations.length < 2) throw error;
+        const half = Math.ceil(operations.length / 2);
+        return [
+          ...(await explainBatch(operations.slice(0, half))),
+          ...(await explainBatch(operations.slice(half))),
+        ];
+      }
+    };
+    const steps: RenderedStep[] = [];
+    for (const batch of batches)
+      steps.push(
+        ...(await explainBatch(batch.units.map((unit) => operationOf.get(unit) as PlannedOperation))),
+      );
+    // The batches' own groups are nested in this one, which the plan's shape cannot say: one group.
+    return batches.length < 2 ? steps : steps.map((step) => ({ ...step, group: 1 }));
+  }
+
+  /** The limits a batch is packed within: the summary rows ride in every batch, so room is left for them. */
+  #batchLimits(): StoreLimits {
+    const limits = this.#runner.limits;
+    const reserved = this.#summaries?.reserved ?? 0;
+    // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
+    return reserved === 0
+      ? limits
+      : {
+          ...limits,
+          maxTransactionOperations: limits.maxTransactionOperations - reserved,
+          maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
+        };
   }
 
   /**

@@ -4,13 +4,21 @@ import type { KeyValues } from "../../schema/key-fields.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
+import type { BulkKind } from "../core/bulk/bulk-writer.js";
 import { type PatchChanges, patchInstance } from "../core/patch-changes.js";
 import { isTableNotFound, periodBulk } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
-import { type ExplainedOperation, explainWrite, type WritePlan } from "./explain-write.js";
+import { assumedOperations, explainPlainBulk } from "./explain-forms.js";
+import {
+  type ExplainedOperation,
+  type ExplainOptions,
+  explainWrite,
+  type WritePlan,
+} from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
+import { PlannedBulk } from "./planned-bulk.js";
 import { RepositoryBase } from "./repository-base.js";
 import type {
   DeleteOptions,
@@ -258,14 +266,44 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   /**
    * The plan of a write, without sending anything: each step in order with its phase (`before` the
    * commit, the `commit` — one entity group transaction with its operations — or `after` it), its
-   * request, table and keys; reads the write needs first are steps too.
+   * request, table and keys; reads the write needs first are steps too. The plan is exact for the
+   * state `options.current` gives (the stored entities, as reads returned them; `value` itself when
+   * a read returned it; anything else absent): the write sent from that state sends these requests.
    * @example
    * const { steps } = orders.explainWrite("insert", order); // putBlob, claim, transaction [entity, copy, summary]
+   * const stored = await orders.get(key);
+   * orders.explainWrite("delete", key, { current: stored ? [stored] : [] });
    */
-  explainWrite(operation: ExplainedOperation, value: Partial<T>): WritePlan {
+  explainWrite(operation: ExplainedOperation, value: Partial<T>, options: ExplainOptions<T> = {}): WritePlan {
     const period = this.#route(value);
-    if (period) return period.explainWrite(operation, value);
-    return explainWrite(this.model, this.table, this.writer, operation, value);
+    if (period) return period.explainWrite(operation, value, options);
+    const scope = this.runner.scope;
+    return explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
+  }
+
+  /**
+   * The plan of `bulkInsert`, `bulkUpsert` or `bulkDelete` of `items` from the state `options.current`
+   * gives, nothing sent (see `explainWrite`): each batch as it is packed, the plan of its transaction;
+   * batches of several partitions are sent in parallel (their steps share a `group`).
+   * @example
+   * const { steps } = await orders.explainBulk("upsert", many); // one transaction per partition's batch
+   */
+  async explainBulk(
+    operation: "insert" | "upsert" | "delete",
+    items: readonly Partial<T>[],
+    options: ExplainOptions<T> & UpsertOptions = {},
+  ): Promise<WritePlan> {
+    if (this.periods)
+      throw new ValidationError(
+        "explain",
+        `${this.model.name}: explainBulk does not explain a table per period`,
+      );
+    const write: BulkKind =
+      operation === "upsert" ? { kind: "upsert", mode: writeMode(options.mode) } : { kind: operation };
+    const all = items as readonly T[];
+    if (!(this.bulk instanceof PlannedBulk))
+      return { steps: explainPlainBulk(this.runner, this.model, this.table, all, write) };
+    return { steps: await this.bulk.explain(all, write, assumedOperations(this.runner, options)) };
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */

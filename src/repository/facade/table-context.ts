@@ -9,7 +9,7 @@ import { type RepairOptions, type RepairResult, repairIndexes } from "../index/i
 import { type IndexDrift, verifyIndexes } from "../index/index-verifier.js";
 import type { LargeValueRepairOptions, LargeValueRepairResult } from "../large/large-value-repairer.js";
 import type { SummaryDrift } from "../summary/summary-verifier.js";
-import { claimEncryption, claimType } from "./context-claims.js";
+import { claimEncryption, claimType, warnOnce } from "./context-claims.js";
 import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
 import { type ContextStack, composeStack } from "./context-runner.js";
@@ -23,6 +23,8 @@ import {
   type KnownClass,
   runEventually,
 } from "./eventual/run-eventually.js";
+import { type EventualBuild, explainEventual, explainTransaction } from "./explain-forms.js";
+import type { ExplainOptions, WritePlan } from "./explain-write.js";
 import { type EntityOf, MultiEntitySource } from "./multi-entity-source.js";
 import { checkReencrypt, type ReencryptOptions, type ReencryptResult, reencrypt } from "./reencrypt.js";
 import { Repository } from "./repository.js";
@@ -153,16 +155,7 @@ export class TableContext {
 
   /** Models are built at decoration time, without a context, so their warnings are reported on first use here. */
   #warn(model: EntityModel): void {
-    if (this.#warned.has(model.ctor)) return;
-    this.#warned.add(model.ctor);
-    for (const warning of model.warnings) {
-      this.#runner.emit({
-        type: "schema-warning",
-        entity: model.name,
-        rule: warning.rule,
-        message: warning.message,
-      });
-    }
+    warnOnce(this.#warned, model, (event) => this.#runner.emit(event));
   }
 
   /** The classes this context has seen, by logical table and type (what repair replays through). */
@@ -394,5 +387,15 @@ export class TableContext {
     await build(tx);
     for (const operation of tx.operations) this.#claimEncryption(operation.model);
     return runTransaction(this.#runner, this.store, this.#stack.periodTables, tx.operations);
+  }
+
+  /** The plan of `eventually(build)` from the state `options.current` gives, nothing sent (see `explainWrite`). */
+  explainEventually(build: EventualBuild, options: ExplainOptions = {}): Promise<WritePlan> {
+    return explainEventual(this.#eventualDeps(), this.#runner, build, options);
+  }
+
+  /** The plan of `transaction(build)` from the state `options.current` gives, nothing sent (see `explainWrite`). */
+  explainTransaction(build: (tx: Transaction) => unknown, options: ExplainOptions = {}): Promise<WritePlan> {
+    return explainTransaction(this.#runner, this.store, build, options, (m) => this.#claimEncryption(m));
   }
 }

@@ -4,12 +4,11 @@ import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
 import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
-import { isLocal } from "../core/copy-ref.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } from "../core/requests.js";
+import type { Backoff, RequestContext, Requests } from "../core/requests.js";
 import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import {
@@ -19,13 +18,12 @@ import {
   type IndexedTarget,
   type RemoteWork,
 } from "../index/intent-protocol.js";
-import { type ListChange, listCompanion } from "../index/list-membership.js";
-import { SummaryCommitter } from "../summary/summary-committer.js";
-import { SummaryStage } from "../summary/summary-stage.js";
-import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
+import type { SummaryStage } from "../summary/summary-stage.js";
+import type { PlannedOperation } from "./transaction.js";
 import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
-import { type ExpandedTransaction, expandIndexCopies } from "./transaction-indexes.js";
-import { type LargeWork, prepareLarge, readReplaced } from "./transaction-large.js";
+import type { ExpandedTransaction } from "./transaction-indexes.js";
+import { type LargeWork, readReplaced } from "./transaction-large.js";
+import { planTransaction } from "./transaction-parts.js";
 
 /** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
 const MAX_COMPANION_ROUNDS = 200;
@@ -78,34 +76,8 @@ async function commitOnce(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
-  const first = operations[0] as PlannedOperation;
-  const table = runner.tableName(first.table);
-  const partitionKey = first.partitionKey;
-
-  const committers = summaryCommitters(runner, table, operations);
-  // Before: large values (the rows are pointed at them before the copies are derived; nothing is
-  // sent for them until every rule has been checked).
-  const large = prepareLarge(runner, table, operations);
-  const expanded = await expandIndexCopies(operations, runner, table);
-  const isLocalChange = (change: ListChange, index: number) =>
-    isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
-  const localLists = expanded.lists.flatMap((changes, index) =>
-    changes
-      .filter((change) => isLocalChange(change, index))
-      .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
-  );
-  const summaries = summaryStages(runner, table, operations, expanded, committers);
-  // Summary rows first: their logs settle a lost answer (see submitRounds).
-  const companions = [
-    ...summaries.map((stage) => stage.companion),
-    ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
-  ];
-  // Every rule that needs no request, the summary rows counted, before anything is sent.
-  assertValidTransaction(
-    withCompanionRows(expanded.operations, companions, first),
-    runner.limits,
-    () => table,
-  );
+  const { table, partitionKey, large, expanded, summaries, companions, isLocalChange } =
+    await planTransaction(runner, operations);
   const targets = new Map<EntityModel<object>, IndexedTarget>();
   const targetOf = (model: EntityModel<object>): IndexedTarget => {
     let target = targets.get(model);
@@ -265,72 +237,6 @@ function wideEtagOf(
     if (at === owner && action !== undefined && isPartAction(action)) etags.push(results[i]?.etag ?? "");
   });
   return etags.length === 0 ? "" : wideEtag(etags);
-}
-
-/**
- * The summary committer of each entity class with summaries; refuses, before any request, an entity
- * whose RowKey is a summary row's.
- */
-function summaryCommitters(
-  runner: Requests & Scoped & Backoff,
-  table: string,
-  operations: readonly PlannedOperation[],
-): Map<EntityModel<object>, SummaryCommitter> {
-  const committers = new Map<EntityModel<object>, SummaryCommitter>();
-  operations.forEach((operation) => {
-    const { model } = operation;
-    if (model.summaries.size === 0) return;
-    let committer = committers.get(model);
-    if (committer === undefined) {
-      committer = new SummaryCommitter(model, table, runner);
-      committers.set(model, committer);
-    }
-    committer.assertNotSummaryKey(operation.rowKey);
-  });
-  return committers;
-}
-
-/** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
-function summaryStages(
-  runner: Requests & TableNaming & Scoped & Clock & Backoff,
-  table: string,
-  operations: readonly PlannedOperation[],
-  expanded: ExpandedTransaction,
-  committers: ReadonlyMap<EntityModel<object>, SummaryCommitter>,
-): SummaryStage[] {
-  const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
-  expanded.summarized.forEach((write, index) => {
-    if (write === undefined) return;
-    const model = (operations[index] as PlannedOperation).model;
-    const writes = byModel.get(model) ?? [];
-    writes.push(write);
-    byModel.set(model, writes);
-  });
-  return [...byModel].map(
-    ([model, writes]) =>
-      new SummaryStage(model, table, runner, committers.get(model) as SummaryCommitter, writes),
-  );
-}
-
-/** The operations with one placeholder per summary row, for the service rules (count, one partition). */
-function withCompanionRows(
-  operations: readonly PlannedOperation[],
-  companions: readonly GroupCompanion[],
-  first: PlannedOperation,
-): PlannedOperation[] {
-  const rows: PlannedOperation[] = [];
-  for (const companion of companions) {
-    for (const rowKey of companion.rowKeys) {
-      rows.push({
-        ...first,
-        action: { kind: "upsert", entity: { partitionKey: first.partitionKey, rowKey }, mode: "replace" },
-        rowKey,
-        entity: undefined,
-        describe: `summary row '${rowKey}'`,
-      });
-    }
-  }
-  return [...operations, ...rows];
 }
 
 /**

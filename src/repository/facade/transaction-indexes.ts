@@ -59,6 +59,7 @@ export async function expandIndexCopies(
   operations: readonly PlannedOperation[],
   runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup,
   table: string,
+  read: StoredReader = (operation) => readStored(operation, runner, table),
 ): Promise<ExpandedTransaction> {
   const expanded: ExpandedTransaction = {
     operations: [],
@@ -74,7 +75,7 @@ export async function expandIndexCopies(
     operations.map((operation) =>
       operation.model.indexes.size === 0 && operation.model.summaries.size === 0
         ? undefined
-        : priorState(operation, runner, table),
+        : priorState(operation, runner, read),
     ),
   );
   for (const [index, operation] of operations.entries()) {
@@ -337,10 +338,27 @@ interface PriorState {
   stored?: StoredEntity;
 }
 
+/** Reads the entity an operation writes as stored now (undefined: absent): the transaction's only read before its plan. */
+export type StoredReader = (operation: PlannedOperation) => Promise<StoredEntity | undefined>;
+
+function readStored(
+  operation: PlannedOperation,
+  runner: Requests & TableNaming & PeriodTableLookup,
+  table: string,
+): Promise<StoredEntity | undefined> {
+  return readEntity(operation.model, runner, table, operation.partitionKey, operation.rowKey).catch(
+    (error: unknown) => {
+      // A period's table nobody has written to yet holds no entity (the commit creates it).
+      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
+      throw error;
+    },
+  );
+}
+
 async function priorState(
   operation: PlannedOperation,
-  runner: Requests & TableNaming & Scoped & PeriodTableLookup,
-  table: string,
+  runner: TableNaming & Scoped,
+  read: StoredReader,
 ): Promise<PriorState | undefined> {
   const source = operation.entity;
   // A merge needs the whole row; so does a summary's delta (the row's values before the write).
@@ -355,17 +373,7 @@ async function priorState(
     const refs = trackedCopies(source, runner.scope);
     if (etag !== undefined && refs !== undefined) return { etag, refs };
   }
-  const stored = await readEntity(
-    operation.model,
-    runner,
-    table,
-    operation.partitionKey,
-    operation.rowKey,
-  ).catch((error: unknown) => {
-    // A period's table nobody has written to yet holds no entity (the commit creates it).
-    if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
-    throw error;
-  });
+  const stored = await read(operation);
   if (!stored) return undefined;
   const model = operation.model;
   const refs =

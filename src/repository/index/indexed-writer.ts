@@ -17,7 +17,13 @@ import type {
   Scoped,
   TableNaming,
 } from "../core/requests.js";
-import { actionOf, type ExplainedOperation, type StepTarget, type WritePlan } from "../core/write-plan.js";
+import type {
+  AssumedState,
+  ExplainedOperation,
+  ExplainedPlan,
+  ReadsOnly,
+  StepTarget,
+} from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
@@ -32,6 +38,8 @@ import {
 
 /** How many times a write re-reads and retries after losing a race on its own bookkeeping. */
 const MAX_ROUNDS = 10;
+/** The version an explained write assumes of an entity given as stored that no read returned. */
+const ASSUMED_ETAG = 'W/"assumed"';
 
 /**
  * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`), and
@@ -165,36 +173,65 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   /**
-   * The plan of a write's first round, as `commitEntity` builds it: what is tracked of the instance
-   * decides whether a read comes first (when it does, the steps that depend on the copies it holds
-   * are described by index). An upsert of an untracked instance is tried as an insert first (a lost
-   * race on an existing row reads it and plans again), except a wide entity's, which reads its rows
-   * first (any stored version would refuse the insert); a merge reads the row to merge onto.
+   * The plan of a write as it runs from the state `assumed` gives (what is tracked of the instance
+   * comes first: an instance a read returned is its own current state). A write that does not know
+   * the stored version reads it first (a step); the plan then commits from what that read returns,
+   * or, when nothing is stored, ends there (a delete, an update) or inserts (a patch). An upsert of
+   * an untracked instance is tried as an insert first, except a wide entity's, which reads its rows
+   * first (any stored version would refuse the insert); a patch reads the row to merge onto.
    */
-  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+  explain(operation: ExplainedOperation, value: T, assumed: AssumedState): ExplainedPlan {
+    const values = value as Record<string, unknown>;
+    const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
+    const rowKey = this.#model.rowKey.encode(values, "RowKey");
+    this.#companions?.assertKey(rowKey);
     const tracked = this.#trackedPrior(value);
+    const stored = tracked ?? this.#assumedPrior(assumed(partitionKey, rowKey));
+    const read = (plan: ExplainedPlan) => this.#readFirst(plan, partitionKey, rowKey);
+    const nothing: ReadsOnly = { before: [], after: [] };
     if (operation === "delete") {
-      const partitionKey = this.#model.partitionKey.encode(value as Record<string, unknown>, "PartitionKey");
-      const rowKey = this.#model.rowKey.encode(value as Record<string, unknown>, "RowKey");
-      this.#companions?.assertKey(rowKey);
-      const plan = planEntityDelete(this.#target, partitionKey, rowKey, tracked);
-      return tracked ? plan : this.#readFirst(plan, partitionKey, rowKey);
+      const plan = stored.exists ? planEntityDelete(this.#target, partitionKey, rowKey, stored) : nothing;
+      return tracked ? plan : read(plan);
+    }
+    if (operation === "patch") {
+      const wire = this.#toWire(value);
+      if (!stored.exists) return read(planEntityWrite(this.#target, wire, { exists: false }, undefined));
+      return read(planEntityWrite(this.#target, this.#mergedOnto(stored, wire), stored, stored.etag));
     }
     const wire = this.#toWire(value);
     if (operation === "insert" || (operation === "upsert" && tracked === undefined && !this.#model.wide))
       return planEntityWrite(this.#target, wire, { exists: false }, undefined);
-    if (operation === "patch" || tracked === undefined) {
-      const plan = planEntityWrite(this.#target, wire, undefined, "*", actionOf(operation));
-      return this.#readFirst(plan, wire.partitionKey, wire.rowKey);
-    }
-    return planEntityWrite(this.#target, wire, tracked, tracked.etag);
+    if (tracked) return planEntityWrite(this.#target, wire, tracked, tracked.etag);
+    // Read first: an update of nothing stored ends with that read (EntityNotFoundError).
+    if (!stored.exists)
+      return read(operation === "update" ? nothing : planEntityWrite(this.#target, wire, stored, undefined));
+    return read(planEntityWrite(this.#target, wire, stored, stored.etag));
+  }
+
+  /**
+   * What the write would read back for an entity assumed stored: its ETag and copies as tracked
+   * when a read returned it, else as its values derive them (under a placeholder ETag).
+   */
+  #assumedPrior(entity: object | undefined): Prior {
+    if (entity === undefined) return { exists: false };
+    const scope = this.#runner.scope;
+    const etag = etagIn(entity, scope) ?? ASSUMED_ETAG;
+    const refs = trackedCopies(entity, scope) ?? deriveCopyRefs(this.#model, entity as T, this.#runner, true);
+    return { exists: true, etag, refs, row: { ...this.#model.mapper.toWire(entity as T), etag } };
+  }
+
+  /** The row a merge writes onto `stored` (as `#merged` builds it from the row it reads). */
+  #mergedOnto(stored: Existing, wire: WireEntity): WireEntity {
+    const row = stored.row as StoredEntity;
+    const current = this.#model.mapper.toWire(this.#model.mapper.fromWire(row));
+    return { ...foreignProperties(this.#model, row), ...current, ...wire };
   }
 
   /**
    * A plan whose first step reads the stored row (its ETag and copies). That read also gives the
    * stages the row the write replaces: a stage's own read of it is not sent.
    */
-  #readFirst<R>(plan: WritePlan<R>, partitionKey: string, rowKey: string): WritePlan<R> {
+  #readFirst(plan: ExplainedPlan, partitionKey: string, rowKey: string): ExplainedPlan {
     // A wide entity's rows are read as one range query.
     const request = this.#model.wide ? "query (current copies)" : "get (current copies)";
     const read = { request, table: this.#table, partitionKey, rowKey };

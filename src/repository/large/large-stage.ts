@@ -2,12 +2,13 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import {
+  type AssumedState,
   around,
   type ExplainedOperation,
+  type ExplainedPlan,
   type PlanStep,
   runPlan,
   singleRequest,
-  type WritePlan,
 } from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
 
@@ -84,9 +85,13 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     return runPlan({ before, commit: { ...COMMIT, send: () => this.#inner.delete(key, ifMatch) }, after });
   }
 
-  /** The large values' steps around the inner writer's plan. */
-  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
-    const inner = this.#inner.explain?.(operation, value);
+  /**
+   * The large values' steps around the inner writer's plan: the stored row's references read (when
+   * the write may replace them), the uploads, and after the commit one removal per blob the stored
+   * row (as `assumed` gives it) points at that the written row no longer does.
+   */
+  explain(operation: ExplainedOperation, value: T, assumed: AssumedState): ExplainedPlan {
+    const inner = this.#inner.explain?.(operation, value, assumed);
     const values = value as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
@@ -94,7 +99,20 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     // Encodes the values (a bad one is a ValidationError here too) under names nothing is sent to.
     const uploads = operation === "delete" ? undefined : this.#large.prepare(value, { ...row });
     const steps = largeSteps(this.#large, row, uploads, operation !== "insert", operation === "patch");
-    return around(steps, inner ?? singleRequest(operation, this.#large.table, partitionKey, rowKey));
+    // The blobs the stored row points at: each is replaced (a new value has a new name), kept by a
+    // patch that leaves its column alone; a write refused before its commit removes none.
+    const stored = assumed(partitionKey, rowKey) as Record<string, unknown> | undefined;
+    const written = inner?.commit !== undefined;
+    const stale = this.#large.columns.filter(
+      (column) =>
+        written && stored?.[column.field] != null && !(operation === "patch" && values[column.field] == null),
+    );
+    const removals = stale.map((column) => ({
+      request: `deleteBlob (replaced ${column.field})`,
+      table: this.#large.container,
+    }));
+    const plan = inner ?? singleRequest(operation, this.#large.table, partitionKey, rowKey);
+    return around({ before: steps.before, after: removals }, plan);
   }
 
   track(entity: T, stored: StoredEntity): void {
