@@ -92,13 +92,9 @@ export class TableContext {
         eventual: () => this.#eventualDeps(),
       }),
     );
-    if (stack.telemetryWarning !== undefined) {
-      this.#runner.emit({
-        type: "warning",
-        code: "opentelemetry-unloadable",
-        message: stack.telemetryWarning,
-      });
-    }
+    const message = stack.telemetryWarning;
+    if (message !== undefined)
+      this.#runner.emit({ type: "warning", code: "opentelemetry-unloadable", message });
     // Each call a span: the context's methods run on this object, the proxy only opens their spans.
     // biome-ignore lint/correctness/noConstructorReturn: the traced proxy of this very context, with its class and private state
     if (stack.telemetry !== undefined) return stack.telemetry.trace(this);
