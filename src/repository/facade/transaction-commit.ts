@@ -147,7 +147,6 @@ async function commitOnce(
         copies.row,
         copies.before,
         copies.next,
-        copies.priorEtag,
       );
     }),
   ];

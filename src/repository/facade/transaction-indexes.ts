@@ -45,8 +45,6 @@ export interface RemoteCopies {
   row: WireEntity;
   before: CopyRef[];
   next: CopyRef[];
-  /** The version replaced (the operation's condition), when one is: the copies it made are the ones removed. */
-  priorEtag: string | undefined;
 }
 
 /**
@@ -165,7 +163,6 @@ export async function expandIndexCopies(
               row: { partitionKey: operation.partitionKey, rowKey: operation.rowKey },
               before: remoteBefore,
               next: [],
-              priorEtag: ifMatch,
             },
       );
       expanded.summarized.push(summarized({ condition: ifMatch, before: prior.stored, after: undefined }));
@@ -227,7 +224,7 @@ export async function expandIndexCopies(
     expanded.remote.push(
       remoteBefore.length === 0 && remoteNext.length === 0
         ? undefined
-        : { row, before: remoteBefore, next: remoteNext, priorEtag: ifMatch },
+        : { row, before: remoteBefore, next: remoteNext },
     );
     expanded.summarized.push(summarized({ condition: ifMatch, before: prior?.stored, after: row }));
   }
