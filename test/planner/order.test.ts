@@ -172,6 +172,7 @@ describe("explainWrite", () => {
     const remove = orders.explainWrite("delete", key, { current: [o] });
     expect(remove.steps.filter((s) => s.phase === "after").map((s) => s.request)).toEqual([
       "delete copy (byNumber)",
+      "get (settle race)",
       "delete intent",
       "deleteBlob (replaced invoice)",
     ]);

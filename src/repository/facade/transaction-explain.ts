@@ -152,19 +152,8 @@ function remoteFinish(
   const intents = runner.tableName(INTENTS_TABLE);
   return expanded.remote.flatMap((copies, index) => {
     if (copies === undefined) return [];
-    const { model, partitionKey, rowKey, action } = operations[index] as PlannedOperation;
+    const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
-    // A deleted entity never has the version the commit answered (none): the race is settled by
-    // reading it whole and each copy its intent names (`reconcileEntity`), which are gone already.
-    const settle =
-      action.kind !== "delete"
-        ? []
-        : [
-            { request: "get (reconcile)", table, partitionKey, rowKey },
-            ...copies.before
-              .filter((ref) => !isList(ref))
-              .map((ref) => target(`get (reconcile ${ref.index})`, ref)),
-          ];
     const keep = new Set(copies.next.map(refKey));
     const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
     return [
@@ -175,8 +164,9 @@ function remoteFinish(
         .filter((ref) => !isList(ref) && !keep.has(refKey(ref)))
         .map((ref) => target(`delete replaced copy (${ref.index})`, ref)),
       ...lists.map((change) => target(`update list (${change.ref.index})`, change.ref)),
+      // The settle rule (issue 34): the entity read once more; as the plan assumes no other writer, it
+      // is the state this write left (absent after a delete), so nothing is reconciled.
       { request: "get (settle race)", table, partitionKey, rowKey },
-      ...settle,
       { request: "delete intent", table: intents },
     ];
   });

@@ -23,7 +23,7 @@ export function sanitizedCause(cause: unknown, redact: Redact): unknown {
   if (message === cause.message && stack === cause.stack) return cause;
   const copy = new Error(message);
   copy.name = cause.name;
-  copy.stack = stack;
+  if (stack !== undefined) copy.stack = stack;
   return copy;
 }
 
