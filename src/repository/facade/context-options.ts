@@ -52,8 +52,9 @@ export interface TableContextOptions {
   /** @internal The random source of backoff jitter (tests inject a seeded one). */
   random?: (() => number) | undefined;
   /**
-   * @internal The clock intents are dated and leased by, in milliseconds, and the pacer's when given
-   * (tests inject a virtual one with `sleep`; the pacer defaults to the monotonic `performance.now`).
+   * The clock (milliseconds since the epoch, default `Date.now`) that expiry, change-feed retention,
+   * leases and intents read; the pacer's too when given (it defaults to the monotonic
+   * `performance.now`). Tests may inject one (with `sleep` for a virtual clock).
    */
   now?: (() => number) | undefined;
 }
