@@ -10,8 +10,8 @@ import type { ColumnModel, IndexModel } from "./entity-model.js";
 /**
  * Refuses a definition whose rows can hold more properties than the service's budget (255 with
  * PartitionKey, RowKey and Timestamp) once tablekit's own are added: `EntityType` and `_tkIndexKeys`
- * on the entity row of an indexed entity; `EntityType`, `_tkIndex`, `_tkSourcePK` and `_tkSourceRK`
- * on each index copy (its projected columns, key and period fields always included).
+ * on the entity row of an indexed entity; `EntityType`, `_tkIndex`, `_tkSourcePK`, `_tkSourceRK`
+ * and `_tkStamp` on each index copy (its projected columns, key and period fields always included).
  */
 export function assertPropertyBudget(
   name: string,
@@ -54,8 +54,8 @@ export function assertPropertyBudget(
 /**
  * The most bytes (by the service's entity size formula) the rows tablekit writes for an entity can
  * exceed its own row by: an index copy holds at most the entity's columns, but its own keys (up to
- * 1 KiB each), `EntityType`, `_tkIndex` and the entity's keys again (`_tkSourcePK`, `_tkSourceRK`);
- * the entity row adds `_tkIndexKeys` (the JSON list of its copies' index, table and keys).
+ * 1 KiB each), `EntityType`, `_tkIndex`, the entity's keys again (`_tkSourcePK`, `_tkSourceRK`)
+ * and its stamp (`_tkStamp`); the entity row adds `_tkIndexKeys` (the JSON list of its copies' index, table and keys).
  */
 export function indexBookkeepingBytes(indexes: ReadonlyMap<string, IndexModel>): number {
   if (indexes.size === 0) return 0;
@@ -69,7 +69,11 @@ export function indexBookkeepingBytes(indexes: ReadonlyMap<string, IndexModel>):
     if (index.list) continue;
     copy = Math.max(
       copy,
-      2 * key + property("_tkIndex", 2 * index.name.length) + 2 * property("_tkSourcePK", key),
+      2 * key +
+        property("_tkIndex", 2 * index.name.length) +
+        2 * property("_tkSourcePK", key) +
+        // The stamp: a version's digest (45 characters) or a claim's intent id (34).
+        property("_tkStamp", 2 * 45),
     );
   }
   return Math.max(copy, property("_tkIndexKeys", 2 * refsChars));

@@ -21,14 +21,21 @@ export const SUMMARY_PROPERTY = "_tkSummary";
 export const WIDE_PART_PROPERTY = "_tkWide";
 
 /**
- * tablekit's properties on an index copy row: the discriminator, the index's name and the keys of
- * the entity it copies (repository/index/copy-builder.ts). They count towards the service's 255.
+ * On an index copy elsewhere: which write made it, the entity version it reflects or a claim in
+ * progress (repository/index/copy-stamp.ts).
+ */
+export const COPY_STAMP_PROPERTY = "_tkStamp";
+
+/**
+ * tablekit's properties on an index copy row: the discriminator, the index's name, the keys of
+ * the entity it copies and its stamp (repository/index/copy-builder.ts). They count towards the service's 255.
  */
 export const COPY_ROW_PROPERTIES: readonly string[] = [
   ENTITY_TYPE_PROPERTY,
   COPY_INDEX_PROPERTY,
   "_tkSourcePK",
   "_tkSourceRK",
+  COPY_STAMP_PROPERTY,
 ];
 
 /** tablekit's properties on the row of an entity with indexes: the discriminator and its copies' keys (`_tkIndexKeys`). */

@@ -5,7 +5,7 @@
  * exact without a repair: each index read finds the entity, and `verifyIndexes` is clean.
  */
 import { describe, expect, it } from "vitest";
-import { Column, Entity, TableContext } from "../../src/index.js";
+import { Column, Entity, TableContext, UniqueConstraintError } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 import { employee, expectExact, RsEmployee } from "../summaries-remote/models.js";
 import { HoldingStore } from "../support/holding-store.js";
@@ -99,6 +99,132 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
     await expect(deleting).resolves.toBe(true);
     expect(await db.repository(CrEmployee).get(KEY)).toMatchObject({ lastName: "N1" });
     await expectCopiesOf(db, 1);
+  });
+
+  it("a delete's late cleanup of a unique copy the entity written again claimed leaves it: no second holder", async () => {
+    const { db, holding, writer } = await setup();
+    await db.repository(CrEmployee).insert(sales5(1));
+    // The interleaving:
+    // 1. D reads Sales/5, records its intent, deletes the entity: committed. Its removal of N1 lands;
+    //    its first request on the unique copy e1 is held at the door.
+    const uniqueCleanup = holding.hold((request) => request.table.endsWith("CrEmployeesByEmail"));
+    const deleting = writer().delete(KEY);
+    await uniqueCleanup.reached;
+    // 2. I inserts Sales/5 again with the same values, from its own context: its claim of e1 finds
+    //    the old copy, sees it is Sales/5's and takes it over; its copies are written, its settle read
+    //    finds its own version. I resolves.
+    await writer().insert(sales5(1));
+    // 3. D's removal of e1 goes on now; D's next read of the entity (before its settle read could
+    //    restore anything) is held.
+    const settle = holding.hold(
+      (request) => request.method === "getEntity" && request.table.endsWith("CrEmployees"),
+    );
+    uniqueCleanup.release();
+    await settle.reached;
+    // 4. Meanwhile Sales/7 is inserted with e1@x.com: Sales/5 holds that value, so it is refused.
+    await expect(writer().insert(seven())).rejects.toBeInstanceOf(UniqueConstraintError);
+    settle.release();
+    await expect(deleting).resolves.toBe(true);
+    expect(await db.repository(CrEmployee).get({ department: "Sales", employeeId: 7 })).toBeUndefined();
+    await expectCopiesOf(db, 1);
+  });
+
+  /** Employee Sales/7 holding Sales/5's generation-1 email (its other values its own). */
+  const seven = () => Object.assign(sales5(1), { employeeId: 7, lastName: "L7", city: "C7" });
+  const isEmailCopy = (email: string) => (request: StoreRequest) =>
+    request.table.endsWith("CrEmployeesByEmail") && request.identity.includes(email);
+
+  /** How the entity is written again: alone, or in a transaction with another entity's insert. */
+  const insertions = [
+    [
+      "an insert",
+      (db: TableContext) =>
+        db
+          .repository(CrEmployee)
+          .insert(sales5(1))
+          .then(() => {}),
+    ],
+    [
+      "a two-insert transaction",
+      (db: TableContext) =>
+        db.transaction((tx) => {
+          tx.insert(sales5(1));
+          tx.insert(
+            Object.assign(new CrEmployee(), {
+              department: "Sales",
+              employeeId: 6,
+              lastName: "M6",
+              email: "six@x.com",
+              city: "C6",
+            }),
+          );
+        }),
+    ],
+  ] as const;
+
+  it.each(insertions)(
+    "a delete's late cleanup of a unique value the entity written again (%s) holds between its claim and its copies leaves it",
+    async (_how, insertAgain) => {
+      const { db, holding, context, writer } = await setup();
+      await db.repository(CrEmployee).insert(sales5(1));
+      // The interleaving:
+      // 1. D deletes Sales/5 (committed); its first request on the unique copy e1 is held.
+      const uniqueCleanup = holding.hold((request) => request.table.endsWith("CrEmployeesByEmail"));
+      const deleting = writer().delete(KEY);
+      await uniqueCleanup.reached;
+      // 2. I writes Sales/5 again with e1: its claim finds Sales/5's old copy and takes it over as
+      //    its own claim, I commits; its first write of the e1 copy after the commit is held.
+      const copyAfterCommit = holding.hold(
+        (request) => request.method === "upsert" && isEmailCopy("e1@x.com")(request),
+      );
+      const inserting = insertAgain(context());
+      await copyAfterCommit.reached;
+      // 3. D's cleanup of e1 goes on; D's settle read (which could restore the copy) is held.
+      const settle = holding.hold(
+        (request) => request.method === "getEntity" && request.table.endsWith("CrEmployees"),
+      );
+      uniqueCleanup.release();
+      await settle.reached;
+      // 4. Sales/7 claims e1 meanwhile: the value is I's claim, so it is refused.
+      await expect(writer().insert(seven())).rejects.toBeInstanceOf(UniqueConstraintError);
+      settle.release();
+      await expect(deleting).resolves.toBe(true);
+      copyAfterCommit.release();
+      await inserting;
+      expect(await db.repository(CrEmployee).get({ department: "Sales", employeeId: 7 })).toBeUndefined();
+      await expectCopiesOf(db, 1);
+    },
+  );
+
+  it("a claim's takeover of the entity's own old copy is conditional: a value freed and claimed by another entity meanwhile is refused", async () => {
+    const { db, holding, writer } = await setup();
+    await db.repository(CrEmployee).insert(sales5(1));
+    // The interleaving:
+    // 1. D deletes Sales/5 (committed); its first request on the unique copy e1 is held.
+    const uniqueCleanup = holding.hold((request) => request.table.endsWith("CrEmployeesByEmail"));
+    const deleting = writer().delete(KEY);
+    await uniqueCleanup.reached;
+    // 2. I inserts Sales/5 again with e1: its insert of the claim finds the old copy (Sales/5's, as
+    //    its read shows); its takeover of that copy is held.
+    // (Its first write of e1 after the insert; an unconditional upsert would be held here as well.)
+    const takeover = holding.hold(
+      (request) => ["update", "upsert"].includes(request.method) && isEmailCopy("e1@x.com")(request),
+    );
+    const inserting = writer().insert(sales5(1));
+    await takeover.reached;
+    // 3. D's cleanup removes the old copy (the version it deleted made it); D resolves.
+    uniqueCleanup.release();
+    await expect(deleting).resolves.toBe(true);
+    // 4. Sales/7 claims the free e1 and is written.
+    await writer().insert(seven());
+    // 5. I's takeover goes on: the copy it read is gone, Sales/7 holds e1 now: I is refused.
+    takeover.release();
+    await expect(inserting).rejects.toBeInstanceOf(UniqueConstraintError);
+    expect(await db.repository(CrEmployee).get(KEY)).toBeUndefined();
+    const employees = db.repository(CrEmployee);
+    const holders = await employees.index("byEmail").find({ email: "e1@x.com" }).toArray();
+    expect(holders.map((e) => `${e.department}/${e.employeeId}`)).toEqual(["Sales/7"]);
+    expect(await db.verifyIndexes(CrEmployee)).toEqual({ missing: [], stale: [], orphans: [] });
   });
 
   /** How the older move is written: alone, or in a transaction with another entity's upsert. */

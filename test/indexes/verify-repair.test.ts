@@ -123,9 +123,12 @@ describe.each(stores)("verifyIndexes / repairIndexes({ scan }) on %s", (_name, k
     expect(await db.verifyIndexes(RxEmployee)).toEqual(drift);
 
     store.reset();
+    // The 6 copies missing or stale, and employee 5's byAge copy: its values are right, but its
+    // stamp names the version before the change behind the library's back (the list rewrite's
+    // version is stamped on every copy elsewhere the repair touches).
     expect(await db.repairIndexes(RxEmployee, { scan: true })).toEqual({
       intentsReplayed: 0,
-      copiesWritten: 6,
+      copiesWritten: 7,
       copiesDeleted: 5,
       poisoned: 0,
     });
@@ -149,6 +152,35 @@ describe.each(stores)("verifyIndexes / repairIndexes({ scan }) on %s", (_name, k
     expect((await employees.getOrThrow({ department: "Sales", employeeId: 3 })).age).toBe(23);
   });
 
+  it("copies written before stamps: verified clean, left alone by repair, removed by the next write", async () => {
+    const { db, tables } = await crashContext(kind);
+    const employees = db.repository(RxEmployee);
+    await employees.insert(rxEmployee("Ops", 1, 1));
+    // Every copy elsewhere (byLastName, byAge, byBadge) as a release before stamps wrote it.
+    const elsewhere = [
+      [tables.byName, "L1", "Ops_000001"],
+      [tables.byAge, "age_021", "Ops_000001"],
+      [tables.entities, "badges", "badge_B1v1"],
+    ] as const;
+    for (const [table, pk, rk] of elsewhere) {
+      const copy = await db.store.getEntity(table, pk, rk);
+      expect(copy?._tkStamp).toEqual(expect.any(String));
+      const { _tkStamp: _stamp, ...unstamped } = bare(copy!);
+      await putRaw(db.store, table, unstamped);
+    }
+    await expectNoDrift(db);
+    expect(await db.repairIndexes(RxEmployee, { scan: true })).toMatchObject({
+      copiesWritten: 0,
+      copiesDeleted: 0,
+    });
+    // Version 2 moves every one of them: the unstamped copies are removed, the new ones stamped.
+    const e = await employees.getOrThrow({ department: "Ops", employeeId: 1 });
+    Object.assign(e, rxEmployee("Ops", 1, 2));
+    await employees.update(e);
+    await expectNoDrift(db);
+    for (const [table, pk, rk] of elsewhere) expect(await db.store.getEntity(table, pk, rk)).toBeUndefined();
+  });
+
   it("fix an entity row whose copy list disagrees with its values", async () => {
     const { db, tables } = await crashContext(kind);
     const employees = db.repository(RxEmployee);
@@ -158,9 +190,11 @@ describe.each(stores)("verifyIndexes / repairIndexes({ scan }) on %s", (_name, k
     const { _tkIndexKeys: _keys, ...withoutList } = bare(row!);
     await putRaw(db.store, tables.entities, withoutList);
     await expectNoDrift(db);
-    // ...and a scan repair restores the list, so the next write removes the old copies.
+    // ...and a scan repair restores the list, so the next write removes the old copies. The list's
+    // rewrite is a new version of the entity: its 3 copies elsewhere (byLastName, byAge, byBadge)
+    // are stamped with it, their values unchanged.
     expect(await db.repairIndexes(RxEmployee, { scan: true })).toMatchObject({
-      copiesWritten: 0,
+      copiesWritten: 3,
       copiesDeleted: 0,
     });
     expect((await db.store.getEntity(tables.entities, "Ops", "empid_000001"))?._tkIndexKeys).toBe(

@@ -154,6 +154,8 @@ describe("explainWrite", () => {
       // The summary row is not cached yet in this context: the first write reads it.
       ["before", "get (summary perCustomer)", `${prefix}Orders`],
       ["commit", "transaction", `${prefix}Orders`],
+      // The claimed copy written again, stamped with the version committed.
+      ["after", "upsert copy (byNumber)", `${prefix}OrderNumbers`],
       ["after", "get (settle race)", `${prefix}Orders`],
       ["after", "delete intent", `${prefix}TablekitIntents`],
     ]);
@@ -171,6 +173,8 @@ describe("explainWrite", () => {
     // The order as stored: its row, its same-partition copy and its summary in one transaction.
     const remove = orders.explainWrite("delete", key, { current: [o] });
     expect(remove.steps.filter((s) => s.phase === "after").map((s) => s.request)).toEqual([
+      // Read first: removed only if the version deleted made it (copy-stamp.ts).
+      "get replaced copy (byNumber)",
       "delete copy (byNumber)",
       "get (settle race)",
       "delete intent",

@@ -326,6 +326,8 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       "before insert intent",
       "before claim (byCode)",
       "commit transaction",
+      // The claim stamped with the version committed (a copy like any other after the commit).
+      "after upsert copy (byCode)",
       "after upsert copy (byTag)",
       "after get (settle race)",
       "after delete intent",

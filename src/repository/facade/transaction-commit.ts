@@ -147,6 +147,7 @@ async function commitOnce(
         copies.row,
         copies.before,
         copies.next,
+        copies.priorEtag,
       );
     }),
   ];

@@ -68,8 +68,7 @@ export async function explainTransactionSteps(
   const described = summaries.map((stage) => stage.describe());
   const isIntent = (step: StepTarget) => step.request === "insert summary intent";
   for (const description of described) together("before", description.before.filter(isIntent));
-  const claimed = new Set<string>();
-  together("before", remoteBegin(runner, operations, parts, claimed));
+  together("before", remoteBegin(runner, operations, parts));
   // The summary rows are read (when not cached) as the commit is planned, each round.
   const rows = companions.map((companion) => companion.describe?.());
   together(
@@ -88,7 +87,7 @@ export async function explainTransactionSteps(
     operationsOf.push(...(own ?? companion.rowKeys.map((rowKey) => ({ kind: "update", rowKey }))));
   });
   steps.push({ phase: "commit", request: "transaction", table, partitionKey, operations: operationsOf });
-  together("after", remoteFinish(runner, operations, parts, claimed));
+  together("after", remoteFinish(runner, operations, parts));
   for (const description of described) together("after", description.after);
   together("after", largeRemovals(parts.large, assumed));
   return steps;
@@ -124,7 +123,6 @@ function remoteBegin(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
   { expanded }: TransactionParts,
-  claimed: Set<string>,
 ): StepTarget[] {
   const intents = runner.tableName(INTENTS_TABLE);
   return expanded.remote.flatMap((copies, index) => {
@@ -134,7 +132,6 @@ function remoteBegin(
     const claims = copies.next.filter(
       (ref) => !indexOf(model, ref).list && indexOf(model, ref).unique && !held.has(refKey(ref)),
     );
-    for (const ref of claims) claimed.add(`${index}\u0001${refKey(ref)}`);
     return [
       { request: "insert intent", table: intents },
       ...claims.map((ref) => target(`claim (${ref.index})`, ref)),
@@ -147,7 +144,6 @@ function remoteFinish(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
   { expanded, isLocalChange, table }: TransactionParts,
-  claimed: ReadonlySet<string>,
 ): StepTarget[] {
   const intents = runner.tableName(INTENTS_TABLE);
   return expanded.remote.flatMap((copies, index) => {
@@ -157,12 +153,15 @@ function remoteFinish(
     const keep = new Set(copies.next.map(refKey));
     const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
     return [
-      ...copies.next
-        .filter((ref) => !isList(ref) && !claimed.has(`${index}\u0001${refKey(ref)}`))
-        .map((ref) => target(`upsert copy (${ref.index})`, ref)),
+      // Every copy (a claim too) stamped with the version committed (copy-stamp.ts).
+      ...copies.next.filter((ref) => !isList(ref)).map((ref) => target(`upsert copy (${ref.index})`, ref)),
+      // A replaced copy read, then removed if the replaced version made it (`releaseCopy`).
       ...copies.before
         .filter((ref) => !isList(ref) && !keep.has(refKey(ref)))
-        .map((ref) => target(`delete replaced copy (${ref.index})`, ref)),
+        .flatMap((ref) => [
+          target(`get replaced copy (${ref.index})`, ref),
+          target(`delete replaced copy (${ref.index})`, ref),
+        ]),
       ...lists.map((change) => target(`update list (${change.ref.index})`, change.ref)),
       // The settle rule (issue 34): the entity read once more; as the plan assumes no other writer, it
       // is the state this write left (absent after a delete), so nothing is reconciled.

@@ -45,6 +45,8 @@ export interface RemoteCopies {
   row: WireEntity;
   before: CopyRef[];
   next: CopyRef[];
+  /** The version replaced (the operation's condition), when one is: the copies it made are the ones removed. */
+  priorEtag: string | undefined;
 }
 
 /**
@@ -163,6 +165,7 @@ export async function expandIndexCopies(
               row: { partitionKey: operation.partitionKey, rowKey: operation.rowKey },
               before: remoteBefore,
               next: [],
+              priorEtag: ifMatch,
             },
       );
       expanded.summarized.push(summarized({ condition: ifMatch, before: prior.stored, after: undefined }));
@@ -224,7 +227,7 @@ export async function expandIndexCopies(
     expanded.remote.push(
       remoteBefore.length === 0 && remoteNext.length === 0
         ? undefined
-        : { row, before: remoteBefore, next: remoteNext },
+        : { row, before: remoteBefore, next: remoteNext, priorEtag: ifMatch },
     );
     expanded.summarized.push(summarized({ condition: ifMatch, before: prior?.stored, after: row }));
   }

@@ -7,17 +7,20 @@ import {
   type CopyRef,
   indexOf,
 } from "../core/copy-ref.js";
+import { COPY_STAMP_PROPERTY, type Stamp } from "./copy-stamp.js";
 
 /**
  * The row of one index copy: the entity's (projected; for a wide entity, its keys and the index's key
  * fields besides) properties, its key fields (always, so a
  * copy reads back as an entity with its keys), the discriminator, and which index and entity it
- * belongs to (so verification can tell copies from entities, and orphans from live copies).
+ * belongs to (so verification can tell copies from entities, and orphans from live copies); a copy
+ * elsewhere also carries its `stamp` (which write made it, see copy-stamp.ts).
  */
 export function buildCopy<T extends object>(
   model: EntityModel<T>,
   entityWire: WireEntity,
   ref: CopyRef,
+  stamp?: Stamp,
 ): WireEntity {
   const index = indexOf(model, ref);
   const copy: WireEntity = { partitionKey: ref.partitionKey, rowKey: ref.rowKey };
@@ -48,5 +51,6 @@ export function buildCopy<T extends object>(
   copy[COPY_INDEX_PROPERTY] = ref.index;
   copy[COPY_SOURCE_PK_PROPERTY] = entityWire.partitionKey;
   copy[COPY_SOURCE_RK_PROPERTY] = entityWire.rowKey;
+  if (stamp !== undefined) copy[COPY_STAMP_PROPERTY] = stamp;
   return copy;
 }

@@ -26,6 +26,15 @@ import {
   ownerOf,
   sameRefSet,
 } from "./copy-rows.js";
+import {
+  COPY_STAMP_PROPERTY,
+  isOthersClaim,
+  notClaimedByOthers,
+  type Removable,
+  type Stamp,
+  stampOf,
+  versionStamp,
+} from "./copy-stamp.js";
 
 /** Which of an entity's derived copies a reconciliation writes. */
 export type ReconcileScope =
@@ -55,7 +64,7 @@ export class ReconcileRaceError extends StoreError {
   }
 }
 
-type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced";
+type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced" | "kept";
 
 /**
  * Brings the index copies of one entity in line with the entity's state as read now (never with
@@ -63,8 +72,12 @@ type Step = "same" | "written" | "deleted" | "absent" | "foreign" | "raced";
  * - every derived copy in scope is written where it is missing or differs (insert when absent,
  *   a replace conditional on the copy's ETag otherwise), never over another live entity's copy;
  * - every candidate ref (an intent's refs, a scan's orphans, the row's own copy list) that the
- *   entity no longer derives is deleted, if it is still this entity's copy (ETag-conditional);
- * - an entity row whose copy list (`_tkIndexKeys`) disagrees with its values gets the right list.
+ *   entity no longer derives is deleted, if it is still this entity's copy and its stamp is one the
+ *   caller may remove (`removable`, see copy-stamp.ts; ETag-conditional);
+ * - an entity row whose copy list (`_tkIndexKeys`) disagrees with its values gets the right list
+ *   first (a new version of the entity: its copies elsewhere are stamped with it).
+ * Copies elsewhere are stamped with the version read; another write's claim in progress is left
+ * as it is when it holds the right values (that write stamps it after its commit).
  * If anything was changed, the entity is read again: when its ETag moved meanwhile (a concurrent
  * write), everything is redone against the new state, counting what was written earlier as
  * candidates, so no copy of a value the entity no longer holds survives and no copy it derives is
@@ -78,10 +91,15 @@ export async function reconcileEntity<T extends object>(
   rowKey: string,
   candidates: readonly CopyRef[],
   scope: ReconcileScope,
+  removable: Removable = notClaimedByOthers(),
 ): Promise<ReconcileOutcome> {
   const outcome: ReconcileOutcome = { written: 0, deleted: 0, conflicts: [], deferred: false };
   const touched = new Map<string, CopyRef>();
   for (const ref of candidates) if (isCopyRef(model, ref)) touched.set(refKey(ref), ref);
+  // The stamps of the copies this reconciliation wrote (or sent): the rule's "the write that made it"
+  // (a version read in an earlier round, replaced meanwhile by a write whose cleanup came first).
+  const made = new Set<Stamp>();
+  const mayRemove: Removable = (stamp) => removable(stamp) || (stamp !== undefined && made.has(stamp));
 
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const stored = await readWhole(model, runner, table, partitionKey, rowKey);
@@ -102,12 +120,26 @@ export async function reconcileEntity<T extends object>(
     let changed = false;
     let raced = false;
     const conflicts: CopyRef[] = [];
+    if (state && entity && !listOk) {
+      // First the right list, a new version: the copies elsewhere below are stamped with it. What
+      // this version derives stays a candidate if the rewrite loses to a write (read again).
+      for (const ref of derived) touched.set(refKey(ref), ref);
+      const etag = await rewriteCopyList(model, runner, table, partitionKey, rowKey, entity.etag, state.refs);
+      if (etag === undefined) continue;
+      baseline = etag;
+      changed = true;
+    }
     if (state) {
+      const version = baseline === undefined ? undefined : versionStamp(baseline);
       for (const ref of derived) {
         if (!inScope(ref)) continue;
         touched.set(refKey(ref), ref);
-        const copy = buildCopy(model, state.wire, ref);
-        const step = await writeCopy(model, runner, ref, copy, partitionKey, rowKey);
+        // Copies in the entity's own partition change in its transactions only: no stamp.
+        const stamp = isLocal(ref, table, partitionKey) ? undefined : version;
+        const copy = buildCopy(model, state.wire, ref, stamp);
+        const step = await writeCopy(model, runner, ref, copy, partitionKey, rowKey, removable);
+        // A write sent ("raced": refused, or its answer lost and its retry refused) may have landed.
+        if ((step === "written" || step === "raced") && stamp !== undefined) made.add(stamp);
         if (step === "written") {
           outcome.written++;
           changed = true;
@@ -118,19 +150,11 @@ export async function reconcileEntity<T extends object>(
     const keep = new Set(derived.map(refKey));
     for (const [key, ref] of touched) {
       if (keep.has(key)) continue;
-      const step = await deleteCopy(model, runner, ref, partitionKey, rowKey);
+      const step = await deleteCopy(model, runner, ref, partitionKey, rowKey, mayRemove);
       if (step === "deleted") {
         outcome.deleted++;
         changed = true;
       } else if (step === "raced") raced = true;
-    }
-    if (state && entity && !listOk && !raced) {
-      const etag = await rewriteCopyList(model, runner, table, partitionKey, rowKey, entity.etag, state.refs);
-      if (etag === undefined) raced = true;
-      else {
-        baseline = etag;
-        changed = true;
-      }
     }
     if (raced) continue;
     outcome.conflicts = conflicts;
@@ -217,7 +241,11 @@ async function readRow(
   }
 }
 
-/** Writes one derived copy where it is missing or differs; never overwrites another live entity's copy. */
+/**
+ * Writes one derived copy where it is missing, differs, or (elsewhere) carries another version's
+ * stamp; never overwrites another live entity's copy. A copy written before stamps, or claimed by
+ * another write in progress, that holds the right values is left as it is.
+ */
 async function writeCopy<T extends object>(
   model: EntityModel<T>,
   runner: Requests & TableNaming & PeriodTableLookup,
@@ -225,6 +253,7 @@ async function writeCopy<T extends object>(
   copy: WireEntity,
   partitionKey: string,
   rowKey: string,
+  removable: Removable,
 ): Promise<Step> {
   const row = await readRow(runner, ref.table, ref.partitionKey, ref.rowKey);
   try {
@@ -233,7 +262,10 @@ async function writeCopy<T extends object>(
       return "written";
     }
     const ours = isCopyOf(model, row, ref.index, partitionKey, rowKey);
-    if (ours && holdsCopy(copy, row)) return "same";
+    const stamp = stampOf(row);
+    const stampOk =
+      stamp === undefined || stamp === copy[COPY_STAMP_PROPERTY] || isOthersClaim(stamp, removable);
+    if (ours && holdsCopy(copy, row) && stampOk) return "same";
     if (!ours && !(await abandoned(model, runner, row, ref))) return "foreign";
     await runner.run("repairCopy", ref.table, (s) => s.update(ref.table, copy, "replace", row.etag));
     return "written";
@@ -270,17 +302,22 @@ async function abandoned<T extends object>(
   return !entityStateOf(model, runner, stored).refs.some((r) => refKey(r) === key);
 }
 
-/** Deletes a copy the entity no longer derives, if it is still this entity's (ETag-conditional). */
+/**
+ * Deletes a copy the entity no longer derives, if it is still this entity's and stamped by a write
+ * `removable` names (ETag-conditional); another write's copy or claim is that write's to remove.
+ */
 async function deleteCopy<T extends object>(
   model: EntityModel<T>,
   runner: Requests & PeriodTableLookup,
   ref: CopyRef,
   partitionKey: string,
   rowKey: string,
+  removable: Removable,
 ): Promise<Step> {
   const row = await readRow(runner, ref.table, ref.partitionKey, ref.rowKey);
   if (!row) return "absent";
   if (!isCopyOf(model, row, ref.index, partitionKey, rowKey)) return "foreign";
+  if (!removable(stampOf(row))) return "kept";
   try {
     const existed = await runner.run("repairUncopy", ref.table, (s) =>
       s.delete(ref.table, ref.partitionKey, ref.rowKey, row.etag),

@@ -12,6 +12,7 @@ import {
 import { parseEntityType, upcasterOf } from "../core/entity-rows.js";
 import type { BlindIndexing, TableNaming } from "../core/requests.js";
 import { holdsWrittenState } from "../core/written-state.js";
+import { COPY_STAMP_PROPERTY } from "./copy-stamp.js";
 
 /** The type part of a row's discriminator (`"Employee@2"` → `"Employee"`); `undefined` without one. */
 export function rowType(row: StoredEntity): string | undefined {
@@ -162,9 +163,14 @@ function deriveReadRefs<T extends object>(
 /** Each model as one single-index model per index (so one index's bad value does not hide the others). */
 const perIndex = new WeakMap<EntityModel, EntityModel[]>();
 
-/** True when a stored copy holds exactly what `expected` would write (values compared type-insensitively). */
+/**
+ * True when a stored copy holds exactly the values `expected` would write (compared
+ * type-insensitively); its stamp (which write made it) is not a value and is left out on both sides.
+ */
 export function holdsCopy(expected: WireEntity, stored: StoredEntity): boolean {
-  return holdsWrittenState(expected, stored, "replace");
+  const { [COPY_STAMP_PROPERTY]: _expected, ...values } = expected;
+  const { [COPY_STAMP_PROPERTY]: _stored, ...row } = stored;
+  return holdsWrittenState(values as WireEntity, row as StoredEntity, "replace");
 }
 
 /** True when two lists name the same set of rows. */

@@ -3,18 +3,19 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import { type PlanStep, stageSteps, type WritePlan } from "../core/write-plan.js";
+import { stampedBy, versionStamp } from "./copy-stamp.js";
 import {
   commitTarget,
   describeActions,
   type Existing,
   type IndexedTarget,
   listStep,
+  releaseSteps,
   settleRace,
 } from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { membershipChanges } from "./list-membership.js";
-import { releaseCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
 /**
@@ -58,6 +59,9 @@ export function planEntityDelete(
   const remoteIndexes = [...model.indexes.values()].filter((index) => !index.intraPartition);
   const withIntent = prior === undefined ? remoteIndexes.length > 0 : remote.length > 0;
   let intent: Intent | undefined;
+  // A copy is removed only if the version deleted made it (copy-stamp.ts): the entity written again
+  // meanwhile may have made or claimed the same copy.
+  const replaced = prior === undefined ? undefined : versionStamp(prior.etag);
   const before: PlanStep[] = [];
   const after: PlanStep[] = [];
   if (withIntent) {
@@ -73,16 +77,15 @@ export function planEntityDelete(
       },
     });
     for (const ref of remote.filter((r) => !isList(r)))
-      after.push({
-        request: `delete copy (${ref.index})`,
-        table: ref.table,
-        partitionKey: ref.partitionKey,
-        rowKey: ref.rowKey,
-        run: () => releaseCopies(runner, [ref]),
-      });
+      after.push(
+        ...releaseSteps(model, runner, { partitionKey, rowKey }, ref, stampedBy(replaced), "delete copy"),
+      );
     if (prior === undefined)
-      for (const index of remoteIndexes)
-        after.push({ request: `delete copy (${index.name})`, table: runner.tableName(index.table) });
+      for (const index of remoteIndexes) {
+        const at = { table: runner.tableName(index.table) };
+        after.push({ request: `get replaced copy (${index.name})`, ...at });
+        after.push({ request: `delete copy (${index.name})`, ...at });
+      }
     for (const change of listChanges) if (!local(change.ref)) after.push(listStep(model, runner, change));
     // A write of the entity after this delete may have made the same copies again before these removals landed.
     after.push({
@@ -90,7 +93,8 @@ export function planEntityDelete(
       table,
       partitionKey,
       rowKey,
-      run: () => (intent ? settleRace(target, partitionKey, rowKey, undefined, intent) : Promise.resolve()),
+      run: () =>
+        intent ? settleRace(target, partitionKey, rowKey, undefined, intent, prior?.etag) : Promise.resolve(),
     });
     after.push({
       request: "delete intent",

@@ -21,12 +21,13 @@ import {
   type WritePlan,
 } from "../core/write-plan.js";
 import { reconcileEntity } from "./copy-reconciler.js";
+import { claimStamp, type Removable, stampedBy, versionStamp } from "./copy-stamp.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { reconcileList } from "./list-reconciler.js";
 import { planLocalActions } from "./local-plan.js";
-import { claimOne, releaseCopies, upsertCopy } from "./unique-claims.js";
+import { claimOne, readCopy, removeCopy, upsertCopy } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
 /** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
@@ -106,6 +107,7 @@ export function planEntityWrite(
     remoteNext,
     listChanges.filter((c) => !local(c.ref)),
     prior === undefined,
+    prior?.exists ? prior.etag : undefined,
     () => committed.etag,
   );
   const stage = companion && stageSteps(companion);
@@ -135,6 +137,36 @@ export function planEntityWrite(
     },
     after: [...(stage?.after ?? []), ...remote.after],
   };
+}
+
+/**
+ * The two steps after the commit that remove one copy elsewhere the entity no longer has: the copy
+ * read, then deleted if the rule of copy-stamp.ts allows (`removable`), conditional on its ETag.
+ */
+export function releaseSteps(
+  model: EntityModel<object>,
+  runner: IndexedTarget["runner"],
+  row: Pick<WireEntity, "partitionKey" | "rowKey">,
+  ref: CopyRef,
+  removable: Removable,
+  request: string,
+): PlanStep[] {
+  const at = { table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
+  let copy: StoredEntity | undefined;
+  return [
+    {
+      request: `get replaced copy (${ref.index})`,
+      ...at,
+      run: async () => {
+        copy = await readCopy(runner, ref);
+      },
+    },
+    {
+      request: `${request} (${ref.index})`,
+      ...at,
+      run: () => removeCopy(model, runner, row, ref, copy, removable),
+    },
+  ];
 }
 
 /** The commit's target: one entity group transaction in the entity's partition (even of one action). */
@@ -181,7 +213,9 @@ export function describeActions(
  * elsewhere brought in line, a race with another writer settled, the intent removed. When the
  * commit is definitely refused, the intent's step brings the claims back in line and drops it;
  * otherwise the write may have applied, and the intent stays for repair. `unknown`: the copies the
- * entity held are not known (an explained write): each remote index may drop one.
+ * entity held are not known (an explained write): each remote index may drop one. Claims are
+ * stamped as this write's, every copy written after the commit with the version committed, and a
+ * replaced copy is removed only if stamped with the version `priorEtag` (copy-stamp.ts).
  */
 function remoteSteps(
   target: IndexedTarget,
@@ -190,6 +224,7 @@ function remoteSteps(
   remoteNext: readonly CopyRef[],
   remoteLists: readonly ListChange[],
   unknown: boolean,
+  priorEtag: string | undefined,
   etag: () => string,
 ): { before: PlanStep[]; after: PlanStep[] } {
   const { model, table, runner, intents } = target;
@@ -220,34 +255,37 @@ function remoteSteps(
     },
   ];
   const after: PlanStep[] = [];
+  const claimOf = () => claimStamp(intent as Intent);
+  const replaced = priorEtag === undefined ? undefined : versionStamp(priorEtag);
   for (const ref of remoteNext) {
     if (isList(ref)) continue;
     const at = { table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
     if (indexOf(model, ref).unique && !held.has(refKey(ref))) {
-      // The claim: the copy inserted (or, when this entity holds it already, refreshed).
-      before.push({ request: `claim (${ref.index})`, ...at, run: () => claimOne(model, runner, row, ref) });
-    } else {
-      after.push({
-        request: `upsert copy (${ref.index})`,
+      // The claim: the copy inserted (or, when this entity holds it already, taken over).
+      before.push({
+        request: `claim (${ref.index})`,
         ...at,
-        run: () => upsertCopy(model, runner, row, ref),
+        run: () => claimOne(model, runner, row, ref, claimOf()),
       });
     }
+    // Every copy (a claim too) is stamped with the version committed.
+    after.push({
+      request: `upsert copy (${ref.index})`,
+      ...at,
+      run: () => upsertCopy(model, runner, row, ref, versionStamp(etag())),
+    });
   }
   const keep = new Set(remoteNext.map(refKey));
   for (const ref of remoteBefore) {
     if (isList(ref) || keep.has(refKey(ref))) continue;
-    after.push({
-      request: `delete replaced copy (${ref.index})`,
-      table: ref.table,
-      partitionKey: ref.partitionKey,
-      rowKey: ref.rowKey,
-      run: () => releaseCopies(runner, [ref]),
-    });
+    after.push(...releaseSteps(model, runner, row, ref, stampedBy(replaced), "delete replaced copy"));
   }
   if (unknown) {
-    for (const index of remoteIndexes)
-      after.push({ request: `delete replaced copy (${index.name})`, table: runner.tableName(index.table) });
+    for (const index of remoteIndexes) {
+      const at = { table: runner.tableName(index.table) };
+      after.push({ request: `get replaced copy (${index.name})`, ...at });
+      after.push({ request: `delete replaced copy (${index.name})`, ...at });
+    }
   }
   for (const change of remoteLists) after.push(listStep(model, runner, change));
   after.push({
@@ -256,7 +294,9 @@ function remoteSteps(
     partitionKey: row.partitionKey,
     rowKey: row.rowKey,
     run: () =>
-      intent ? settleRace(target, row.partitionKey, row.rowKey, etag(), intent) : Promise.resolve(),
+      intent
+        ? settleRace(target, row.partitionKey, row.rowKey, etag(), intent, priorEtag)
+        : Promise.resolve(),
   });
   after.push({
     request: "delete intent",
@@ -270,13 +310,22 @@ function remoteSteps(
  * The write was refused: nothing of it stands but the copies it claimed. Those cannot simply be
  * deleted: a concurrent write of the same entity may hold the same values (a claim that found the
  * entity's own copy), and a claim whose answer was lost is in no list. The copies the intent names
- * are brought in line with the entity as stored now instead, then the intent is dropped; if that
- * fails, the intent stays for `repairIndexes`.
+ * are brought in line with the entity as stored now instead (removing only this write's claims), then
+ * the intent is dropped; if that fails, the intent stays for `repairIndexes`.
  */
 export async function abandonIntent(target: IndexedTarget, wire: WireEntity, intent: Intent): Promise<void> {
   const { model, table, runner, intents } = target;
   try {
-    await reconcileEntity(model, runner, table, wire.partitionKey, wire.rowKey, intent.refs, "remote");
+    await reconcileEntity(
+      model,
+      runner,
+      table,
+      wire.partitionKey,
+      wire.rowKey,
+      intent.refs,
+      "remote",
+      stampedBy(claimStamp(intent)),
+    );
   } catch {
     return;
   }
@@ -291,6 +340,8 @@ export async function abandonIntent(target: IndexedTarget, wire: WireEntity, int
  * list membership taken back): every copy and index entity elsewhere the intent names is brought
  * in line with the entity as read now (each reconciler reads again after it writes). The writer of
  * the newest version finds its own; any older writer's late request is followed by its own read.
+ * The copies it removes are only those this write made or claimed, or that the version it replaced
+ * (`priorEtag`) made: a copy another write made or claimed is that write's (copy-stamp.ts).
  */
 export async function settleRace(
   target: IndexedTarget,
@@ -298,14 +349,37 @@ export async function settleRace(
   rowKey: string,
   etag: string | undefined,
   intent: Intent,
+  priorEtag: string | undefined,
 ): Promise<void> {
   const { model, table, runner } = target;
   const now = await readEntity(model, runner, table, partitionKey, rowKey);
   if (now?.etag === etag) return;
-  await reconcileEntity(model, runner, table, partitionKey, rowKey, intent.refs, "remote");
+  await reconcileEntity(
+    model,
+    runner,
+    table,
+    partitionKey,
+    rowKey,
+    intent.refs,
+    "remote",
+    writeRemovable(intent, etag, priorEtag),
+  );
   const member = entityMember(model, runner, table, partitionKey, rowKey);
   for (const ref of intent.refs)
     if (indexOf(model, ref).list) await reconcileList(model, runner, ref, [member]);
+}
+
+/** What a write's settling may remove: its claims and its version's copies, and the replaced version's. */
+export function writeRemovable(
+  intent: Intent,
+  etag: string | undefined,
+  priorEtag: string | undefined,
+): Removable {
+  return stampedBy(
+    claimStamp(intent),
+    etag === undefined ? undefined : versionStamp(etag),
+    priorEtag === undefined ? undefined : versionStamp(priorEtag),
+  );
 }
 
 export function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {

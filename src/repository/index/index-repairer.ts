@@ -7,6 +7,7 @@ import type { Backoff, Clock, PeriodTableLookup, Requests, TableNaming } from ".
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { reconcileEntity } from "./copy-reconciler.js";
 import { keepsCopies } from "./copy-rows.js";
+import { notClaimedByOthers } from "./copy-stamp.js";
 import { scanIndexes } from "./index-verifier.js";
 import { entityMember } from "./list-index.js";
 import { reconcileList } from "./list-reconciler.js";
@@ -117,6 +118,8 @@ async function replay<T extends object>(
       intent.sourceRowKey,
       intent.refs,
       "remote",
+      // The write replayed may take back its own claims; another write's claim is that write's.
+      notClaimedByOthers(intent),
     );
     // Written by a newer version of the class: its intent is left for that version's repair.
     if (outcome.deferred) return;

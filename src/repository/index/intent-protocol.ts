@@ -2,6 +2,7 @@ import type { WireEntity } from "../../store/table-store.js";
 import { type CopyRef, indexOf } from "../core/copy-ref.js";
 import type { Intent } from "../core/intent-log.js";
 import { runPlan } from "../core/write-plan.js";
+import { claimStamp, stampedBy, versionStamp } from "./copy-stamp.js";
 import { planEntityDelete } from "./entity-delete-plan.js";
 import {
   abandonIntent,
@@ -48,6 +49,8 @@ export interface RemoteWork {
   readonly claimed: CopyRef[];
   readonly before: readonly CopyRef[];
   readonly next: readonly CopyRef[];
+  /** The version the write replaces (its condition), when it replaces one: its copies are the ones removed. */
+  readonly priorEtag: string | undefined;
 }
 
 /** Records the intent and claims the unique values of a write (`row`) whose copies elsewhere change. */
@@ -56,6 +59,7 @@ export async function beginRemoteWork(
   row: WireEntity,
   remoteBefore: readonly CopyRef[],
   remoteNext: readonly CopyRef[],
+  priorEtag: string | undefined,
 ): Promise<RemoteWork | undefined> {
   if (remoteBefore.length === 0 && remoteNext.length === 0) return undefined;
   const { model, table, runner, intents } = target;
@@ -68,7 +72,7 @@ export async function beginRemoteWork(
     union(remoteBefore, remoteNext),
   );
   const claimed: CopyRef[] = [];
-  const work = { row, intent, claimed, before: remoteBefore, next: remoteNext };
+  const work = { row, intent, claimed, before: remoteBefore, next: remoteNext, priorEtag };
   try {
     await claimUnique(
       model,
@@ -77,6 +81,7 @@ export async function beginRemoteWork(
       remoteNext.filter((r) => !isList(r)),
       remoteBefore,
       claimed,
+      claimStamp(intent),
     );
   } catch (error) {
     // A claim whose answer was lost may have been written: leave it and the intent to repair.
@@ -99,8 +104,9 @@ export async function abandonRemoteWork(
 }
 
 /**
- * The steps after the commit: the remote copies written and the stale ones removed, list entities
- * elsewhere brought in line, a race with another writer settled, then the intent removed.
+ * The steps after the commit: the remote copies written (stamped with the version committed) and
+ * the stale ones the replaced version made removed, list entities elsewhere brought in line, a race
+ * with another writer settled, then the intent removed.
  */
 export async function finishRemoteWork(
   target: IndexedTarget,
@@ -117,10 +123,11 @@ export async function finishRemoteWork(
     work.row,
     work.next.filter((r) => !isList(r)),
     work.before.filter((r) => !isList(r)),
-    work.claimed,
+    etag === undefined ? undefined : versionStamp(etag),
+    stampedBy(work.priorEtag === undefined ? undefined : versionStamp(work.priorEtag)),
   );
   for (const change of remoteListChanges) await syncList(model, runner, change);
-  await settleRace(target, work.row.partitionKey, work.row.rowKey, etag, work.intent);
+  await settleRace(target, work.row.partitionKey, work.row.rowKey, etag, work.intent, work.priorEtag);
   await intents.complete(work.intent);
 }
 

@@ -1,6 +1,11 @@
-import { EntityAlreadyExistsError, UniqueConstraintError } from "../../errors.js";
+import {
+  ConcurrencyError,
+  EntityAlreadyExistsError,
+  EntityNotFoundError,
+  UniqueConstraintError,
+} from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { WireEntity } from "../../store/table-store.js";
+import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import {
   COPY_SOURCE_PK_PROPERTY,
   COPY_SOURCE_RK_PROPERTY,
@@ -10,11 +15,14 @@ import {
 } from "../core/copy-ref.js";
 import type { Requests } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
+import { isCopyOf } from "./copy-rows.js";
+import { type Removable, type Stamp, stampOf } from "./copy-stamp.js";
 
 /**
  * Claims new values of unique remote indexes before the entity is written, by inserting their
- * copies (an insert is the service's only atomic "take this key"); each claim made is pushed to
- * `claimed`, so the caller can release them when the write is refused.
+ * copies (an insert is the service's only atomic "take this key"), each stamped as this write's
+ * claim (`stamp`); each claim made is pushed to `claimed`, so the caller can release them when the
+ * write is refused.
  */
 export async function claimUnique(
   model: EntityModel<object>,
@@ -23,25 +31,32 @@ export async function claimUnique(
   next: readonly CopyRef[],
   before: readonly CopyRef[],
   claimed: CopyRef[],
+  stamp: Stamp,
 ): Promise<void> {
   const held = new Set(before.map(refKey));
   for (const ref of next) {
     if (held.has(refKey(ref)) || !indexOf(model, ref).unique) continue;
-    if (await claim(model, runner, row, ref)) claimed.push(ref);
+    if (await claim(model, runner, row, ref, stamp)) claimed.push(ref);
   }
 }
 
 /** How often a claim is retried when the value's holder vanished between the 409 and the read. */
 const MAX_CLAIM_ROUNDS = 10;
 
-/** Inserts the copy; resolves whether this call wrote it (false: this very entity held it already). */
+/**
+ * Inserts the copy; resolves whether this call wrote it fresh (false: this very entity held it
+ * already). A value this entity's copy holds is taken over by a replace conditional on that copy's
+ * ETag, never by an unconditional write: a claim is atomic either way, so a value freed meanwhile
+ * and claimed by another entity is never overwritten (that would make two holders).
+ */
 async function claim(
   model: EntityModel<object>,
   runner: Requests,
   row: WireEntity,
   ref: CopyRef,
+  stamp: Stamp,
 ): Promise<boolean> {
-  const copy = buildCopy(model, row, ref);
+  const copy = buildCopy(model, row, ref, stamp);
   for (let round = 1; ; round++) {
     try {
       await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
@@ -58,7 +73,8 @@ async function claim(
         holder &&
         holder[COPY_SOURCE_PK_PROPERTY] === row.partitionKey &&
         holder[COPY_SOURCE_RK_PROPERTY] === row.rowKey;
-      if (ours) return false;
+      if (ours && (stampOf(holder) === stamp || (await takeOver(runner, ref, copy, holder)))) return false;
+      if (ours && round < MAX_CLAIM_ROUNDS) continue;
       throw new UniqueConstraintError(
         { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
         { cause: error },
@@ -67,55 +83,106 @@ async function claim(
   }
 }
 
-/** Deletes copies (unconditionally: each is this entity's own, and a delete of a missing one is a no-op). */
-export async function releaseCopies(runner: Requests, refs: readonly CopyRef[]): Promise<void> {
-  for (const ref of refs) {
-    await runner.run("uncopy", ref.table, (s) => s.delete(ref.table, ref.partitionKey, ref.rowKey, "*"));
+/** This entity's copy, as read (`holder`), stamped as this write's claim; false when it changed or went meanwhile. */
+async function takeOver(
+  runner: Requests,
+  ref: CopyRef,
+  copy: WireEntity,
+  holder: StoredEntity,
+): Promise<boolean> {
+  try {
+    await runner.run("claim", ref.table, (s) => s.update(ref.table, copy, "replace", holder.etag));
+    return true;
+  } catch (error) {
+    if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return false;
+    throw error;
   }
 }
 
-/** Writes the remote copies the entity derives now (claims are written already) and removes those it no longer does. */
+/**
+ * Removes one copy elsewhere the entity (`row`'s keys) no longer has, by the rule of copy-stamp.ts:
+ * only when it is still this entity's copy made by a write `removable` names (for a write's cleanup:
+ * the version it replaced), conditional on the ETag read with that stamp. A copy another write made
+ * or claimed meanwhile (the entity written again, its value claimed again) is left to that write.
+ */
+export async function releaseCopy(
+  model: EntityModel<object>,
+  runner: Requests,
+  row: Pick<WireEntity, "partitionKey" | "rowKey">,
+  ref: CopyRef,
+  removable: Removable,
+): Promise<void> {
+  await removeCopy(model, runner, row, ref, await readCopy(runner, ref), removable);
+}
+
+/** Reads the copy row at `ref` (the first request of `releaseCopy`). */
+export function readCopy(runner: Requests, ref: CopyRef): Promise<StoredEntity | undefined> {
+  return runner.run("get", ref.table, (s) => s.getEntity(ref.table, ref.partitionKey, ref.rowKey));
+}
+
+/** The second request of `releaseCopy`: the copy as read (`copy`) deleted, if the rule allows. */
+export async function removeCopy(
+  model: EntityModel<object>,
+  runner: Requests,
+  row: Pick<WireEntity, "partitionKey" | "rowKey">,
+  ref: CopyRef,
+  copy: StoredEntity | undefined,
+  removable: Removable,
+): Promise<void> {
+  if (!copy || !isCopyOf(model, copy, ref.index, row.partitionKey, row.rowKey)) return;
+  if (!removable(stampOf(copy))) return;
+  try {
+    await runner.run("uncopy", ref.table, (s) =>
+      s.delete(ref.table, ref.partitionKey, ref.rowKey, copy.etag),
+    );
+  } catch (error) {
+    // Changed or removed since the read: another write's doing, its own settle read follows it.
+    if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return;
+    throw error;
+  }
+}
+
+/**
+ * Writes the remote copies the entity derives now, each stamped with the version committed
+ * (`stamp`; the claims too, so the write that replaces this version may remove them), and removes
+ * those it no longer does (see `releaseCopy`).
+ */
 export async function syncRemoteCopies(
   model: EntityModel<object>,
   runner: Requests,
   row: WireEntity,
   next: readonly CopyRef[],
   before: readonly CopyRef[],
-  claimed: readonly CopyRef[],
+  stamp: Stamp | undefined,
+  removable: Removable,
 ): Promise<void> {
-  const fresh = new Set(claimed.map(refKey));
-  for (const ref of next) {
-    if (fresh.has(refKey(ref))) continue;
-    const copy = buildCopy(model, row, ref);
-    await runner.run("copy", ref.table, (s) => s.upsert(ref.table, copy, "replace"));
-  }
+  for (const ref of next) await upsertCopy(model, runner, row, ref, stamp);
   const keep = new Set(next.map(refKey));
-  await releaseCopies(
-    runner,
-    before.filter((r) => !keep.has(refKey(r))),
-  );
+  for (const ref of before) if (!keep.has(refKey(ref))) await releaseCopy(model, runner, row, ref, removable);
 }
 
 /**
  * One unique value's claim as a step of a write's plan: the copy inserted, or, when this very entity
- * holds it already (an earlier attempt), brought up to date.
+ * holds it already (an earlier version, an earlier attempt), taken over with the current values.
  */
 export async function claimOne(
   model: EntityModel<object>,
   runner: Requests,
   row: WireEntity,
   ref: CopyRef,
+  stamp: Stamp,
 ): Promise<void> {
-  if (!(await claim(model, runner, row, ref))) await upsertCopy(model, runner, row, ref);
+  await claim(model, runner, row, ref, stamp);
 }
 
-/** Writes one copy elsewhere (the entity's current values). */
+/** Writes one copy elsewhere (the entity's current values), stamped with the write that made it. */
 export async function upsertCopy(
   model: EntityModel<object>,
   runner: Requests,
   row: WireEntity,
   ref: CopyRef,
+  stamp: Stamp | undefined,
 ): Promise<void> {
-  const copy = buildCopy(model, row, ref);
+  const copy = buildCopy(model, row, ref, stamp);
   await runner.run("copy", ref.table, (s) => s.upsert(ref.table, copy, "replace"));
 }
