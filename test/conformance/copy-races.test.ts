@@ -129,6 +129,39 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
     await expectCopiesOf(db, 1);
   });
 
+  it("a list index has no holder to race for: another entity joining the value while a delete's late removal is unsettled keeps both members", async () => {
+    const { db, holding, writer, onCopies } = await setup();
+    await db.repository(CrEmployee).insert(sales5(1));
+    // 1. D deletes Sales/5 (committed); its first request on a copy table is held.
+    const cleanup = holding.hold((request) => onCopies(request) && request.method !== "getEntity");
+    const deleting = writer().delete(KEY);
+    await cleanup.reached;
+    // 2. I inserts Sales/5 again (city C1): it is a member of C1 again; I resolves.
+    await writer().insert(sales5(1));
+    // 3. D's removals land (Sales/5 taken out of C1 among them); D's settle read is held.
+    const settle = holding.hold(
+      (request) => request.method === "getEntity" && request.table.endsWith("CrEmployees"),
+    );
+    cleanup.release();
+    await settle.reached;
+    // 4. Sales/8 joins C1 in that window (a list value is not unique: nothing to refuse).
+    await writer().insert(
+      Object.assign(new CrEmployee(), {
+        department: "Sales",
+        employeeId: 8,
+        lastName: "L8",
+        email: "e8@x.com",
+        city: "C1",
+      }),
+    );
+    // 5. D's settle read finds Sales/5 written again and puts it back in C1, next to Sales/8.
+    settle.release();
+    await expect(deleting).resolves.toBe(true);
+    const members = await db.repository(CrEmployee).index("byCity").find({ city: "C1" }).toArray();
+    expect(members.map((e) => `${e.department}/${e.employeeId}`).sort()).toEqual(["Sales/5", "Sales/8"]);
+    expect(await db.verifyIndexes(CrEmployee)).toEqual({ missing: [], stale: [], orphans: [] });
+  });
+
   /** Employee Sales/7 holding Sales/5's generation-1 email (its other values its own). */
   const seven = () => Object.assign(sales5(1), { employeeId: 7, lastName: "L7", city: "C7" });
   const isEmailCopy = (email: string) => (request: StoreRequest) =>
