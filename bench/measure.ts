@@ -98,6 +98,7 @@ export interface BenchRow {
   name: string;
   ours: string;
   baseline: string;
+  /** tablekit / baseline; `NaN` for a row with no baseline (printed as "-"). */
   ratio: number;
   target: string;
   met: boolean;
@@ -131,7 +132,7 @@ export function printTable(rows: BenchRow[]): void {
     r.name,
     r.ours,
     r.baseline,
-    `${r.ratio.toFixed(3)}×`,
+    Number.isNaN(r.ratio) ? "-" : `${r.ratio.toFixed(3)}×`,
     r.target,
     r.met ? "yes" : "NO",
   ]);

@@ -44,6 +44,7 @@ import {
 } from "./measure.js";
 import { measureLoad } from "./memory-load.js";
 import { movementBench } from "./movement.js";
+import { ownCpu } from "./own-cpu.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 import { serveVsAzurite } from "./serve-vs-azurite.js";
@@ -620,6 +621,7 @@ function movementHeapRows(): number | undefined {
   return at < 0 ? undefined : Number(process.argv[at + 1]);
 }
 const memorySections: Record<string, () => Promise<void>> = {
+  "own-cpu": () => ownCpu(rows, quick),
   mapping: async () => mapping(),
   encryption: encryptionOverhead,
   "memory-scaling": memoryScaling,
