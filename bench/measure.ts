@@ -50,6 +50,19 @@ export function timeSync(iterations: number, fn: (i: number) => unknown): number
 }
 
 /**
+ * Runs `fn` `iterations` times synchronously and returns the mean nanoseconds of this process's CPU
+ * time per call: on a shared machine, wall time also counts the time other processes held the core.
+ */
+export function cpuSync(iterations: number, fn: (i: number) => unknown): number {
+  let sink = 0;
+  const before = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) if (fn(i)) sink++;
+  const used = process.cpuUsage(before);
+  if (sink < 0) console.log(sink);
+  return ((used.user + used.system) * 1000) / iterations;
+}
+
+/**
  * Measures two implementations of the same work in alternating rounds (so drift in the machine
  * or the server hits both alike) and returns the median per-call cost of each.
  */
