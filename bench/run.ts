@@ -5,7 +5,7 @@
  */
 import "reflect-metadata";
 import { createDefaultHttpClient, type HttpClient } from "@azure/core-rest-pipeline";
-import { odata, TableClient, type TableTransaction } from "@azure/data-tables";
+import { odata, TableClient } from "@azure/data-tables";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { startAzurite } from "../scripts/azurite-process.js";
 import { AzureStore, localKeys, MemoryStore, TableContext } from "../src/index.js";
@@ -34,21 +34,23 @@ import {
   type BenchRow,
   compare,
   compareSamples,
+  cpuSync,
   median,
   minimumRow,
   printTable,
   type Sample,
   sampleAsync,
   timeAsync,
-  timeSync,
 } from "./measure.js";
 import { measureLoad } from "./memory-load.js";
 import { movementBench } from "./movement.js";
+import { ownCpu } from "./own-cpu.js";
 import { pacingRuns } from "./pacing.js";
 import { parallelReads } from "./parallel-reads.js";
 import { serveVsAzurite } from "./serve-vs-azurite.js";
 import { stagedBulk } from "./staged-bulk.js";
 import { tracingOverhead } from "./tracing.js";
+import { writeCpu } from "./write-cpu.js";
 
 const quick = process.argv.includes("--quick");
 const rows: BenchRow[] = [];
@@ -124,18 +126,6 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
   );
   recordSample("point get", get.a, get.b, 1.05, 1.0);
 
-  const upsert = await compareSamples(
-    rounds,
-    () => sampleAsync(n, (i) => repo.upsert(benchItem("upsert", i))),
-    () =>
-      sampleAsync(n, (i) =>
-        client.upsertEntity(handWrittenToWire(benchItem("upsert", i)) as never, "Replace"),
-      ),
-  );
-  // Client CPU of a plain entity's write ≤ 1.05× the SDK's (issue 18); the median of many short
-  // rounds, still within a few percent of noise on two shared cores.
-  recordSample("single upsert", upsert.a, upsert.b, 1.05, 1.05);
-
   const scanRounds = quick ? 2 : 6;
   const scanned = quick ? 2_000 : 10_000;
   const scanWith = (r: typeof repo) => () =>
@@ -171,28 +161,6 @@ async function sdkVsTablekit(connectionString: string): Promise<void> {
     (v) => `${v.toFixed(0)} B`,
     0.75,
   );
-
-  console.log("\n[2] 100-operation transaction: tablekit vs raw submitTransaction");
-  let batchId = 0;
-  const tx = await compareSamples(
-    rounds,
-    () =>
-      sampleAsync(quick ? 5 : 20, async () => {
-        const id = batchId++;
-        await db.transaction((t) => {
-          for (let i = 0; i < 100; i++) t.upsert(benchItem(`tx${id % 50}`, i));
-        });
-      }),
-    () =>
-      sampleAsync(quick ? 5 : 20, async () => {
-        const id = batchId++;
-        const actions: TableTransaction["actions"] = [];
-        for (let i = 0; i < 100; i++)
-          actions.push(["upsert", handWrittenToWire(benchItem(`tx${id % 50}`, i)) as never, "Replace"]);
-        await client.submitTransaction(actions);
-      }),
-  );
-  recordSample("100-op transaction", tx.a, tx.b, 1.05, undefined);
 
   console.log("\n[3] MemoryStore vs Azurite through the same repository calls");
   const memory = new TableContext({ store: new MemoryStore() });
@@ -246,12 +214,22 @@ function mapping(): void {
   const iterations = quick ? 100_000 : 500_000;
   const ours: number[] = [];
   const hand: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    ours.push(timeSync(iterations, (i) => mapper.toWire(mapper.fromWire(stored[i % 1000] as StoredEntity))));
-    hand.push(timeSync(iterations, (i) => handWrittenToWire(handWrittenFromWire(stored[i % 1000] as never))));
+  const ourRound = () =>
+    cpuSync(iterations, (i) => mapper.toWire(mapper.fromWire(stored[i % 1000] as StoredEntity)));
+  const handRound = () =>
+    cpuSync(iterations, (i) => handWrittenToWire(handWrittenFromWire(stored[i % 1000] as never)));
+  // Interleaved rounds, alternating which side goes first; the median of each side's CPU time per entity.
+  for (let round = 0; round < 7; round++) {
+    if (round % 2 === 0) {
+      ours.push(ourRound());
+      hand.push(handRound());
+    } else {
+      hand.push(handRound());
+      ours.push(ourRound());
+    }
   }
   const ns = (v: number) => `${v.toFixed(0)} ns`;
-  record("mapping round trip per entity", median(ours), median(hand), ns, 2);
+  record("mapping round trip per entity (client CPU)", median(ours), median(hand), ns, 2);
 }
 
 async function encryptionOverhead(): Promise<void> {
@@ -621,6 +599,7 @@ async function largeValues(connectionString: string): Promise<void> {
  */
 const azureSections: Record<string, (connectionString: string) => Promise<void>> = {
   sdk: sdkVsTablekit,
+  "write-cpu": (c) => writeCpu(c, rows, quick),
   bulk: bulkVsSequential,
   "staged-bulk": (c) => stagedBulk(c, record, rows, quick),
   indexes: indexCosts,
@@ -642,6 +621,7 @@ function movementHeapRows(): number | undefined {
   return at < 0 ? undefined : Number(process.argv[at + 1]);
 }
 const memorySections: Record<string, () => Promise<void>> = {
+  "own-cpu": () => ownCpu(rows, quick),
   mapping: async () => mapping(),
   encryption: encryptionOverhead,
   "memory-scaling": memoryScaling,

@@ -1,6 +1,6 @@
 /**
  * The benchmark's ceiling: a process that answers Table service requests with canned answers and no
- * work (batches: 100 × 204; queries: the same 1,000-row page until `total` rows; point reads: one
+ * work (batches: 100 × 204; single writes: 204 with an ETag; queries: the same 1,000-row page until `total` rows; point reads: one
  * entity). The answers have the shape and size of `tablekit serve`'s (the service's own headers,
  * `odata.metadata`, `Timestamp@odata.type`, one `DataServiceVersion` per batch part), so the client
  * parses as much from the stub as from the server it is compared with.
@@ -57,6 +57,9 @@ async function startStub(total: number): Promise<string> {
           .end(batch);
       } else if (req.method === "POST") {
         res.writeHead(204, common).end();
+      } else if (req.method !== "GET") {
+        // A single write (upsert, update, delete): 204 with the entity's new ETag.
+        res.writeHead(204, { ...common, ETag: ETAG }).end();
       } else if (path.includes("RowKey=")) {
         // A point read names its keys in the path (a query's continuation has NextRowKey= in its query).
         res

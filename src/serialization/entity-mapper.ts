@@ -49,20 +49,70 @@ interface MapperSource {
 export function compileEntityMapper<T extends object>(source: MapperSource): EntityMapper<T> {
   // Large columns live in blobs: the repository writes and reads them around the row (repository/large).
   const columns = source.columns.filter((c) => !c.large);
+  return {
+    toWire: compileToWire<T>(source, columns),
+    fromWire: compileFromWire<T>(source, columns),
+    propertiesOf(fields) {
+      // A series is selected whole: every slot.
+      return fields.flatMap((field) => {
+        const column = source.columnsByField.get(field);
+        if (!column)
+          throw new ValidationError("unknown-field", `${source.name} has no column '${field}'`, { field });
+        return column.properties;
+      });
+    },
+  };
+}
+
+/** The generated `toWire`: keys encoded, each column written and checked inline, the row's size summed. */
+function compileToWire<T>(source: MapperSource, columns: readonly MappedColumn[]): (e: T) => WireEntity {
   const writers = columns.map((c) => createValueWriter(c.type, c.field, c.jsonClass, c.encrypted === true));
-  const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
   // Series columns go through their own (slower) code: one property per slot.
   const seriesOut = columns.map((c) => (c.series === undefined ? undefined : seriesWriter(source.name, c)));
-  const seriesIn = columns.map((c, i) => (c.series === undefined ? undefined : seriesReader(c, readers[i]!)));
   const discriminator = `${source.type}@${source.version}`;
-  const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
+  const reserve = source.bookkeepingBytes ?? 0;
+  return new Function(
+    "pk",
+    "rk",
+    "writers",
+    "seriesOut",
+    "sizeOf",
+    "maxEntityBytes",
+    "tooLarge",
+    "notAnEntity",
+    "isLowerGuid",
+    "minInt64",
+    "maxInt64",
+    "minDateTimeMs",
+    "maxDateTimeMs",
+    `return function toWire(e) {\n${toWireBody(columns, discriminator)}\n};`,
+  )(
+    source.partitionKey,
+    source.rowKey,
+    writers,
+    seriesOut,
+    wireValueSize,
+    source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes - reserve,
+    tooLargeError(source.name, reserve),
+    notAnEntityError(source.name),
+    isLowerGuid,
+    ServiceLimits.minInt64,
+    ServiceLimits.maxInt64,
+    ServiceLimits.minDateTimeMs,
+    ServiceLimits.maxDateTimeMs,
+  ) as (e: T) => WireEntity;
+}
 
-  // One object literal with every property when all are present (one allocation, like hand-written
-  // code); absent values (not sent) and series (one property per slot) build the row step by step.
+/**
+ * The body of `toWire`. One object literal with every property when all are present (one
+ * allocation, like hand-written code); absent values (not sent) and series (one property per slot)
+ * build the row step by step.
+ */
+function toWireBody(columns: readonly MappedColumn[], discriminator: string): string {
   const literal =
     columns.every((c) => c.series === undefined) && !columns.some((c) => c.property === "__proto__");
   const property = (c: MappedColumn) => JSON.stringify(c.property);
-  const toWireBody = [
+  return [
     "if (e === null || typeof e !== 'object') notAnEntity(e);",
     `const partitionKey = pk.encode(e, "PartitionKey"), rowKey = rk.encode(e, "RowKey");`,
     `let size = 4 + (partitionKey.length + rowKey.length) * 2 + ${8 + ENTITY_TYPE_PROPERTY.length * 2 + 4 + discriminator.length * 2};`,
@@ -92,8 +142,54 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     `out[${JSON.stringify(ENTITY_TYPE_PROPERTY)}] = ${JSON.stringify(discriminator)};`,
     "return out;",
   ].join("\n");
+}
 
-  const fromWireBody = [
+/** The error of a row over the service's 1 MiB, with the part kept for index bookkeeping (`reserve`) named. */
+function tooLargeError(entity: string, reserve: number): (size: number) => never {
+  return (size) => {
+    const kept =
+      reserve === 0
+        ? ""
+        : ` of which ${reserve} are kept for tablekit's index bookkeeping (each copy's keys, EntityType, _tkIndex, _tkSourcePK, _tkSourceRK; _tkIndexKeys on the entity row), so the entity itself may take ${ServiceLimits.maxEntityBytes - reserve}`;
+    throw new ValidationError(
+      "entity-size",
+      `${entity}: entity is ${size} bytes by the service's size formula; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB) per row${kept}`,
+    );
+  };
+}
+
+function notAnEntityError(entity: string): (value: unknown) => never {
+  return (value) => {
+    throw new ValidationError(
+      "entity",
+      `${entity}: expected an entity object, got ${value === null ? "null" : typeof value}`,
+    );
+  };
+}
+
+/** The generated `fromWire`: each column read (typed inline), key fields restored from the keys, the ETag recorded. */
+function compileFromWire<T>(
+  source: MapperSource,
+  columns: readonly MappedColumn[],
+): (s: StoredEntity, scope?: StateScope) => T {
+  const readers = columns.map((c) => createValueReader(c.type, c.field, c.jsonClass));
+  const seriesIn = columns.map((c, i) => (c.series === undefined ? undefined : seriesReader(c, readers[i]!)));
+  const keyFields = [...new Set([...source.partitionKey.fields, ...source.rowKey.fields])];
+  return new Function(
+    "proto",
+    "readers",
+    "seriesIn",
+    "fillKeys",
+    "remember",
+    `return function fromWire(s, scope) {\n${fromWireBody(columns, keyFields)}\n};`,
+  )(source.ctor.prototype, readers, seriesIn, keyFiller(source), rememberFreshEtag) as (
+    s: StoredEntity,
+    scope?: StateScope,
+  ) => T;
+}
+
+function fromWireBody(columns: readonly MappedColumn[], keyFields: readonly string[]): string {
+  return [
     "const o = Object.create(proto);",
     "let v;",
     ...columns.map((c, i) =>
@@ -108,87 +204,16 @@ export function compileEntityMapper<T extends object>(source: MapperSource): Ent
     "remember(o, s.etag, scope);",
     "return o;",
   ].join("\n");
+}
 
-  const reserve = source.bookkeepingBytes ?? 0;
-  const tooLarge = (size: number): never => {
-    const kept =
-      reserve === 0
-        ? ""
-        : ` of which ${reserve} are kept for tablekit's index bookkeeping (each copy's keys, EntityType, _tkIndex, _tkSourcePK, _tkSourceRK; _tkIndexKeys on the entity row), so the entity itself may take ${ServiceLimits.maxEntityBytes - reserve}`;
-    throw new ValidationError(
-      "entity-size",
-      `${source.name}: entity is ${size} bytes by the service's size formula; the service allows at most ${ServiceLimits.maxEntityBytes} bytes (1 MiB) per row${kept}`,
-    );
-  };
-  const notAnEntity = (value: unknown): never => {
-    throw new ValidationError(
-      "entity",
-      `${source.name}: expected an entity object, got ${value === null ? "null" : typeof value}`,
-    );
-  };
+/** Sets the key fields an instance lacks from the row's keys, decoded by the templates. */
+function keyFiller(source: MapperSource): (o: Record<string, unknown>, s: StoredEntity) => void {
   // A period placeholder keeps only the period, not the instant: never restore a field from it.
   const pkLossy = source.partitionKey.lossyFields;
   const rkLossy = source.rowKey.lossyFields;
-  const fillKeys = (o: Record<string, unknown>, s: StoredEntity): void => {
+  return (o, s) => {
     fill(o, source.partitionKey.decode(s.partitionKey), pkLossy);
     fill(o, source.rowKey.decode(s.rowKey), rkLossy);
-  };
-
-  const toWire = new Function(
-    "pk",
-    "rk",
-    "writers",
-    "seriesOut",
-    "sizeOf",
-    "maxEntityBytes",
-    "tooLarge",
-    "notAnEntity",
-    "isLowerGuid",
-    "minInt64",
-    "maxInt64",
-    "minDateTimeMs",
-    "maxDateTimeMs",
-    `return function toWire(e) {\n${toWireBody}\n};`,
-  )(
-    source.partitionKey,
-    source.rowKey,
-    writers,
-    seriesOut,
-    wireValueSize,
-    source.wide ? Number.POSITIVE_INFINITY : ServiceLimits.maxEntityBytes - reserve,
-    tooLarge,
-    notAnEntity,
-    isLowerGuid,
-    ServiceLimits.minInt64,
-    ServiceLimits.maxInt64,
-    ServiceLimits.minDateTimeMs,
-    ServiceLimits.maxDateTimeMs,
-  ) as (e: T) => WireEntity;
-
-  const fromWire = new Function(
-    "proto",
-    "readers",
-    "seriesIn",
-    "fillKeys",
-    "remember",
-    `return function fromWire(s, scope) {\n${fromWireBody}\n};`,
-  )(source.ctor.prototype, readers, seriesIn, fillKeys, rememberFreshEtag) as (
-    s: StoredEntity,
-    scope?: StateScope,
-  ) => T;
-
-  return {
-    toWire,
-    fromWire,
-    propertiesOf(fields) {
-      // A series is selected whole: every slot.
-      return fields.flatMap((field) => {
-        const column = source.columnsByField.get(field);
-        if (!column)
-          throw new ValidationError("unknown-field", `${source.name} has no column '${field}'`, { field });
-        return column.properties;
-      });
-    },
   };
 }
 

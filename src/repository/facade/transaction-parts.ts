@@ -5,7 +5,7 @@ import type { Backoff, Clock, RequestContext, Requests, Scoped, TableNaming } fr
 import { type ListChange, listCompanion } from "../index/list-membership.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
-import { assertValidTransaction, type PlannedOperation } from "./transaction.js";
+import { assertValidTransaction, type PlannedOperation, passedAsIs } from "./transaction.js";
 import { type ExpandedTransaction, expandIndexCopies, type StoredReader } from "./transaction-indexes.js";
 import { type LargeWork, prepareLarge } from "./transaction-large.js";
 
@@ -56,12 +56,11 @@ export async function planTransaction(
     ...summaries.map((stage) => stage.companion),
     ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
   ];
-  // Every rule that needs no request, the summary rows counted, before anything is sent.
-  assertValidTransaction(
-    withCompanionRows(expanded.operations, companions, first),
-    runner.limits,
-    () => table,
-  );
+  // Every rule that needs no request, the summary rows counted, before anything is sent (unless these
+  // are the caller's operations as they were already checked: no large value, copy or companion row).
+  const rows = withCompanionRows(expanded.operations, companions, first);
+  if (large.length > 0 || !passedAsIs(rows, operations, runner.limits, table))
+    assertValidTransaction(rows, runner.limits, () => table);
   return { table, partitionKey, large, expanded, summaries, companions, isLocalChange };
 }
 

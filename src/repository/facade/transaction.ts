@@ -186,13 +186,40 @@ export function assertValidTransaction(
   });
   // One table (checked above): the body is sized on its physical name, exactly only when it may be over.
   const actions = operations.map((operation) => operation.action);
-  const bytes = batchBodyBytesOver(limits, physicalName(first.table), actions, limits.maxTransactionBytes);
+  const table = physicalName(first.table);
+  const bytes = batchBodyBytesOver(limits, table, actions, limits.maxTransactionBytes);
   if (bytes !== undefined) {
     throw new ValidationError(
       "transaction-payload",
       `A transaction's request body may be at most ${describeBytes(limits.maxTransactionBytes)} (${limits.maxTransactionBytes} bytes); these ${operations.length} operations make a $batch body of ${bytes} bytes`,
     );
   }
+  passed.set(operations, { length: operations.length, limits, table });
+}
+
+/** The operation lists `assertValidTransaction` passed: their length then, the limits and the physical table name. */
+const passed = new WeakMap<
+  readonly PlannedOperation[],
+  { length: number; limits: StoreLimits; table: string | undefined }
+>();
+
+/**
+ * Whether `rows` are exactly the operations of a list `assertValidTransaction` already passed with
+ * these limits and this table (the same objects in the same order, none added since), so checking
+ * them again would repeat the same walk: a transaction of plain entities, to which planning adds no
+ * row and changes none.
+ */
+export function passedAsIs(
+  rows: readonly PlannedOperation[],
+  operations: readonly PlannedOperation[],
+  limits: StoreLimits,
+  table: string,
+): boolean {
+  const check = passed.get(operations);
+  if (check === undefined || check.limits !== limits || check.table !== table) return false;
+  if (rows.length !== check.length || operations.length !== check.length) return false;
+  for (let index = 0; index < rows.length; index++) if (rows[index] !== operations[index]) return false;
+  return true;
 }
 
 function describeOperation(operation: PlannedOperation, index: number): string {

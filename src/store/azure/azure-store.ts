@@ -171,46 +171,45 @@ export class AzureStore implements TableStore, TableSasIssuer {
     return querySdkPage(client, this.#calls, table, query);
   }
 
+  // The single writes call the SDK as `AzureCalls.runPoint` does (its per-request timeout, its error
+  // translation) without its closure, async frame and error context per call: they run for every write,
+  // and the context is made only on failure.
+
   async insert(table: string, entity: WireEntity): Promise<WriteResult> {
     const client = this.#client(table);
-    const context = {
-      operation: "insert",
-      table,
-      partitionKey: entity.partitionKey,
-      rowKey: entity.rowKey,
-    } as const;
-    const response = await this.#calls.runPoint(context, (options) =>
-      client.createEntity(toSdkEntity(entity), options),
-    );
-    return { etag: response.etag ?? "" };
+    try {
+      const response = await client.createEntity(toSdkEntity(entity), this.#calls.pointOptions);
+      return { etag: response.etag ?? "" };
+    } catch (error) {
+      throw this.#calls.translate(error, writeContext("insert", table, entity));
+    }
   }
 
   async upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
     const client = this.#client(table);
-    const context = {
-      operation: "upsert",
-      table,
-      partitionKey: entity.partitionKey,
-      rowKey: entity.rowKey,
-    } as const;
-    const response = await this.#calls.runPoint(context, (options) =>
-      client.upsertEntity(toSdkEntity(entity), sdkMode(mode), options),
-    );
-    return { etag: response.etag ?? "" };
+    try {
+      const response = await client.upsertEntity(
+        toSdkEntity(entity),
+        sdkMode(mode),
+        this.#calls.pointOptions,
+      );
+      return { etag: response.etag ?? "" };
+    } catch (error) {
+      throw this.#calls.translate(error, writeContext("upsert", table, entity));
+    }
   }
 
   async update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
     const client = this.#client(table);
-    const context = {
-      operation: "update",
-      table,
-      partitionKey: entity.partitionKey,
-      rowKey: entity.rowKey,
-    } as const;
-    const response = await this.#calls.runPoint(context, (options) =>
-      client.updateEntity(toSdkEntity(entity), sdkMode(mode), { ...options, etag: ifMatch }),
-    );
-    return { etag: response.etag ?? "" };
+    try {
+      const response = await client.updateEntity(toSdkEntity(entity), sdkMode(mode), {
+        ...this.#calls.pointOptions,
+        etag: ifMatch,
+      });
+      return { etag: response.etag ?? "" };
+    } catch (error) {
+      throw this.#calls.translate(error, writeContext("update", table, entity));
+    }
   }
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
@@ -264,6 +263,15 @@ export class AzureStore implements TableStore, TableSasIssuer {
     }
     return client;
   }
+}
+
+/** The error context of a failed single write. */
+function writeContext(
+  operation: "insert" | "upsert" | "update",
+  table: string,
+  entity: WireEntity,
+): AzureErrorContext {
+  return { operation, table, partitionKey: entity.partitionKey, rowKey: entity.rowKey };
 }
 
 /**
