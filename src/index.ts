@@ -114,6 +114,7 @@ export type { EntityClass } from "./schema/entity-model.js";
 export type {
   BlindIndexOptions,
   ColumnOptions,
+  DateField,
   EntityOptions,
   IndexOptions,
   LargeColumnCheck,

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { stores } from "../fixtures/context.js";
+import { expiryContext, Session, session } from "./expiry-fixture.js";
+
+describe.each(stores)("expired entities are invisible to every read (%s)", (_name, kind) => {
+  it("hides an entity from get, getMany, find, scan, index lookups and select from the moment it expires", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    await sessions.insert(session("ann", "1", 1_000));
+    await sessions.insert(session("ann", "2", 5_000));
+    await sessions.insert(session("ann", "3", undefined));
+    await advance(999);
+    expect((await sessions.find({ user: "ann" }).toArray()).map((s) => s.id)).toEqual(["1", "2", "3"]);
+    await advance(1); // now = 1000: session 1 expires at this very instant
+    expect(await sessions.get({ user: "ann", id: "1" })).toBeUndefined();
+    expect(
+      (
+        await sessions.getMany([
+          { user: "ann", id: "1" },
+          { user: "ann", id: "2" },
+        ])
+      ).map((s) => s?.id),
+    ).toEqual([undefined, "2"]);
+    expect((await sessions.find({ user: "ann" }).toArray()).map((s) => s.id)).toEqual(["2", "3"]);
+    expect((await sessions.scan().toArray()).map((s) => s.id)).toEqual(["2", "3"]);
+    expect(await sessions.index("byToken").get({ user: "ann", token: "t-ann-1" })).toBeUndefined();
+    expect(await sessions.index("byDevice").get({ device: "d-1", user: "ann", id: "1" })).toBeUndefined();
+    expect(await sessions.index("byDevice").find({ device: "d-1" }).toArray()).toEqual([]);
+    expect((await sessions.index("byDevice").find({ device: "d-2" }).toArray()).map((s) => s.id)).toEqual([
+      "2",
+    ]);
+    expect((await sessions.index("byKind").find({ kind: "web" }).toArray()).map((s) => s.id)).toEqual([
+      "2",
+      "3",
+    ]);
+    // A projection without the expiry column still hides, and does not return the column it did not ask for.
+    const projected = await sessions.find({ user: "ann" }).select("token").toArray();
+    expect(projected.map((s) => s.token)).toEqual(["t-ann-2", "t-ann-3"]);
+    expect(projected.every((s) => !("validUntil" in s))).toBe(true);
+    expect(await sessions.get({ user: "ann", id: "1" }, { select: ["token"] })).toBeUndefined();
+    await advance(4_000);
+    expect((await sessions.find({ user: "ann" }).toArray()).map((s) => s.id)).toEqual(["3"]);
+  });
+
+  it("pages past expired entities with a right continuation", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    for (let i = 0; i < 9; i++)
+      await sessions.insert(session("bo", String(i), i % 3 === 0 ? 100 : undefined));
+    await advance(100);
+    const seen: string[] = [];
+    let continuation: string | undefined;
+    do {
+      const page = await sessions
+        .find({ user: "bo" })
+        .page({ size: 2, ...(continuation ? { continuation } : {}) });
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((s) => s.id));
+      continuation = page.continuation;
+    } while (continuation);
+    expect(seen).toEqual(["1", "2", "4", "5", "7", "8"]);
+  });
+});
