@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { EntityNotFoundError } from "../../src/index.js";
+import { stores } from "../fixtures/context.js";
+import { rejectionOf } from "../support/rejection.js";
+import { expiryContext, Session, session } from "./expiry-fixture.js";
+
+describe.each(stores)("writes treat an expired entity as absent (%s)", (_name, kind) => {
+  it("insert succeeds over an expired row; its copies and the summary hold the new entity alone", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    await sessions.insert(Object.assign(session("cy", "1", 100), { token: "old", weight: 5 }));
+    await advance(100);
+    await sessions.insert(Object.assign(session("cy", "1", 10_000), { token: "new", weight: 2 }));
+    const stored = await sessions.get({ user: "cy", id: "1" });
+    expect(stored?.token).toBe("new");
+    expect(stored?.validUntil?.getTime()).toBe(10_000);
+    expect(await sessions.index("byToken").get({ user: "cy", token: "old" })).toBeUndefined();
+    expect((await sessions.index("byToken").get({ user: "cy", token: "new" }))?.id).toBe("1");
+    expect(await sessions.summary("perUser", { user: "cy" })).toEqual({ sessions: 1, weights: 2 });
+    expect(await db.verifyIndexes(Session)).toMatchObject({ missing: [], stale: [], orphans: [] });
+    // Its old expiry entry is gone with the old version: nothing is due until the new expiry.
+    expect(await db.sweepExpired(Session)).toEqual({ deleted: 0 });
+    expect((await sessions.get({ user: "cy", id: "1" }))?.token).toBe("new");
+  });
+
+  it("update and merge of an expired entity fail as for an absent one; a patch starts it afresh", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    await sessions.insert(Object.assign(session("di", "1", 100), { token: "old", weight: 7 }));
+    await advance(100);
+    const again = Object.assign(session("di", "1", 10_000), { token: "upd" });
+    expect(await rejectionOf(sessions.update(again, { ifMatch: "*" }))).toBeInstanceOf(EntityNotFoundError);
+    expect(await rejectionOf(sessions.update(again, { ifMatch: "*", mode: "merge" }))).toBeInstanceOf(
+      EntityNotFoundError,
+    );
+    expect(await sessions.get({ user: "di", id: "1" })).toBeUndefined();
+    await sessions.patch(
+      { user: "di", id: "1" },
+      {
+        token: "patched",
+        device: "tablet",
+        kind: "app",
+        validUntil: new Date(10_000),
+      },
+    );
+    const patched = await sessions.get({ user: "di", id: "1" });
+    expect(patched?.token).toBe("patched");
+    // Nothing of the expired version was merged into it.
+    expect(patched?.weight).toBeUndefined();
+    expect(await sessions.summary("perUser", { user: "di" })).toEqual({ sessions: 1, weights: 0 });
+  });
+});
