@@ -1,4 +1,4 @@
-import { Column, Entity, type TableContext } from "../../src/index.js";
+import { Column, Entity, type TableContext, type TableContextOptions } from "../../src/index.js";
 import { freshContext } from "../fixtures/context.js";
 import type { StoreKind } from "../support/stores.js";
 import { VirtualClock } from "../support/virtual-clock.js";
@@ -49,9 +49,13 @@ export function session(user: string, id: string, at: number | undefined): Sessi
 }
 
 /** A context on fresh tables whose clock is a virtual one. */
-export async function expiryContext(kind: StoreKind, entities: Function[] = [Session]) {
+export async function expiryContext(
+  kind: StoreKind,
+  entities: Function[] = [Session],
+  options: Partial<TableContextOptions> = {},
+) {
   const clock = new VirtualClock();
-  const fresh = await freshContext(kind, entities as never, { now: clock.now });
+  const fresh = await freshContext(kind, entities as never, { ...options, now: clock.now });
   return { ...fresh, clock, advance: (ms: number) => advance(clock, ms) };
 }
 
