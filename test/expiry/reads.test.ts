@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { Column, Entity } from "../../src/index.js";
 import { stores } from "../fixtures/context.js";
 import { expiryContext, Session, session } from "./expiry-fixture.js";
+
+/** A log tail (newest first) whose entries expire: `latest` must skip the expired ones and still give n. */
+@Entity({ table: "ExpEvents", partitionKey: "{stream}", rowKey: "{at:desc}_{id}", expiresAt: "until" })
+class Event {
+  @Column({ type: "String" }) stream!: string;
+  @Column({ type: "DateTime" }) at!: Date;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "DateTime" }) until?: Date;
+}
 
 describe.each(stores)("expired entities are invisible to every read (%s)", (_name, kind) => {
   it("hides an entity from get, getMany, find, scan, index lookups and select from the moment it expires", async () => {
@@ -59,5 +69,18 @@ describe.each(stores)("expired entities are invisible to every read (%s)", (_nam
       continuation = page.continuation;
     } while (continuation);
     expect(seen).toEqual(["1", "2", "4", "5", "7", "8"]);
+  });
+
+  it("latest(n) skips expired entries and still gives the n newest live ones", async () => {
+    const { db, advance } = await expiryContext(kind, [Event]);
+    const events = db.repository(Event);
+    for (let i = 0; i < 6; i++) {
+      const until = i >= 3 ? new Date(50) : undefined; // the three newest expire first
+      await events.insert(
+        Object.assign(new Event(), { stream: "s", at: new Date(1_000 + i), id: `e${i}`, until }),
+      );
+    }
+    await advance(50);
+    expect((await events.latest({ stream: "s" }, 2).toArray()).map((e) => e.id)).toEqual(["e2", "e1"]);
   });
 });
