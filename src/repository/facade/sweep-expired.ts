@@ -16,6 +16,9 @@ import { isEntityRowOf, isNewerRow, ownerOf, rowType } from "../index/copy-rows.
 import { rememberCopies } from "../index/copy-state.js";
 import type { Repository } from "./repository.js";
 
+/** Due entries whose entities are read and deleted at once. */
+export const SWEEPS_AT_ONCE = 8;
+
 /** Options of `db.sweepExpired`. */
 export interface SweepOptions {
   /** The most entities this call deletes (a positive integer; default: every due one). */
@@ -55,9 +58,15 @@ export async function sweepExpired<T extends object>(
   do {
     const page = await readDuePage(runner, table, filter, continuation);
     if (page === undefined) break;
-    for (const entry of page.items) {
-      if (deleted >= limit) return { deleted };
-      if (await sweepEntry(repository, runner, table, entry, now)) deleted++;
+    const entries = page.items;
+    // A few entries at a time, never more than the deletes still allowed (a stale entry deletes nothing).
+    for (let at = 0; at < entries.length && deleted < limit; ) {
+      const batch = entries.slice(at, at + Math.min(SWEEPS_AT_ONCE, limit - deleted));
+      at += batch.length;
+      const swept = await Promise.all(
+        batch.map((entry) => sweepEntry(repository, runner, table, entry, now)),
+      );
+      deleted += swept.filter(Boolean).length;
     }
     continuation = page.continuation;
   } while (continuation !== undefined && deleted < limit);
