@@ -49,4 +49,22 @@ describe.each(stores)("writes treat an expired entity as absent (%s)", (_name, k
     expect(patched?.weight).toBeUndefined();
     expect(await sessions.summary("perUser", { user: "di" })).toEqual({ sessions: 1, weights: 0 });
   });
+
+  it("an update with the ETag of a version read before it expired fails as for an absent entity", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    await sessions.insert(session("el", "1", 100));
+    const read = await sessions.getOrThrow({ user: "el", id: "1" });
+    await advance(100);
+    read.validUntil = new Date(10_000);
+    expect(await rejectionOf(sessions.update(read))).toBeInstanceOf(EntityNotFoundError);
+    expect(await sessions.get({ user: "el", id: "1" })).toBeUndefined();
+    // Before it expires, the same update of a fresh read goes through.
+    await sessions.insert(session("el", "2", 200));
+    const live = await sessions.getOrThrow({ user: "el", id: "2" });
+    live.validUntil = new Date(10_000);
+    await sessions.update(live);
+    await advance(100);
+    expect((await sessions.get({ user: "el", id: "2" }))?.validUntil?.getTime()).toBe(10_000);
+  });
 });

@@ -1,6 +1,7 @@
 import type { QueryExecutor } from "../../query/query.js";
 import type { EntityModel, ExpiryModel } from "../../schema/entity-model.js";
-import type { StoredEntity } from "../../store/table-store.js";
+import type { StoredEntity, WireEntity } from "../../store/table-store.js";
+import { ScopedState, type StateScope } from "../../util/scoped-state.js";
 
 /** The instant (ms since the epoch) a stored row's expiry column holds; `undefined` without one. */
 export function expiresAtOf(expiry: ExpiryModel, stored: StoredEntity): number | undefined {
@@ -24,6 +25,33 @@ export function isExpiredRow(model: EntityModel, stored: StoredEntity, now: numb
   const expiry = model.expiry;
   if (expiry === undefined) return false;
   const at = expiresAtOf(expiry, stored);
+  return at !== undefined && at <= now;
+}
+
+/** The expiry of the stored version of each tracked instance (its ETag's version), by scope. */
+const storedExpiry = new ScopedState<number>();
+
+/**
+ * Remembers the expiry of the version of `entity` that a read returned or a write left (`row`), so a
+ * later write conditional on that version's ETag knows, without a read, whether it has expired since.
+ */
+export function rememberExpiry(
+  model: EntityModel,
+  entity: object,
+  row: WireEntity | undefined,
+  scope: StateScope,
+): void {
+  if (model.expiry === undefined) return;
+  storedExpiry.set(
+    entity,
+    scope,
+    row === undefined ? undefined : expiresAtOf(model.expiry, row as StoredEntity),
+  );
+}
+
+/** True when the version of `entity` tracked in `scope` had expired by `now`. */
+export function trackedVersionExpired(entity: object, scope: StateScope, now: number): boolean {
+  const at = storedExpiry.get(entity, scope);
   return at !== undefined && at <= now;
 }
 

@@ -5,7 +5,7 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
 import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
-import { isExpiredRow } from "../core/expiry.js";
+import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
@@ -145,7 +145,12 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
         tracked && (ifMatch === "*" || tracked.etag === ifMatch) && round === 1
           ? tracked
           : await this.#read(wire.partitionKey, wire.rowKey);
-      if (!prior.exists || this.#expired(prior)) throw new EntityNotFoundError(keys);
+      // An expired version is absent, whether read now or tracked from a read before it expired.
+      const expired =
+        prior === tracked
+          ? trackedVersionExpired(entity, this.#runner.scope, this.#runner.now())
+          : this.#expired(prior);
+      if (!prior.exists || expired) throw new EntityNotFoundError(keys);
       if (ifMatch !== "*" && prior.etag !== ifMatch) throw new ConcurrencyError(keys);
       try {
         if (mode === "merge") {
@@ -263,6 +268,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    */
   track(entity: T, stored: StoredEntity): void {
     rememberCopies(entity, decodeCopyRefs(stored[COPY_REFS_PROPERTY]), this.#runner.scope);
+    rememberExpiry(this.#model, entity, stored, this.#runner.scope);
   }
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
@@ -277,11 +283,13 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const { etag, refs } = await commitEntity(this.#target, wire, prior, ifMatch);
     rememberEtag(entity, etag, this.#runner.scope);
     rememberCopies(entity, refs, this.#runner.scope);
+    rememberExpiry(this.#model, entity, wire, this.#runner.scope);
   }
 
   #forget(key: Partial<T>, existed: boolean): boolean {
     rememberEtag(key, undefined, this.#runner.scope);
     rememberCopies(key, undefined, this.#runner.scope);
+    rememberExpiry(this.#model, key, undefined, this.#runner.scope);
     return existed;
   }
 
