@@ -67,4 +67,34 @@ describe.each(stores)("writes treat an expired entity as absent (%s)", (_name, k
     await advance(100);
     expect((await sessions.get({ user: "el", id: "2" }))?.validUntil?.getTime()).toBe(10_000);
   });
+
+  it("every write form inserts over an expired row: a transaction, a bulk insert, db.eventually", async () => {
+    const { db, advance } = await expiryContext(kind);
+    const sessions = db.repository(Session);
+    for (const id of ["tx", "bulk", "ev"])
+      await sessions.insert(Object.assign(session("fo", id, 100), { weight: 9 }));
+    await advance(100);
+    await db.transaction((tx) => {
+      tx.insert(Object.assign(session("fo", "tx", 5_000), { token: "tx2" }));
+    });
+    const bulk = await sessions.bulkInsert([Object.assign(session("fo", "bulk", 5_000), { token: "bulk2" })]);
+    expect(bulk.failed).toEqual([]);
+    await db.eventually((tx) => {
+      tx.insert(Object.assign(session("fo", "ev", 5_000), { token: "ev2" }));
+    });
+    expect((await sessions.find({ user: "fo" }).toArray()).map((s) => s.token).sort()).toEqual([
+      "bulk2",
+      "ev2",
+      "tx2",
+    ]);
+    expect(await sessions.summary("perUser", { user: "fo" })).toEqual({ sessions: 3, weights: 3 });
+    expect(await db.verifyIndexes(Session)).toMatchObject({ missing: [], stale: [], orphans: [] });
+    expect(await db.verifySummaries(Session)).toEqual([]);
+    // A live row still refuses an insert, in a transaction too.
+    await expect(
+      db.transaction((tx) => {
+        tx.insert(session("fo", "tx", 9_000));
+      }),
+    ).rejects.toThrow();
+  });
 });
