@@ -48,6 +48,9 @@ describe.each(stores)("expired entities are invisible to every read (%s)", (_nam
     expect(projected.map((s) => s.token)).toEqual(["t-ann-2", "t-ann-3"]);
     expect(projected.every((s) => !("validUntil" in s))).toBe(true);
     expect(await sessions.get({ user: "ann", id: "1" }, { select: ["token"] })).toBeUndefined();
+    // db.query (several classes of one table) hides them too, projected or not.
+    expect((await db.query(Session).find({ user: "ann" }).toArray()).map((s) => s.id)).toEqual(["2", "3"]);
+    expect((await db.query(Session).find({ user: "ann" }).select("token").toArray()).length).toBe(2);
     await advance(4_000);
     expect((await sessions.find({ user: "ann" }).toArray()).map((s) => s.id)).toEqual(["3"]);
   });
