@@ -76,6 +76,7 @@ export type {
   UpsertOptions,
 } from "./repository/facade/repository-options.js";
 export type { SasOptions, SasPermissions } from "./repository/facade/scoped-sas.js";
+export type { SweepOptions, SweepResult } from "./repository/facade/sweep-expired.js";
 export {
   type RepairAllOptions,
   TableContext,
@@ -114,6 +115,7 @@ export type { EntityClass } from "./schema/entity-model.js";
 export type {
   BlindIndexOptions,
   ColumnOptions,
+  DateField,
   EntityOptions,
   IndexOptions,
   LargeColumnCheck,

@@ -10,6 +10,7 @@ import type { ColumnModel, EntityClass, EntityModel } from "./entity-model.js";
 import type { EntityOptions } from "./entity-options.js";
 import { assertPropertyBudget, indexBookkeepingBytes } from "./property-budget.js";
 import { resolveColumn } from "./resolve-column.js";
+import { resolveExpiry } from "./resolve-expiry.js";
 import { resolveIndexes } from "./resolve-indexes.js";
 import { resolveSummaries } from "./resolve-summaries.js";
 import { schemaWarnings } from "./schema-warnings.js";
@@ -132,6 +133,20 @@ export function buildEntityModel<T extends object>(
 
   if (wide) assertWideCombinations(name, partitionKey, rowKey);
   const indexes = resolveIndexes(name, options, columnsByField, fieldTypeIn, partitionKey.source, rowKey);
+  const expiry = resolveExpiry(
+    { name, type, wide, partitionKey, rowKey, tableTemplate, fieldType: fieldTypeIn },
+    options.expiresAt,
+    columnsByField,
+  );
+  if (expiry) {
+    // A copy must say when its entity expires, so index lookups can hide it too: projections carry the expiry.
+    const field = expiry.expiry.field;
+    for (const index of indexes.values()) {
+      if (index.project && !index.project.includes(field))
+        indexes.set(index.name, { ...index, project: [...index.project, field] });
+    }
+    indexes.set(expiry.index.name, expiry.index);
+  }
   assertPropertyBudget(
     name,
     properties,
@@ -162,6 +177,7 @@ export function buildEntityModel<T extends object>(
     columnsByField,
     indexes,
     summaries,
+    ...(expiry === undefined ? {} : { expiry: expiry.expiry }),
   };
   const bookkeepingBytes = indexBookkeepingBytes(indexes);
   return { ...partial, mapper: compileEntityMapper<T>({ ...partial, bookkeepingBytes }) };

@@ -99,7 +99,8 @@ export type EntityOptionsFields<O> =
               | KeyTemplateFields<S[N] extends { partitionKey?: infer P } ? P : never>;
           }[keyof S]
         : never
-      : never);
+      : never)
+  | (O extends { expiresAt?: infer E } ? (string extends E ? never : Exclude<E, undefined>) : never);
 
 /** The fields entity options name that instances of class `C` lack (`never` when none is missing). */
 export type MissingFields<C, O> = C extends abstract new (

@@ -64,6 +64,13 @@ export interface SummaryModel {
   readonly sums: readonly SummedColumn[];
 }
 
+/** Expiry of an entity (`EntityOptions.expiresAt`): the DateTime column that says when it expires. */
+export interface ExpiryModel {
+  readonly field: string;
+  /** The property it is stored under. */
+  readonly property: string;
+}
+
 /** The validated model of an entity class: table, keys, columns and the compiled wire mapper. */
 export interface EntityModel<T extends object = object> {
   readonly ctor: EntityClass<T>;
@@ -87,6 +94,8 @@ export interface EntityModel<T extends object = object> {
   readonly indexes: ReadonlyMap<string, IndexModel>;
   /** Summaries by name (empty when the entity has none). */
   readonly summaries: ReadonlyMap<string, SummaryModel>;
+  /** Set when entities expire (`expiresAt`); its expiry index is in `indexes` (resolve-expiry.ts). */
+  readonly expiry?: ExpiryModel | undefined;
   readonly mapper: EntityMapper<T>;
   /** Design warnings a context reports once (`schema-warning` events), e.g. the append-only anti-pattern. */
   readonly warnings: readonly SchemaWarning[];

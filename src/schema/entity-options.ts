@@ -91,6 +91,17 @@ export type SummableField<T> = unknown extends T
       [K in keyof T & string]-?: NonNullable<T[K]> extends number | bigint ? K : never;
     }[keyof T & string];
 
+/** The fields of `T` that hold a `Date` (optional ones too): what `expiresAt` may name (`string` when `T` is not given). */
+export type DateField<T> = unknown extends T
+  ? string
+  : {
+      [K in keyof T & string]-?: [NonNullable<T[K]>] extends [never]
+        ? never
+        : NonNullable<T[K]> extends Date
+          ? K
+          : never;
+    }[keyof T & string];
+
 /**
  * One summary (the denormalization pattern's aggregate row): a row per partition, in the entity's
  * partition under `rowKey`, holding the count of the partition's entities and sums of numeric columns,
@@ -172,4 +183,13 @@ export interface EntityOptions<T = unknown> {
    * transaction and read with one range query. Its RowKey may not contain a space; no indexes.
    */
   wide?: boolean | undefined;
+  /**
+   * Expiry (a TTL per entity): the field of a `DateTime` column holding when the entity expires
+   * (absent on an entity: never). From that instant no read returns it and writes treat it as absent;
+   * `db.sweepExpired(Entity)` (and the repair worker) delete it later, through an expiry index.
+   * See docs/expiry.md.
+   * @example
+   * expiresAt: "validUntil"
+   */
+  expiresAt?: DateField<T> | undefined;
 }

@@ -10,7 +10,10 @@ const MAX_LINES = 400;
  * Files still over `MAX_LINES`, each with its reason. Shrink this list: once a file is split (or
  * moved), the test below says to remove its entry, so nothing is left here by accident.
  */
-const OVERSIZED: Record<string, string> = {};
+const OVERSIZED: Record<string, string> = {
+  "repository/facade/table-context.ts":
+    "the context façade: issue 31 (expiry) added db.sweepExpired at 397 lines; the maintenance methods (repair, verify, tables, sweep) are to move into a module of their own",
+};
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
 

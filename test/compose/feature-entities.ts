@@ -34,6 +34,7 @@ export const FEATURES = [
   "hashBucket",
   "series",
   "blindIndex",
+  "expiresAt",
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
@@ -52,6 +53,7 @@ const ABBREVIATION: Record<Feature, string> = {
   hashBucket: "Hb",
   series: "Sr",
   blindIndex: "Bi",
+  expiresAt: "Ex",
 };
 
 /** Hash buckets of the `hashBucket` feature. */
@@ -83,6 +85,8 @@ export interface Row {
   hourly?: Array<number | undefined>;
   /** `blindIndex`: encrypted, found by `where` and by a unique index elsewhere through its blind value. */
   email?: string;
+  /** `expiresAt`: when the entity expires (far in the future: its expiry entry moves with each version). */
+  until?: Date;
   /** `wide`: w0 … w259. */
   [wideColumn: `w${number}`]: number | undefined;
 }
@@ -134,6 +138,7 @@ export function optionsOf(features: readonly Feature[]): EntityOptions {
     partitionKey: has("hashBucket") ? `{group}_{id:hash:${BUCKETS}}` : "{group}",
     rowKey: "e_{id:6}",
     ...(has("wide") ? { wide: true } : {}),
+    ...(has("expiresAt") ? { expiresAt: "until" } : {}),
     ...(Object.keys(indexes).length > 0 ? { indexes } : {}),
     ...(Object.keys(summaries).length > 0 ? { summaries } : {}),
   };
@@ -161,6 +166,7 @@ export function declareFeatureClass(
   if (has("periodTable")) column("at", { type: "DateTime" });
   if (has("series")) column("hourly", { type: "Int32", series: SERIES });
   if (has("blindIndex")) column("email", { type: "String", encrypt: true, blindIndex: true });
+  if (has("expiresAt")) column("until", { type: "DateTime" });
   if (has("wide")) for (let i = 0; i < WIDE_COLUMNS; i++) column(`w${i}`, { type: "Int32" });
   for (const [field, columnOptions] of Object.entries(extraColumns)) column(field, columnOptions);
   (Entity(options) as (target: object) => void)(ctor);
@@ -225,6 +231,7 @@ export function makeRow(entity: FeatureEntity, group: string, id: number, versio
   if (entity.has("periodTable")) row.at = atOf(id);
   if (entity.has("series")) row.hourly = [version, undefined, id, version * 2];
   if (entity.has("blindIndex")) row.email = `m${id}v${version}@example.com`;
+  if (entity.has("expiresAt")) row.until = new Date(Date.UTC(2100, 0, 1 + id, version));
   if (entity.has("wide")) for (let i = 0; i < WIDE_COLUMNS; i++) row[`w${i}`] = id * 1000 + version + i;
   return row;
 }
@@ -258,6 +265,7 @@ export function viewOf(entity: FeatureEntity, row: Row | undefined): Record<stri
   if (entity.has("periodTable")) view.at = row.at?.toISOString();
   if (entity.has("series")) view.hourly = row.hourly;
   if (entity.has("blindIndex")) view.email = row.email;
+  if (entity.has("expiresAt")) view.until = row.until?.toISOString();
   if (entity.has("wide")) view.wide = Array.from({ length: WIDE_COLUMNS }, (_, i) => row[`w${i}`]);
   return view;
 }
@@ -306,7 +314,8 @@ export async function expectFeatureInvariants(
     entity.has("samePartitionIndex") ||
     entity.has("indexElsewhere") ||
     entity.has("uniqueIndex") ||
-    entity.has("listIndex")
+    entity.has("listIndex") ||
+    entity.has("expiresAt")
   ) {
     expect(await db.verifyIndexes(entity.ctor), `${where}: verifyIndexes`).toEqual({
       missing: [],

@@ -16,6 +16,7 @@ import { type SummaryDrift, verifySummaries } from "../summary/summary-verifier.
 import { periodTablesOf } from "./context-tables.js";
 import { repairEventual } from "./eventual/repair-eventual.js";
 import type { EventualDeps } from "./eventual/run-eventually.js";
+import { sweepExpired } from "./sweep-expired.js";
 
 /** What the repair kinds of a context read: its runner, the classes it has seen, its eventual transactions. */
 export interface RepairSources {
@@ -26,7 +27,10 @@ export interface RepairSources {
   eventual: () => EventualDeps;
 }
 
-/** The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions, remote summaries, blobs. */
+/**
+ * The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions,
+ * remote summaries, blobs, and the deletes of entities that expired (`expiresAt`; a sweep of each class seen).
+ */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
   const { runner, periodTables, types } = sources;
   /**
@@ -68,7 +72,27 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
         ...(await repairAllLargeValues(runner, types.values(), minIntentAgeMs, errors, heldBlobs)),
       }),
     },
+    {
+      name: "expiry",
+      run: async ({ errors }) => ({ deleted: await sweepAll(sources, errors) }),
+    },
   ];
+}
+
+/** The expiry kind of `repair`: sweeps every class seen with `expiresAt`; a failing class does not stop the others. */
+async function sweepAll(sources: RepairSources, errors: unknown[]): Promise<number> {
+  let deleted = 0;
+  for (const model of sources.types.values()) {
+    if (model.expiry === undefined) continue;
+    const known = sources.eventual().repositoryOf(model.table, model.type, model as EntityModel<object>);
+    if (known === undefined) continue;
+    try {
+      deleted += (await sweepExpired(known.repository, sources.runner)).deleted;
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  return deleted;
 }
 
 /** `db.repairLargeValues`: the class's table, or every period's table. */

@@ -7,6 +7,7 @@ import type { ColumnModel, EntityClass, EntityModel } from "../../schema/entity-
 import type { EntityMapper } from "../../serialization/entity-mapper.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { parseEntityType } from "../core/entity-rows.js";
+import { withExpiryColumn } from "../core/expiry.js";
 import { queryExecutor } from "../core/query-executor.js";
 import type { Backend, Requests } from "../core/requests.js";
 import { assertNoLargeColumns } from "../large/large-values.js";
@@ -74,7 +75,10 @@ export class MultiEntitySource<U extends object> {
       // readRow also skips index copies (they carry their entity's EntityType) and upcasts old versions.
       return repository?.readRow(stored) as U | undefined;
     };
-    this.#executor = queryExecutor(runner, resolve);
+    // A projection still fetches each expiring class's expiry column, so its expired rows stay hidden.
+    let executor = queryExecutor(runner, resolve);
+    for (const repository of unique) executor = withExpiryColumn(repository.model, executor);
+    this.#executor = executor;
   }
 
   /** The physical table read. */

@@ -10,6 +10,7 @@ import type { BulkWriter } from "../core/bulk/bulk-types.js";
 import { createEntity } from "../core/create-entity.js";
 import { upcasterOf } from "../core/entity-rows.js";
 import type { EntityWriter } from "../core/entity-writer.js";
+import { isExpiredRow, withExpiryColumn } from "../core/expiry.js";
 import { getMany } from "../core/get-many.js";
 import { isTableNotFound, registerPeriodTables, tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
@@ -91,7 +92,8 @@ export abstract class RepositoryBase<T extends object> {
       : queryExecutor(runner, (stored) => this.readRow(stored), readTypesOf(model));
     const executor = large ? withLargeValues(rows, large, (item) => this.keyOf(item)) : rows;
     // A period without a table yet holds no entities: reads answer empty instead of failing.
-    this.#executor = this.isPeriodTable ? tolerateMissingTable(executor) : executor;
+    // An expired entity is absent to every read: a projection still fetches its expiry to tell.
+    this.#executor = withExpiryColumn(model, this.isPeriodTable ? tolerateMissingTable(executor) : executor);
   }
 
   /** The repository of one period's physical table. */
@@ -302,7 +304,13 @@ export abstract class RepositoryBase<T extends object> {
         `${this.model.name} is a wide entity: each of its rows holds only part of it, so it cannot be read row by row (db.query); read it with its repository's get, find or scan`,
       );
     }
-    return isOwnRow(this.model as EntityModel<object>, stored) ? this.#hydrate(stored) : undefined;
+    return this.#isLive(stored) ? this.#hydrate(stored) : undefined;
+  }
+
+  /** True for a row of this entity that has not expired (`expiresAt`) as of the context's clock. */
+  #isLive(stored: StoredEntity): boolean {
+    const model = this.model as EntityModel<object>;
+    return isOwnRow(model, stored) && !isExpiredRow(model, stored, this.runner.now());
   }
 
   /** A wide entity assembled from its rows (see wide-reads.ts), or `undefined` for another type's. */

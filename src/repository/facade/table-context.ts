@@ -30,6 +30,7 @@ import { checkReencrypt, type ReencryptOptions, type ReencryptResult, reencrypt 
 import { Repository } from "./repository.js";
 import { rewriteBlindValues } from "./rewrite-blind-values.js";
 import { runTransaction } from "./run-transaction.js";
+import { type SweepOptions, type SweepResult, sweepExpired } from "./sweep-expired.js";
 import { Transaction } from "./transaction.js";
 import type { TransactionResult } from "./transaction-commit.js";
 
@@ -147,6 +148,15 @@ export class TableContext {
       );
     }
     return MultiEntitySource.build(repositories, this.#runner);
+  }
+
+  /**
+   * Deletes the entities of an `expiresAt` class that are due, reading only the due part of its expiry index.
+   * @example
+   * const { deleted } = await db.sweepExpired(Session, { limit: 500 });
+   */
+  sweepExpired<T extends object>(entityClass: EntityClass<T>, options?: SweepOptions): Promise<SweepResult> {
+    return sweepExpired(this.repository(entityClass), this.#runner, options);
   }
 
   /** Models are built at decoration time, without a context, so their warnings are reported on first use here. */

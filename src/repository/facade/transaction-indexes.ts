@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.js";
+import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
@@ -13,9 +14,10 @@ import {
   isLocal,
 } from "../core/copy-ref.js";
 import { entityLayout, readEntity } from "../core/entity-layout.js";
+import { isExpiredRow } from "../core/expiry.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
+import type { Clock, Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import { foreignProperties } from "../index/foreign-properties.js";
 import { entityMember } from "../index/list-index.js";
@@ -57,7 +59,7 @@ export interface RemoteCopies {
  */
 export async function expandIndexCopies(
   operations: readonly PlannedOperation[],
-  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup,
+  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup & Clock,
   table: string,
   read: StoredReader = (operation) => readStored(operation, runner, table),
 ): Promise<ExpandedTransaction> {
@@ -357,9 +359,16 @@ function readStored(
 
 async function priorState(
   operation: PlannedOperation,
-  runner: TableNaming & Scoped,
+  runner: TableNaming & Scoped & Clock,
   read: StoredReader,
 ): Promise<PriorState | undefined> {
+  // An insert of an entity that expires reads what is stored: an expired row there is absent, and the
+  // insert replaces it on its ETag (its copies and summaries see it leave); a live one refuses the insert.
+  if (operation.action.kind === "insert" && operation.model.expiry !== undefined) {
+    const stored = await read(operation);
+    if (!stored || !isExpiredRow(operation.model, stored, runner.now())) return undefined;
+    return { etag: stored.etag, refs: storedRefs(operation.model, stored, runner), stored };
+  }
   const source = operation.entity;
   // A merge needs the whole row; so does a summary's delta (the row's values before the write).
   const mergeNeedsRow =
@@ -375,9 +384,13 @@ async function priorState(
   }
   const stored = await read(operation);
   if (!stored) return undefined;
-  const model = operation.model;
-  const refs =
+  return { etag: stored.etag, refs: storedRefs(operation.model, stored, runner), stored };
+}
+
+/** The copies a stored row says it has (or, for rows written without them, what its values derive). */
+function storedRefs(model: EntityModel, stored: StoredEntity, runner: TableNaming & Scoped): CopyRef[] {
+  return (
     decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-    deriveCopyRefs(model, model.mapper.fromWire(stored), runner, true);
-  return { etag: stored.etag, refs, stored };
+    deriveCopyRefs(model, model.mapper.fromWire(stored), runner, true)
+  );
 }

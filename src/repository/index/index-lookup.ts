@@ -7,10 +7,11 @@ import { rememberEtag } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { indexKeyValues } from "../core/blind-keys.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
+import { isExpiredRow, withExpiryColumn } from "../core/expiry.js";
 import { isTableNotFound, tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
-import type { Backend, BlindIndexing, Requests, TableNaming } from "../core/requests.js";
+import type { Backend, BlindIndexing, Clock, Requests, TableNaming } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import { listShardsFilter, parseMember, readList, readListOrEmpty } from "./list-index.js";
 
@@ -24,7 +25,7 @@ export class IndexLookup<T extends object> {
   readonly #index: IndexModel;
   /** The copies' table; for an index kept in a table per period, the prefixed template (for messages). */
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Backend & Partial<BlindIndexing>;
+  readonly #runner: Requests & TableNaming & Backend & Clock & Partial<BlindIndexing>;
   readonly #keySpace: EntityModel<T>;
   /** The repository's own row reader (upcast, ETag and copies tracked), for the entities a list names. */
   readonly #readRow: (stored: StoredEntity) => T | undefined;
@@ -33,7 +34,7 @@ export class IndexLookup<T extends object> {
   static build<T extends object>(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: Requests & TableNaming & Backend & Partial<BlindIndexing>,
+    runner: Requests & TableNaming & Backend & Clock & Partial<BlindIndexing>,
     readRow: (stored: StoredEntity) => T | undefined,
   ): IndexLookup<T> {
     return new IndexLookup(model, index, runner, readRow);
@@ -42,7 +43,7 @@ export class IndexLookup<T extends object> {
   private constructor(
     model: EntityModel<T>,
     index: IndexModel,
-    runner: Requests & TableNaming & Backend & Partial<BlindIndexing>,
+    runner: Requests & TableNaming & Backend & Clock & Partial<BlindIndexing>,
     readRow: (stored: StoredEntity) => T | undefined,
   ) {
     this.#readRow = readRow;
@@ -215,7 +216,7 @@ export class IndexLookup<T extends object> {
           : { items };
       },
     };
-    return Query.build(this.#keySpace, executor, {
+    return Query.build(this.#keySpace, withExpiryColumn(model, executor), {
       table,
       partitionKey: ref.partitionKey,
       rowFields: {},
@@ -234,13 +235,17 @@ export class IndexLookup<T extends object> {
     return String(own) === String(value);
   }
 
-  /** Copies carry no ETag of their entity: the instances built from them track none. */
+  /**
+   * Copies carry no ETag of their entity: the instances built from them track none. A copy of an
+   * expired entity is hidden like the entity (copies of an `expiresAt` entity always carry its expiry).
+   */
   #executor(): QueryExecutor<T> {
     const name = this.#index.name;
     const executor = queryExecutor(
       this.#runner,
       (stored) => {
         if (stored[COPY_INDEX_PROPERTY] !== name) return undefined;
+        if (isExpiredRow(this.#model, stored, this.#runner.now())) return undefined;
         const entity = this.#model.mapper.fromWire(stored);
         rememberEtag(entity, undefined);
         return entity;
@@ -248,7 +253,10 @@ export class IndexLookup<T extends object> {
       readTypesOf(this.#model),
     );
     // A period nobody has written to has no table yet: its copies read as none.
-    return this.#index.tableTemplate === undefined ? executor : tolerateMissingTable(executor);
+    return withExpiryColumn(
+      this.#model,
+      this.#index.tableTemplate === undefined ? executor : tolerateMissingTable(executor),
+    );
   }
 }
 

@@ -5,6 +5,7 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
 import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
+import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { deleteExisted, isOutcomeUnknown } from "../core/lost-answers.js";
@@ -50,7 +51,7 @@ const ASSUMED_ETAG = 'W/"assumed"';
 export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #table: string;
-  readonly #runner: Requests & TableNaming & Scoped & Limited;
+  readonly #runner: Requests & TableNaming & Scoped & Limited & Clock;
   readonly #target: IndexedTarget;
   readonly #companions: CompanionSource | undefined;
   /** One row per entity, or a wide entity's rows: how the entity is read whole. */
@@ -78,7 +79,23 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   async insert(entity: T): Promise<void> {
-    await this.#commit(entity, this.#toWire(entity), { exists: false }, undefined);
+    const wire = this.#toWire(entity);
+    try {
+      await this.#commit(entity, wire, { exists: false }, undefined);
+    } catch (error) {
+      if (!(error instanceof EntityAlreadyExistsError) || this.#model.expiry === undefined) throw error;
+      // An expired entity is absent (`expiresAt`): the insert replaces it, on the condition of the
+      // version read, so its copies and summaries see the old entity leave and the new one arrive.
+      const prior = await this.#read(wire.partitionKey, wire.rowKey);
+      if (!prior.exists || !this.#expired(prior)) throw error;
+      await this.#commit(entity, wire, prior, prior.etag);
+    }
+  }
+
+  /** True when the stored entity has expired (`expiresAt` at or before now): writes treat it as absent. */
+  #expired(prior: Prior): boolean {
+    const row = prior.exists ? prior.row : undefined;
+    return row !== undefined && isExpiredRow(this.#model, row as StoredEntity, this.#runner.now());
   }
 
   /** Insert or replace (or merge); re-reads and retries when it loses a race (an upsert's end state is ours either way). */
@@ -128,7 +145,12 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
         tracked && (ifMatch === "*" || tracked.etag === ifMatch) && round === 1
           ? tracked
           : await this.#read(wire.partitionKey, wire.rowKey);
-      if (!prior.exists) throw new EntityNotFoundError(keys);
+      // An expired version is absent, whether read now or tracked from a read before it expired.
+      const expired =
+        prior === tracked
+          ? trackedVersionExpired(entity, this.#runner.scope, this.#runner.now())
+          : this.#expired(prior);
+      if (!prior.exists || expired) throw new EntityNotFoundError(keys);
       if (ifMatch !== "*" && prior.etag !== ifMatch) throw new ConcurrencyError(keys);
       try {
         if (mode === "merge") {
@@ -246,6 +268,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    */
   track(entity: T, stored: StoredEntity): void {
     rememberCopies(entity, decodeCopyRefs(stored[COPY_REFS_PROPERTY]), this.#runner.scope);
+    rememberExpiry(this.#model, entity, stored, this.#runner.scope);
   }
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
@@ -260,11 +283,13 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const { etag, refs } = await commitEntity(this.#target, wire, prior, ifMatch);
     rememberEtag(entity, etag, this.#runner.scope);
     rememberCopies(entity, refs, this.#runner.scope);
+    rememberExpiry(this.#model, entity, wire, this.#runner.scope);
   }
 
   #forget(key: Partial<T>, existed: boolean): boolean {
     rememberEtag(key, undefined, this.#runner.scope);
     rememberCopies(key, undefined, this.#runner.scope);
+    rememberExpiry(this.#model, key, undefined, this.#runner.scope);
     return existed;
   }
 
@@ -287,6 +312,14 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   async #merged(wire: WireEntity): Promise<{ wire: WireEntity; prior: Existing } | undefined> {
     const stored = await this.#layout.read(wire.partitionKey, wire.rowKey);
     if (!stored) return undefined;
+    const prior: Existing = {
+      exists: true,
+      etag: stored.etag,
+      refs: this.#refsOfStored(stored),
+      row: stored,
+    };
+    // An expired entity is absent: the merge writes the sent properties alone over it, as an insert would.
+    if (this.#expired(prior)) return { wire, prior };
     const current = this.#model.mapper.toWire(this.#model.mapper.fromWire(stored));
     return {
       // Properties the class does not know are kept as stored, as a service-side merge would.
