@@ -129,6 +129,20 @@ export interface TableStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]>;
+
+  /**
+   * Optional: finishes work the store itself left unfinished in a crash (a `ShardedStore`'s shard move
+   * cut short). `db.repair()` calls it first, when the context's store has it, and reports its counts
+   * under `store`; work touched less than `minIntentAgeMs` ago is left alone. Stores without such work
+   * leave it out.
+   */
+  repair?(options: StoreRepairOptions): Promise<Readonly<Record<string, number>>>;
+}
+
+/** What `TableStore.repair` is given by `db.repair()`. */
+export interface StoreRepairOptions {
+  /** Work its owner touched less than this many milliseconds ago is left alone (it may still be running). */
+  readonly minIntentAgeMs: number;
 }
 
 /** What a scoped table SAS grants: see `TableSasIssuer.tableSas`. */
