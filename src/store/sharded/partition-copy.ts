@@ -14,17 +14,22 @@ const BATCH = 100;
 /** The container prefix of tablekit's large values (src/repository/large/large-reference.ts). */
 const LARGE_CONTAINER_PREFIX = "tablekit-";
 
-/** Every user row of one partition on one shard (marker rows left out), in RowKey order. */
+/**
+ * Every user row of one partition on one shard (marker rows left out), in RowKey order; `query`
+ * narrows it (a filter that names the partition itself, a `select`).
+ */
 export async function readPartitionRows(
   store: TableStore,
   table: string,
   partitionKey: string,
+  query: { filter: string; select?: readonly string[] | undefined } = {
+    filter: `PartitionKey eq '${escapeODataString(partitionKey)}'`,
+  },
 ): Promise<StoredEntity[]> {
-  const filter = `PartitionKey eq '${escapeODataString(partitionKey)}'`;
   const rows: StoredEntity[] = [];
   let continuation: StoreContinuation | undefined;
   do {
-    const page = await store.queryPage(table, { filter, continuation });
+    const page = await store.queryPage(table, { ...query, continuation });
     rows.push(...page.items.filter((row) => !isMarkerRow(row.rowKey)));
     continuation = page.continuation;
   } while (continuation !== undefined);

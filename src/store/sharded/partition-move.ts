@@ -76,7 +76,9 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
     await copyBlobs(move);
     await target.upsert(table, stateRow(partitionKey, "ready", move.from), "replace");
   }
-  const leftover = await readPartitionRows(source, table, partitionKey);
+  // Highest RowKey first: a scan that reads the old shard meanwhile sees a prefix of the rows and the
+  // partition's state row (never deleted), which sends it to the new shard for the rest (merged-query.ts).
+  const leftover = (await readPartitionRows(source, table, partitionKey)).reverse();
   const deletes: TransactionAction[] = leftover.map((row) => ({
     kind: "delete",
     partitionKey,
