@@ -6,6 +6,7 @@ import {
   type TableServiceClientOptions,
 } from "@azure/data-tables";
 import { EntityNotFoundError, StoreError } from "../../errors.js";
+import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
   PropertyTypes,
@@ -215,15 +216,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
     const client = this.#client(table);
-    try {
-      await this.#calls.runPoint({ operation: "delete", table, partitionKey, rowKey }, (options) =>
+    return deletedUnlessAbsent(() =>
+      this.#calls.runPoint({ operation: "delete", table, partitionKey, rowKey }, (options) =>
         client.deleteEntity(partitionKey, rowKey, { ...options, etag: ifMatch }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof EntityNotFoundError) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async submitTransaction(

@@ -9,6 +9,7 @@ import {
   ValidationError,
 } from "../../errors.js";
 import { AZURE_TABLE_LIMITS } from "../../util/store-limits.js";
+import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
   PropertyTypes,
@@ -260,13 +261,9 @@ export class ShardedStore implements TableStore {
   }
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    try {
-      await this.#single(table, partitionKey, rowKey, { kind: "delete", partitionKey, rowKey, ifMatch });
-      return true;
-    } catch (error) {
-      if (error instanceof EntityNotFoundError) return false;
-      throw error;
-    }
+    return deletedUnlessAbsent(() =>
+      this.#single(table, partitionKey, rowKey, { kind: "delete", partitionKey, rowKey, ifMatch }),
+    );
   }
 
   async submitTransaction(
