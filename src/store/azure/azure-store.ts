@@ -59,6 +59,8 @@ export class AzureStore implements TableStore, TableSasIssuer {
   #service: TableServiceClient | undefined;
   /** Typed reads with `odata=nometadata` payloads (see nometadata-rows.ts), unless metadata is kept. */
   readonly #nometadata: NometadataReads | undefined;
+  /** Reads sent through the table client's pipeline beside the SDK's (typed and light ones). */
+  readonly #reads: NometadataReads;
 
   /**
    * Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`; the blob
@@ -78,13 +80,12 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.#calls = new AzureCalls(settings.timeoutMs, settings.secrets);
     this.#clientOptions = settings.clientOptions;
     this.blobs = settings.blobs;
-    this.#nometadata = settings.nometadata
-      ? new NometadataReads(url, this.#calls, {
-          allowInsecureConnection: settings.allowInsecureConnection,
-          timeoutMs: settings.timeoutMs,
-          httpClient: options.httpClient,
-        })
-      : undefined;
+    this.#reads = new NometadataReads(url, this.#calls, {
+      allowInsecureConnection: settings.allowInsecureConnection,
+      timeoutMs: settings.timeoutMs,
+      httpClient: options.httpClient,
+    });
+    this.#nometadata = settings.nometadata ? this.#reads : undefined;
     this.capabilities = settings.capabilities;
   }
 
@@ -170,6 +171,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
       }
     }
     return querySdkPage(client, this.#calls, table, query);
+  }
+
+  /** The port's typed read (`TableStore.queryTypedPage`): values keep their EDM type exactly. */
+  async queryTypedPage(table: string, query: StoreQuery): Promise<StorePage> {
+    return this.#reads.typedQueryPage(this.#client(table), table, query);
   }
 
   async insert(table: string, entity: WireEntity): Promise<WriteResult> {

@@ -97,7 +97,7 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
 
 /** Copies every row of the partition to the new shard (replacing what an earlier attempt left). */
 async function copyRows(move: PartitionMove): Promise<void> {
-  const rows = await readPartitionRows(move.source, move.table, move.partitionKey);
+  const rows = await readPartitionRows(move.source, move.table, move.partitionKey, { typed: true });
   const upserts: TransactionAction[] = rows.map((row) => ({
     kind: "upsert",
     entity: wireOf(row),
@@ -112,9 +112,10 @@ async function copyRows(move: PartitionMove): Promise<void> {
  */
 async function catchUp(move: PartitionMove): Promise<number> {
   const { table, partitionKey } = move;
+  // Typed reads (where the shards have them): a whole Double is copied and compared as a Double.
   const [before, copied] = await Promise.all([
-    readPartitionRows(move.source, table, partitionKey),
-    readPartitionRows(move.target, table, partitionKey),
+    readPartitionRows(move.source, table, partitionKey, { typed: true }),
+    readPartitionRows(move.target, table, partitionKey, { typed: true }),
   ]);
   const copiedByKey = new Map(copied.map((row) => [row.rowKey, row]));
   const sourceKeys = new Set(before.map((row) => row.rowKey));
@@ -130,7 +131,7 @@ async function catchUp(move: PartitionMove): Promise<number> {
       .map((row): TransactionAction => ({ kind: "delete", partitionKey, rowKey: row.rowKey, ifMatch: "*" })),
   ];
   await submitInBatches(move.target, table, partitionKey, actions);
-  const after = await readPartitionRows(move.target, table, partitionKey);
+  const after = await readPartitionRows(move.target, table, partitionKey, { typed: true });
   verify(move, before, after);
   return after.length;
 }
