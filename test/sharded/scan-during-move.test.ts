@@ -1,13 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ShardedStore } from "../../src/index.js";
 import { OPEN_ROW, STATE_ROW } from "../../src/store/sharded/partition-markers.js";
+import { placeOf, withShard } from "../../src/store/sharded/shard-map.js";
 import type { StoreContinuation, TableStore, TransactionAction } from "../../src/store/table-store.js";
 import { STORE_METHODS } from "../support/store-wrapper.js";
 import { type ShardKind, shardKinds } from "./shard-kinds.js";
 
 /** Each test has fresh shards: a fixed table name keeps the placement (hash of table and key) the same every run. */
 const TABLE = "ScanDuringMove";
-const ROWS = ["r0", "r1", "r2"];
+// One RowKey sorts after the partition's state row (`~tablekit~shard~state`): its pages can end past that row.
+const ROWS = ["r0", "r1", "~~r2"];
 
 /** The mover's view of a shard: `before` runs ahead of each of its requests, so a test acts between the move's steps. */
 function steppedBy(
@@ -132,5 +134,36 @@ describe.each(shardKinds)("a cross-shard scan during a move, on $name shards", (
 
     expect(scans[0]?.scanned).toEqual(expected);
     expect(scans[1]?.scanned).toEqual(expected.filter(([pk, , v]) => v !== 51 && pk >= "p01"));
+  });
+
+  it("follows a partition whose page ended past its state row and that moved before the next page", async () => {
+    const made = await kind.create(["a", "b", "c", "d"]);
+    close = made.close;
+    const { d, ...abc } = made.shards as Record<string, TableStore>;
+    const table = "ScanPastState";
+    // One partition, which the new map places on d; its last two RowKeys sort after its state row.
+    const before = { version: 1, shards: ["a", "b", "c"] };
+    let p = 0;
+    while (placeOf(withShard(before, "d"), table, `p${p}`, false) !== "d") p++;
+    const pk = `p${p}`;
+    const mover = new ShardedStore({ shards: abc, mapLeaseMs: 0 });
+    await mover.createTable(table);
+    const rowKeys = ["r0", "r1", "~~r2", "~~r3"];
+    await mover.submitTransaction(
+      table,
+      pk,
+      rowKeys.map((rowKey, v) => ({ kind: "insert" as const, entity: { partitionKey: pk, rowKey, v } })),
+    );
+    // Pages of 3 from 4 shards ask each shard for 2 rows: the old shard's pages are [r0, r1],
+    // [open row, state row], [~~r2, ~~r3]; the first merged page ends after ~~r2, inside the third.
+    const scanner = new ShardedStore({ shards: made.shards });
+    const first = await scanner.queryPage(table, { top: 3 });
+    expect(first.items.map((r) => r.rowKey)).toEqual(["r0", "r1", "~~r2"]);
+    const token = JSON.stringify(first.continuation);
+    // The whole move happens between the pages: the old shard's rows are gone, its state row is behind the cursor.
+    expect((await mover.addShard("d", d as TableStore)).partitions).toBe(1);
+    const second = await scanner.queryPage(table, { top: 3, continuation: JSON.parse(token) });
+    expect(second.items.map((r) => [r.rowKey, r.v])).toEqual([["~~r3", 3]]);
+    expect(second.continuation).toBeUndefined();
   });
 });

@@ -24,10 +24,16 @@ interface ShardStream {
   loaded: boolean;
   done: boolean;
   missingTable: unknown;
-  /** A partition the page being read may continue, whose state row an earlier page held: checked when it is read. */
+  /** A partition the page being read continues past its state row, which an earlier page held: checked when it is read. */
   check: string | undefined;
-  /** The PartitionKey of the last row of the page last read, and whether that page (or one before) held its state row. */
-  tail: { partitionKey: string; stateSeen: boolean } | undefined;
+  /** The partition the page last read ends in, and whether it ends past the partition's state row. */
+  tail: Tail | undefined;
+}
+
+/** The partition a shard's page ends in; `pastState`: the page (or one before it) held its state row and a row after it. */
+interface Tail {
+  readonly partitionKey: string;
+  readonly pastState: boolean;
 }
 
 /** A partition read whole from the shard it moved to, during the query: its rows past the merge's position. */
@@ -93,7 +99,7 @@ export async function queryAcrossShards(
           s.done = true;
           break;
         }
-        s.check = s.tail?.stateSeen === true ? s.tail.partitionKey : undefined;
+        s.check = s.tail?.pastState === true ? s.tail.partitionKey : undefined;
         s.from = s.next;
       }
       try {
@@ -104,7 +110,7 @@ export async function queryAcrossShards(
           continuation: s.from,
         });
         s.next = page.continuation;
-        s.tail = tailOf(page.items, s.tail);
+        s.tail = tailOf(page.items, s.tail, page.items.length >= shardTop);
         const after = last;
         s.rows = page.items.filter((row) => {
           if (after !== undefined && compare(keyOf(row), after) <= 0) return false;
@@ -224,7 +230,7 @@ export async function queryAcrossShards(
     const consumed = s.loaded && s.rows.length === 0;
     const done = s.done || (consumed && s.next === undefined);
     more ||= !done;
-    const check = consumed ? (s.tail?.stateSeen === true ? s.tail.partitionKey : undefined) : s.check;
+    const check = consumed ? (s.tail?.pastState === true ? s.tail.partitionKey : undefined) : s.check;
     next[s.name] = done ? { done: true } : { from: consumed ? s.next : s.from, ...(check ? { check } : {}) };
   }
   // Still inside a partition read from where it moved: the next page reads it there again.
@@ -284,18 +290,27 @@ function partitionFilter(partitionKey: string, past: string | undefined, filter:
   return parts.join(" and ");
 }
 
-/** The last partition a page ends in, and whether its state row was seen (in this page or, continuing it, one before). */
-function tailOf(
-  items: readonly StoredEntity[],
-  before: { partitionKey: string; stateSeen: boolean } | undefined,
-): { partitionKey: string; stateSeen: boolean } | undefined {
+/**
+ * The partition a page ends in, and whether the page ends past its state row: the page (or, for a
+ * partition it continues, an earlier one) holds the state row and either a row of it after that or as
+ * many rows as were asked for (it may have stopped right after the state row). Only then can the next
+ * page hold rows of it and no state row to tell that it moved meanwhile; a page that stopped short of
+ * `top` stopped at the partition's end (the service breaks pages at partitions).
+ */
+function tailOf(items: readonly StoredEntity[], before: Tail | undefined, full: boolean): Tail | undefined {
   const partitionKey = items.at(-1)?.partitionKey;
   if (partitionKey === undefined) return before;
-  let stateSeen = before?.partitionKey === partitionKey && before.stateSeen;
+  let pastState = before?.partitionKey === partitionKey && before.pastState;
+  let rowAfter = false;
   for (let i = items.length - 1; i >= 0 && items[i]?.partitionKey === partitionKey; i--) {
-    if (items[i]?.rowKey === STATE_ROW) stateSeen = true;
+    const rowKey = items[i]?.rowKey;
+    if (rowKey === STATE_ROW) {
+      pastState ||= rowAfter || full;
+      break;
+    }
+    if (!isMarkerRow(rowKey)) rowAfter = true;
   }
-  return { partitionKey, stateSeen };
+  return { partitionKey, pastState };
 }
 
 function keyOf(row: StoredEntity): Key {
