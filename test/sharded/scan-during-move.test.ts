@@ -166,4 +166,40 @@ describe.each(shardKinds)("a cross-shard scan during a move, on $name shards", (
     expect(second.items.map((r) => [r.rowKey, r.v])).toEqual([["~~r3", 3]]);
     expect(second.continuation).toBeUndefined();
   });
+
+  it("does not follow the forwarding rows of a move that had finished when the scan began", async () => {
+    const made = await kind.create(["a", "b", "c", "d"]);
+    close = made.close;
+    const { d, ...abc } = made.shards as Record<string, TableStore>;
+    const table = "ScanAfterMove";
+    const mover = new ShardedStore({ shards: abc, mapLeaseMs: 0 });
+    await mover.createTable(table);
+    for (let p = 0; p < partitions; p++) {
+      await mover.insert(table, { partitionKey: `p${String(p).padStart(2, "0")}`, rowKey: "r", v: p });
+    }
+    const moved = await mover.addShard("d", d as TableStore);
+    expect(moved.partitions).toBeGreaterThan(0);
+    // A process with the old map scans with a filter no row matches: the moved partitions' state rows
+    // on the old shards come back, and none is followed (no partition query, no marker read).
+    const partitionReads: string[] = [];
+    const watched = Object.fromEntries(
+      Object.entries(made.shards).map(([name, shard]) => [
+        name,
+        steppedBy(shard, name, async (_shard, method, args) => {
+          const filter = (args[1] as { filter?: string } | undefined)?.filter ?? "";
+          if (method === "queryPage" && filter.startsWith("PartitionKey eq")) partitionReads.push(filter);
+        }),
+      ]),
+    );
+    const scanner = new ShardedStore({ shards: watched as Record<string, TableStore> });
+    let continuation: StoreContinuation | undefined;
+    let rows = 0;
+    do {
+      const page = await scanner.queryPage(table, { filter: "v eq -1", top: 5, continuation });
+      rows += page.items.length;
+      continuation = page.continuation;
+    } while (continuation !== undefined);
+    expect(rows).toBe(0);
+    expect(partitionReads).toEqual([]);
+  });
 });

@@ -76,8 +76,17 @@ export async function queryAcrossShards(
   const servedElsewhere = (partitionKey: string, shard: string | undefined): boolean =>
     last?.[0] === partitionKey && lastFrom !== undefined && lastFrom !== shard;
   const select = withKeys(query.select);
-  // Sorted merges also read each partition's state row, to see partitions that move meanwhile.
+  // Sorted merges also read the partitions' `moved` state rows, to see partitions that move meanwhile.
   const shardQuery = sorted ? withStateRows(query.filter, select) : { filter: query.filter, select };
+  // A partition moved by a move that had finished when the query began is open on its new shard, whose
+  // stream the query reads after that: its `moved` row on the old shard needs no following.
+  const settled = sorted
+    ? (state.settled ?? (query.continuation === undefined ? await router.settledVersion() : 0))
+    : 0;
+  const departed = (row: StoredEntity): boolean =>
+    row.rowKey === STATE_ROW &&
+    row.state === "moved" &&
+    !(typeof row.mapVersion === "number" && row.mapVersion <= settled);
   const streams: ShardStream[] = names.map((name) => ({
     name,
     store: router.shard(name),
@@ -110,12 +119,12 @@ export async function queryAcrossShards(
           continuation: s.from,
         });
         s.next = page.continuation;
-        s.tail = tailOf(page.items, s.tail, page.items.length >= shardTop);
+        s.tail = tailOf(page.items, s.tail, page.items.length >= shardTop, departed);
         const after = last;
         s.rows = page.items.filter((row) => {
           if (after !== undefined && compare(keyOf(row), after) <= 0) return false;
           if (!isMarkerRow(row.rowKey)) return true;
-          if (sorted && row.rowKey === STATE_ROW && row.state === "moved") departures.add(row);
+          if (sorted && departed(row)) departures.add(row);
           return departures.has(row);
         });
         // The page may continue a partition whose state row an earlier page held (so this page has no
@@ -242,6 +251,7 @@ export async function queryAcrossShards(
       last,
       shards: next,
       ...(rereading ? { reread: reread?.partitionKey } : {}),
+      ...(settled > 0 ? { settled } : {}),
     });
   }
   return page;
@@ -259,26 +269,28 @@ export function stripKeys(row: StoredEntity, select: readonly string[] | undefin
   const copy: Record<string, unknown> = { ...row };
   if (!select.includes("PartitionKey")) delete copy.partitionKey;
   if (!select.includes("RowKey")) delete copy.rowKey;
-  if (!select.includes(STATE_COLUMN)) delete copy[STATE_COLUMN];
+  for (const column of STATE_COLUMNS) if (!select.includes(column)) delete copy[column];
   return copy as StoredEntity;
 }
 
-/** The state row's column that says where a partition went (partition-markers.ts). */
-const STATE_COLUMN = "state";
+/** The state row's columns a merged query reads: where a partition went, and by which map (partition-markers.ts). */
+const STATE_COLUMNS = ["state", "mapVersion"];
 
 /**
- * A shard's query in a sorted merge: the user's filter, `or` the state rows of the partitions it can
- * match (kept to its top-level PartitionKey range, so a range stays a range); the state column selected.
+ * A shard's query in a sorted merge: the user's filter, `or` the `moved` state rows of the partitions
+ * it can match (kept to its top-level PartitionKey range, so a range stays a range); the state columns
+ * selected. Without a filter every row comes anyway.
  */
 function withStateRows(filter: string | undefined, select: readonly string[] | undefined) {
-  const stateRows = `RowKey eq '${STATE_ROW}'`;
+  const movedRows = `RowKey eq '${STATE_ROW}' and state eq 'moved'`;
   const range = partitionRangeOf(filter);
   return {
     filter:
       filter === undefined
         ? undefined
-        : `(${filter}) or (${range === undefined ? stateRows : `${range} and ${stateRows}`})`,
-    select: select === undefined || select.length === 0 ? select : [...new Set([...select, STATE_COLUMN])],
+        : `(${filter}) or (${range === undefined ? movedRows : `${range} and ${movedRows}`})`,
+    select:
+      select === undefined || select.length === 0 ? select : [...new Set([...select, ...STATE_COLUMNS])],
   };
 }
 
@@ -297,7 +309,12 @@ function partitionFilter(partitionKey: string, past: string | undefined, filter:
  * page hold rows of it and no state row to tell that it moved meanwhile; a page that stopped short of
  * `top` stopped at the partition's end (the service breaks pages at partitions).
  */
-function tailOf(items: readonly StoredEntity[], before: Tail | undefined, full: boolean): Tail | undefined {
+function tailOf(
+  items: readonly StoredEntity[],
+  before: Tail | undefined,
+  full: boolean,
+  departed: (row: StoredEntity) => boolean,
+): Tail | undefined {
   const partitionKey = items.at(-1)?.partitionKey;
   if (partitionKey === undefined) return before;
   let pastState = before?.partitionKey === partitionKey && before.pastState;
@@ -305,7 +322,9 @@ function tailOf(items: readonly StoredEntity[], before: Tail | undefined, full: 
   for (let i = items.length - 1; i >= 0 && items[i]?.partitionKey === partitionKey; i--) {
     const rowKey = items[i]?.rowKey;
     if (rowKey === STATE_ROW) {
-      pastState ||= rowAfter || full;
+      // A partition whose move had finished when the query began has no rows here any more.
+      const settledAway = items[i]?.state === "moved" && !departed(items[i] as StoredEntity);
+      pastState ||= !settledAway && (rowAfter || full);
       break;
     }
     if (!isMarkerRow(rowKey)) rowAfter = true;

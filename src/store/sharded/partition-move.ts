@@ -22,6 +22,8 @@ export interface PartitionMove {
   readonly afterCopy?: (() => Promise<void>) | undefined;
   /** Milliseconds now, for the stall measure. */
   readonly now: () => number;
+  /** The version of the map the move leads to (recorded on the old shard's `moved` row). */
+  readonly mapVersion: number;
 }
 
 /** What moving one partition did. */
@@ -65,7 +67,7 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
     fencedAt = move.now();
     await source.submitTransaction(table, partitionKey, [
       { kind: "delete", partitionKey, rowKey: OPEN_ROW, ifMatch: "*" },
-      { kind: "upsert", entity: stateRow(partitionKey, "moved", move.to), mode: "replace" },
+      { kind: "upsert", entity: stateRow(partitionKey, "moved", move.to, move.mapVersion), mode: "replace" },
     ]);
     sourceState = { kind: "moved", to: move.to };
     targetState = { kind: "incoming", from: move.from };

@@ -110,6 +110,7 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
         target: newShard,
         afterCopy: () => report("copied", p),
         now,
+        mapVersion: target.version,
       });
       if (moved === undefined) continue;
       result.partitions++;

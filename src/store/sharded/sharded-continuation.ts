@@ -18,6 +18,8 @@ export interface MergeState {
   readonly shards: Readonly<Record<string, ShardCursor>>;
   /** A partition that moved during the query and is being read from where it went, past `last`. */
   readonly reread?: string | undefined;
+  /** The map version whose moves were all finished when the query began (merged-query.ts). */
+  readonly settled?: number | undefined;
 }
 
 const PREFIX = "tkshard1:";
@@ -49,6 +51,7 @@ export function decodeShardContinuation(
   }
   if (typeof state?.shards !== "object" || state.shards === null) throw invalid();
   if (state.reread !== undefined && typeof state.reread !== "string") throw invalid();
+  if (state.settled !== undefined && typeof state.settled !== "number") throw invalid();
   for (const name of Object.keys(state.shards)) if (!shards.includes(name)) throw invalid();
   return state;
 }
