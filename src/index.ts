@@ -154,6 +154,7 @@ export type {
   StoreLimits,
   StorePage,
   StoreQuery,
+  StoreRepairOptions,
   TableSasIssuer,
   TableSasRequest,
   TableStore,
