@@ -127,15 +127,15 @@ export async function queryAcrossShards(
           if (sorted && departed(row)) departures.add(row);
           return departures.has(row);
         });
-        // The page may continue a partition whose state row an earlier page held (so this page has no
-        // state row of it to tell a move): if it left this shard in between, read its rest where it went.
+        // The page may continue a partition past its state row, which an earlier page held (so this page
+        // has no state row of it to tell a move): if it left this shard in between, read its rest where it went.
         const continued = s.check;
         if (sorted && continued !== undefined && !servedElsewhere(continued, s.name)) {
           const where = await router.readableShard(table, continued);
           if (where !== undefined && where !== s.name) {
-            const departed = { partitionKey: continued, rowKey: "" } as StoredEntity;
-            departures.add(departed);
-            s.rows.unshift(departed);
+            const departure = { partitionKey: continued, rowKey: "" } as StoredEntity;
+            departures.add(departure);
+            s.rows.unshift(departure);
           }
         }
       } catch (error) {
@@ -197,9 +197,9 @@ export async function queryAcrossShards(
         ...(rereadHead === undefined ? [] : [keyOf(rereadHead)]),
       ].reduce((a, b) => (compare(a, b) <= 0 ? a : b));
       const tied = heads.filter((s) => compare(keyOf(s.rows[0] as StoredEntity), least) === 0);
-      const departed = tied.filter((s) => departures.has(s.rows[0] as StoredEntity));
-      if (departed.length > 0) {
-        for (const s of departed) {
+      const departing = tied.filter((s) => departures.has(s.rows[0] as StoredEntity));
+      if (departing.length > 0) {
+        for (const s of departing) {
           s.rows.shift();
           await follow(least[0], s.name);
         }
