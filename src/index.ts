@@ -156,6 +156,7 @@ export type {
   StoreLimits,
   StorePage,
   StoreQuery,
+  StoreRepairOptions,
   TableSasIssuer,
   TableSasRequest,
   TableStore,

@@ -11,9 +11,9 @@ import { StoreError } from "../errors.js";
 import { parseConnectionString } from "../store/azure/connection-string.js";
 import { isLoopbackHost, parseEndpoint } from "../store/azure/endpoint.js";
 import { sanitizedCause } from "../store/azure/sanitized-cause.js";
+import { markDoubles } from "../util/double-marks.js";
 import { connectionStringSecrets, redactSecrets } from "../util/redact-secrets.js";
 import { type BatchAnswer, batchBody, readBatchAnswer } from "./batch.js";
-import { markDoubles } from "./double-marks.js";
 import { type Row, rowFromJson } from "./typed-row.js";
 
 /** A request about to be sent again, and why (the CLI prints it from the first retry on). */

@@ -129,6 +129,31 @@ export interface TableStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]>;
+
+  /**
+   * Optional: one page of a query (its filter, `top` and continuation; `select` is not applied) whose
+   * values keep their EDM type exactly, each in the form a write stores back unchanged: Double as
+   * `{ type: "Double", value }` (a whole number too, which `queryPage` answers as a plain `number`, then
+   * written back as Int32), Int64 `{ type: "Int64", value: "<digits>" }`, DateTime `{ type: "DateTime",
+   * value: "<ISO 8601 with 7 fraction digits>" }` (100-ns ticks a `Date` would round), Guid
+   * `{ type: "Guid", value }`, Binary `Uint8Array`; Int32, String and Boolean as `queryPage` answers.
+   * For copying rows between stores (a `ShardedStore`'s move); continuations are its own.
+   */
+  queryTypedPage?(table: string, query: StoreQuery): Promise<StorePage>;
+
+  /**
+   * Optional: finishes work the store itself left unfinished in a crash (a `ShardedStore`'s shard move
+   * cut short). `db.repair()` calls it first, when the context's store has it, and reports its counts
+   * under `store`; work touched less than `minIntentAgeMs` ago is left alone. Stores without such work
+   * leave it out.
+   */
+  repair?(options: StoreRepairOptions): Promise<Readonly<Record<string, number>>>;
+}
+
+/** What `TableStore.repair` is given by `db.repair()`. */
+export interface StoreRepairOptions {
+  /** Work its owner touched less than this many milliseconds ago is left alone (it may still be running). */
+  readonly minIntentAgeMs: number;
 }
 
 /** What a scoped table SAS grants: see `TableSasIssuer.tableSas`. */

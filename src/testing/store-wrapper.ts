@@ -13,7 +13,10 @@ import type {
 } from "../index.js";
 
 /** The request-making methods of a `TableStore`. */
-export type StoreMethod = Exclude<keyof TableStore, "name" | "capabilities" | "endpoint" | "blobs">;
+export type StoreMethod = Exclude<
+  keyof TableStore,
+  "name" | "capabilities" | "endpoint" | "blobs" | "repair"
+>;
 
 /** Every request-making method, in port order. */
 export const STORE_METHODS: readonly StoreMethod[] = [

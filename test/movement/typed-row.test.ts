@@ -1,5 +1,4 @@
 import { describe, expect, test } from "vitest";
-import { markDoubles } from "../../src/movement/double-marks.js";
 import {
   canonicalDateTime,
   checkRow,
@@ -7,6 +6,7 @@ import {
   RowError,
   rowFromJson,
 } from "../../src/movement/typed-row.js";
+import { markDoubles } from "../../src/util/double-marks.js";
 import { edgeLines, NEGATIVE_ZERO_LINE } from "./edge-rows.js";
 
 // The line format on its own: parse and format are inverse, the service's JSON is typed exactly.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { singlePartitionOf } from "../../src/store/sharded/filter-partition.js";
+import { partitionRangeOf, singlePartitionOf } from "../../src/store/sharded/filter-partition.js";
 import { jumpConsistentHash, stableHash64 } from "../../src/store/sharded/partition-hash.js";
 import { placeOf, withShard } from "../../src/store/sharded/shard-map.js";
 
@@ -42,5 +42,15 @@ describe("placement (pure)", () => {
     expect(singlePartitionOf("name eq 'PartitionKey eq ''a'''")).toBeUndefined();
     expect(singlePartitionOf("not (PartitionKey eq 'a')")).toBeUndefined();
     expect(singlePartitionOf(undefined)).toBeUndefined();
+  });
+
+  it("keeps a filter's top-level PartitionKey range for the state rows a merged scan also reads", () => {
+    expect(partitionRangeOf("PartitionKey ge 'a' and PartitionKey lt 'b' and v gt 3")).toBe(
+      "PartitionKey ge 'a' and PartitionKey lt 'b'",
+    );
+    expect(partitionRangeOf("(PartitionKey gt 'it''s') and RowKey eq 'x'")).toBe("PartitionKey gt 'it''s'");
+    expect(partitionRangeOf("v gt 3")).toBeUndefined();
+    expect(partitionRangeOf("PartitionKey ge 'a' or v gt 3")).toBeUndefined();
+    expect(partitionRangeOf(undefined)).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
+import type { TableStore } from "../../store/table-store.js";
 import type { RepairKind } from "../core/repair-kind.js";
 import type { RequestContext } from "../core/requests.js";
 import { repairAllIndexes } from "../index/index-repair-kind.js";
@@ -25,20 +26,34 @@ export interface RepairSources {
   /** Every class seen, by `${table lowercased}\u0000${type}`. */
   types: ReadonlyMap<string, EntityModel>;
   eventual: () => EventualDeps;
+  /** The store the context was given: its own repair (`TableStore.repair`, e.g. a ShardedStore's move) runs first. */
+  store: TableStore;
 }
 
 /**
- * The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions,
- * remote summaries, blobs, and the deletes of entities that expired (`expiresAt`; a sweep of each class seen).
+ * The kinds of unfinished work `db.repair()` finishes, in order: the store's own (when it has any: a
+ * shard move cut short, so the passes after it read settled partitions), index intents, eventual
+ * transactions, remote summaries, blobs, and the deletes of entities that expired (`expiresAt`; a
+ * sweep of each class seen).
  */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
-  const { runner, periodTables, types } = sources;
+  const { runner, periodTables, types, store } = sources;
   /**
    * The blobs of eventual intents this pass left for later (their values are uploaded before their
    * steps run): the large-value kind keeps them. `undefined` when the eventual kind did not list every intent.
    */
   let heldBlobs: Set<string> | undefined;
+  const storeKind: RepairKind[] =
+    store.repair === undefined
+      ? []
+      : [
+          {
+            name: "store",
+            run: async ({ minIntentAgeMs }) => ({ ...(await store.repair?.({ minIntentAgeMs })) }),
+          },
+        ];
   return [
+    ...storeKind,
     {
       name: "indexes",
       run: async ({ minIntentAgeMs }) => ({

@@ -91,6 +91,7 @@ export class TableContext {
         periodTables: this.#stack.periodTables,
         types: this.#types,
         eventual: () => this.#eventualDeps(),
+        store: options.store,
       }),
     );
     const message = stack.telemetryWarning;

@@ -6,6 +6,7 @@ import {
   type TableServiceClientOptions,
 } from "@azure/data-tables";
 import { EntityNotFoundError, StoreError } from "../../errors.js";
+import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
   PropertyTypes,
@@ -58,6 +59,8 @@ export class AzureStore implements TableStore, TableSasIssuer {
   #service: TableServiceClient | undefined;
   /** Typed reads with `odata=nometadata` payloads (see nometadata-rows.ts), unless metadata is kept. */
   readonly #nometadata: NometadataReads | undefined;
+  /** Reads sent through the table client's pipeline beside the SDK's (typed and light ones). */
+  readonly #reads: NometadataReads;
 
   /**
    * Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`; the blob
@@ -77,13 +80,12 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.#calls = new AzureCalls(settings.timeoutMs, settings.secrets);
     this.#clientOptions = settings.clientOptions;
     this.blobs = settings.blobs;
-    this.#nometadata = settings.nometadata
-      ? new NometadataReads(url, this.#calls, {
-          allowInsecureConnection: settings.allowInsecureConnection,
-          timeoutMs: settings.timeoutMs,
-          httpClient: options.httpClient,
-        })
-      : undefined;
+    this.#reads = new NometadataReads(url, this.#calls, {
+      allowInsecureConnection: settings.allowInsecureConnection,
+      timeoutMs: settings.timeoutMs,
+      httpClient: options.httpClient,
+    });
+    this.#nometadata = settings.nometadata ? this.#reads : undefined;
     this.capabilities = settings.capabilities;
   }
 
@@ -171,6 +173,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
     return querySdkPage(client, this.#calls, table, query);
   }
 
+  /** The port's typed read (`TableStore.queryTypedPage`): values keep their EDM type exactly. */
+  async queryTypedPage(table: string, query: StoreQuery): Promise<StorePage> {
+    return this.#reads.typedQueryPage(this.#client(table), table, query);
+  }
+
   // The single writes call the SDK as `AzureCalls.runPoint` does (its per-request timeout, its error
   // translation) without its closure, async frame and error context per call: they run for every write,
   // and the context is made only on failure.
@@ -214,15 +221,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
     const client = this.#client(table);
-    try {
-      await this.#calls.runPoint({ operation: "delete", table, partitionKey, rowKey }, (options) =>
+    return deletedUnlessAbsent(() =>
+      this.#calls.runPoint({ operation: "delete", table, partitionKey, rowKey }, (options) =>
         client.deleteEntity(partitionKey, rowKey, { ...options, etag: ifMatch }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof EntityNotFoundError) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async submitTransaction(

@@ -7,6 +7,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
 import { EntityNotFoundError } from "../../errors.js";
+import { markDoubles } from "../../util/double-marks.js";
 import type {
   PropertyTypes,
   StoreContinuation,
@@ -17,12 +18,15 @@ import type {
 import type { AzureCalls } from "./azure-calls.js";
 import { nometadataRowReader } from "./nometadata-rows.js";
 import { querySdkPage } from "./sdk-query-page.js";
+import { typedRowFromJson } from "./typed-rows.js";
 
 /** Untypable rows of one light page read again one by one; more and the page is read again whole. */
 const MAX_ROW_REREADS = 4;
 
 /** The payload format of typed reads: JSON without type annotations. */
 const NOMETADATA_FORMAT = "application/json;odata=nometadata";
+/** The payload format of reads that keep every EDM type: annotations where JSON cannot tell the type. */
+const MINIMAL_FORMAT = "application/json;odata=minimalmetadata";
 /** The service version `@azure/data-tables` sends (generated/models/parameters.js). */
 const SERVICE_VERSION = "2019-02-02";
 
@@ -91,16 +95,10 @@ export class NometadataReads {
     query: StoreQuery,
     types: PropertyTypes,
   ): Promise<StorePage | undefined> {
-    let params = selectParam(query.select);
-    if (query.filter !== undefined) params += `&$filter=${encodeURIComponent(query.filter)}`;
-    if (query.top !== undefined) params += `&$top=${query.top}`;
-    const continuation = query.continuation;
-    if (continuation) {
-      params += `&NextPartitionKey=${encodeURIComponent(continuation.nextPartitionKey)}`;
-      // The SDK omits an empty or absent NextRowKey; mirror it.
-      if (continuation.nextRowKey) params += `&NextRowKey=${encodeURIComponent(continuation.nextRowKey)}`;
-    }
-    const url = this.#readUrl(`${encodeURIComponent(table)}()`, params);
+    const url = this.#readUrl(
+      `${encodeURIComponent(table)}()`,
+      selectParam(query.select) + pageParams(query),
+    );
     const response = await this.#calls.runWhole({ operation: "queryPage", table }, (abortSignal) =>
       this.#send(client, url, abortSignal),
     );
@@ -126,13 +124,22 @@ export class NometadataReads {
     }
     const kept =
       untyped === undefined ? (items as StoredEntity[]) : items.filter((item) => item !== undefined);
-    const nextPartitionKey = response.headers.get("x-ms-continuation-nextpartitionkey");
-    if (!nextPartitionKey) return { items: kept };
-    const nextRowKey = response.headers.get("x-ms-continuation-nextrowkey");
-    return {
-      items: kept,
-      continuation: nextRowKey ? { nextPartitionKey, nextRowKey } : { nextPartitionKey },
-    };
+    return withContinuation(kept, response);
+  }
+
+  /**
+   * One query page with minimal metadata whose values keep their EDM type (`TableStore.queryTypedPage`):
+   * read from the response's text with whole Doubles marked (double-marks.ts), which the parsed body
+   * cannot tell from Int32s.
+   */
+  async typedQueryPage(client: TableClient, table: string, query: StoreQuery): Promise<StorePage> {
+    const url = this.#readUrl(`${encodeURIComponent(table)}()`, pageParams(query), MINIMAL_FORMAT);
+    const response = await this.#calls.runWhole({ operation: "queryPage", table }, (abortSignal) =>
+      this.#send(client, url, abortSignal, MINIMAL_FORMAT),
+    );
+    const text = response.bodyAsText ?? "";
+    const rows = text === "" ? [] : ((JSON.parse(markDoubles(text)) as { value?: unknown[] }).value ?? []);
+    return withContinuation(rows.map(typedRowFromJson), response);
   }
 
   /**
@@ -162,11 +169,11 @@ export class NometadataReads {
   }
 
   /** The URL of a read: the account URL (which may carry a SAS query) plus `path` and the query text. */
-  #readUrl(path: string, params: string): string {
+  #readUrl(path: string, params: string, format = NOMETADATA_FORMAT): string {
     const at = this.#url.indexOf("?");
     const base = at < 0 ? this.#url : this.#url.slice(0, at);
     const sas = at < 0 ? "" : `&${this.#url.slice(at + 1)}`;
-    return `${base.endsWith("/") ? base : `${base}/`}${path}?$format=${NOMETADATA_FORMAT}${params}${sas}`;
+    return `${base.endsWith("/") ? base : `${base}/`}${path}?$format=${format}${params}${sas}`;
   }
 
   /**
@@ -178,6 +185,7 @@ export class NometadataReads {
     client: TableClient,
     url: string,
     abortSignal: AbortSignal | undefined,
+    format = NOMETADATA_FORMAT,
   ): Promise<PipelineResponse> {
     const request = createPipelineRequest({
       url,
@@ -185,7 +193,7 @@ export class NometadataReads {
       allowInsecureConnection: this.#allowInsecure,
       ...(abortSignal === undefined ? { timeout: this.#timeoutMs } : { abortSignal }),
     });
-    request.headers.set("Accept", NOMETADATA_FORMAT);
+    request.headers.set("Accept", format);
     request.headers.set("x-ms-version", SERVICE_VERSION);
     request.headers.set("DataServiceVersion", "3.0");
     this.#http ??= this.#customHttp ?? createDefaultHttpClient();
@@ -217,6 +225,28 @@ function bodyOf(response: PipelineResponse): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A query's `$filter`, `$top` and continuation parameters. */
+function pageParams(query: StoreQuery): string {
+  let params = "";
+  if (query.filter !== undefined) params += `&$filter=${encodeURIComponent(query.filter)}`;
+  if (query.top !== undefined) params += `&$top=${query.top}`;
+  const continuation = query.continuation;
+  if (continuation) {
+    params += `&NextPartitionKey=${encodeURIComponent(continuation.nextPartitionKey)}`;
+    // The SDK omits an empty or absent NextRowKey; mirror it.
+    if (continuation.nextRowKey) params += `&NextRowKey=${encodeURIComponent(continuation.nextRowKey)}`;
+  }
+  return params;
+}
+
+/** A page of `items` with the continuation the response's headers give. */
+function withContinuation(items: StoredEntity[], response: PipelineResponse): StorePage {
+  const nextPartitionKey = response.headers.get("x-ms-continuation-nextpartitionkey");
+  if (!nextPartitionKey) return { items };
+  const nextRowKey = response.headers.get("x-ms-continuation-nextrowkey");
+  return { items, continuation: nextRowKey ? { nextPartitionKey, nextRowKey } : { nextPartitionKey } };
 }
 
 /** `$select` of a typed read: Timestamp is always asked for, the ETag is derived from it. */

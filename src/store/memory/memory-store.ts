@@ -33,6 +33,7 @@ import { badRequest, tableBeingDeleted, tableNotFound } from "./service-errors.j
 import { checkTableName, tableKey } from "./table-names.js";
 import { parseTransaction, toTransactionError } from "./transaction-rules.js";
 import { recordToStored, tableRecord } from "./typed-entity.js";
+import { recordToTyped } from "./typed-rows.js";
 import { readUnsortedPage } from "./unsorted-pager.js";
 import { keysOf, parseAction, planAction } from "./write-planner.js";
 
@@ -200,6 +201,11 @@ export class MemoryStore implements ServableStore {
     const t = this.#require(table);
     const request = this.#pageRequest(query);
     return this.flavor === "cosmos" ? readUnsortedPage(t, request, this.seed) : readPage(t, request);
+  }
+
+  /** The port's typed read (`TableStore.queryTypedPage`): values keep their EDM type exactly. */
+  async queryTypedPage(table: string, query: StoreQuery = {}): Promise<StorePage> {
+    return readRecordPage(this.#require(table), this.#pageRequest(query), recordToTyped);
   }
 
   /** Validates a query and turns it into a page request (shared by the port and the record access). */

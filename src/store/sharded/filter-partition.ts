@@ -14,6 +14,19 @@ export function singlePartitionOf(filter: string | undefined): string | undefine
   return undefined;
 }
 
+/**
+ * The top-level `PartitionKey` comparisons of a filter, joined by `and` (`undefined` when there are
+ * none, or a top-level `or`): the partitions the filter can match, whatever else it asks.
+ */
+export function partitionRangeOf(filter: string | undefined): string | undefined {
+  if (filter === undefined) return undefined;
+  const conjuncts = topLevelConjuncts(filter.trim());
+  const range = conjuncts
+    ?.map(unwrap)
+    .filter((conjunct) => /^PartitionKey (?:eq|ne|gt|ge|lt|le) '(?:[^']|'')*'$/.test(conjunct));
+  return range === undefined || range.length === 0 ? undefined : range.join(" and ");
+}
+
 /** A string literal's body in OData (a quote doubled). */
 export function escapeODataString(value: string): string {
   return value.replaceAll("'", "''");

@@ -14,17 +14,27 @@ const BATCH = 100;
 /** The container prefix of tablekit's large values (src/repository/large/large-reference.ts). */
 const LARGE_CONTAINER_PREFIX = "tablekit-";
 
-/** Every user row of one partition on one shard (marker rows left out), in RowKey order. */
+/**
+ * Every user row of one partition on one shard (marker rows left out), in RowKey order. `filter` (one
+ * that names the partition itself) and `select` narrow it; `typed` reads with the store's typed read
+ * when it has one (`TableStore.queryTypedPage`), so a copy keeps every value's EDM type.
+ */
 export async function readPartitionRows(
   store: TableStore,
   table: string,
   partitionKey: string,
+  options: { filter?: string; select?: readonly string[] | undefined; typed?: boolean } = {},
 ): Promise<StoredEntity[]> {
-  const filter = `PartitionKey eq '${escapeODataString(partitionKey)}'`;
+  const { typed, ...narrowed } = options;
+  const query = { filter: `PartitionKey eq '${escapeODataString(partitionKey)}'`, ...narrowed };
+  const read =
+    typed === true && store.queryTypedPage !== undefined
+      ? store.queryTypedPage.bind(store)
+      : store.queryPage.bind(store);
   const rows: StoredEntity[] = [];
   let continuation: StoreContinuation | undefined;
   do {
-    const page = await store.queryPage(table, { filter, continuation });
+    const page = await read(table, { ...query, continuation });
     rows.push(...page.items.filter((row) => !isMarkerRow(row.rowKey)));
     continuation = page.continuation;
   } while (continuation !== undefined);

@@ -70,9 +70,23 @@ export function openNew(partitionKey: string): TransactionAction[] {
   ];
 }
 
-/** The state row's entity. */
-export function stateRow(partitionKey: string, state: "moved" | "incoming" | "ready", shard: string) {
-  return { partitionKey, rowKey: STATE_ROW, state, shard };
+/**
+ * The state row's entity. A `moved` row also names the version of the map its move leads to: once no
+ * move up to that version is pending, the partition is open on its new shard (merged-query.ts).
+ */
+export function stateRow(
+  partitionKey: string,
+  state: "moved" | "incoming" | "ready",
+  shard: string,
+  mapVersion?: number,
+) {
+  return {
+    partitionKey,
+    rowKey: STATE_ROW,
+    state,
+    shard,
+    ...(mapVersion === undefined ? {} : { mapVersion }),
+  };
 }
 
 /** The service's 404 for a missing table, as every store reports it. */

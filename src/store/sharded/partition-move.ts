@@ -22,6 +22,8 @@ export interface PartitionMove {
   readonly afterCopy?: (() => Promise<void>) | undefined;
   /** Milliseconds now, for the stall measure. */
   readonly now: () => number;
+  /** The version of the map the move leads to (recorded on the old shard's `moved` row). */
+  readonly mapVersion: number;
 }
 
 /** What moving one partition did. */
@@ -65,7 +67,7 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
     fencedAt = move.now();
     await source.submitTransaction(table, partitionKey, [
       { kind: "delete", partitionKey, rowKey: OPEN_ROW, ifMatch: "*" },
-      { kind: "upsert", entity: stateRow(partitionKey, "moved", move.to), mode: "replace" },
+      { kind: "upsert", entity: stateRow(partitionKey, "moved", move.to, move.mapVersion), mode: "replace" },
     ]);
     sourceState = { kind: "moved", to: move.to };
     targetState = { kind: "incoming", from: move.from };
@@ -76,7 +78,9 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
     await copyBlobs(move);
     await target.upsert(table, stateRow(partitionKey, "ready", move.from), "replace");
   }
-  const leftover = await readPartitionRows(source, table, partitionKey);
+  // Highest RowKey first: a scan that reads the old shard meanwhile sees a prefix of the rows and the
+  // partition's state row (never deleted), which sends it to the new shard for the rest (merged-query.ts).
+  const leftover = (await readPartitionRows(source, table, partitionKey)).reverse();
   const deletes: TransactionAction[] = leftover.map((row) => ({
     kind: "delete",
     partitionKey,
@@ -95,7 +99,7 @@ export async function movePartition(move: PartitionMove): Promise<PartitionMoveR
 
 /** Copies every row of the partition to the new shard (replacing what an earlier attempt left). */
 async function copyRows(move: PartitionMove): Promise<void> {
-  const rows = await readPartitionRows(move.source, move.table, move.partitionKey);
+  const rows = await readPartitionRows(move.source, move.table, move.partitionKey, { typed: true });
   const upserts: TransactionAction[] = rows.map((row) => ({
     kind: "upsert",
     entity: wireOf(row),
@@ -110,9 +114,10 @@ async function copyRows(move: PartitionMove): Promise<void> {
  */
 async function catchUp(move: PartitionMove): Promise<number> {
   const { table, partitionKey } = move;
+  // Typed reads (where the shards have them): a whole Double is copied and compared as a Double.
   const [before, copied] = await Promise.all([
-    readPartitionRows(move.source, table, partitionKey),
-    readPartitionRows(move.target, table, partitionKey),
+    readPartitionRows(move.source, table, partitionKey, { typed: true }),
+    readPartitionRows(move.target, table, partitionKey, { typed: true }),
   ]);
   const copiedByKey = new Map(copied.map((row) => [row.rowKey, row]));
   const sourceKeys = new Set(before.map((row) => row.rowKey));
@@ -128,7 +133,7 @@ async function catchUp(move: PartitionMove): Promise<number> {
       .map((row): TransactionAction => ({ kind: "delete", partitionKey, rowKey: row.rowKey, ifMatch: "*" })),
   ];
   await submitInBatches(move.target, table, partitionKey, actions);
-  const after = await readPartitionRows(move.target, table, partitionKey);
+  const after = await readPartitionRows(move.target, table, partitionKey, { typed: true });
   verify(move, before, after);
   return after.length;
 }

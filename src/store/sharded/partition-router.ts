@@ -222,6 +222,20 @@ export class PartitionRouter {
     });
   }
 
+  /**
+   * The highest map version all of whose moves are finished, as far as one directory read tells: the
+   * cached map's, or the version before a move still pending; 0 when the directory does not answer.
+   */
+  async settledVersion(): Promise<number> {
+    try {
+      const map = await this.map();
+      const pending = await this.#directory.pendingMove();
+      return pending === undefined ? map.version : Math.min(map.version, pending.target.version - 1);
+    } catch {
+      return 0;
+    }
+  }
+
   /** The shard whose rows of the partition are complete now, or `undefined` when no shard has it. */
   async readableShard(table: string, partitionKey: string): Promise<string | undefined> {
     const owner = await this.ownerOf(table, partitionKey);

@@ -1,4 +1,4 @@
-import { EntityAlreadyExistsError, StoreError } from "../../errors.js";
+import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError, StoreError } from "../../errors.js";
 import type { StoredEntity, TableStore } from "../table-store.js";
 import { initialShardMap, type ShardMap } from "./shard-map.js";
 
@@ -12,6 +12,13 @@ const MOVE_ROW = "move";
 export interface PendingMove {
   readonly shard: string;
   readonly target: ShardMap;
+}
+
+/** A recorded move as read: its ETag (the claim a mover holds) and when its mover last stamped it. */
+export interface RecordedMove extends PendingMove {
+  readonly etag: string;
+  /** `Date.now()` of the mover's last step (0 for a record written before movers stamped it). */
+  readonly stampedAt: number;
 }
 
 /** The shard map as stored, with the ETag that guards its next change. */
@@ -56,25 +63,48 @@ export class ShardDirectory {
   }
 
   /** The move in progress, if any. */
-  async pendingMove(): Promise<PendingMove | undefined> {
+  async pendingMove(): Promise<RecordedMove | undefined> {
     const row = await this.#readRow(MOVE_ROW);
     if (row === undefined) return undefined;
-    return { shard: String(row.shard), target: parseMap(row) };
+    const stampedAt = typeof row.stampedAt === "number" ? row.stampedAt : 0;
+    return { shard: String(row.shard), target: parseMap(row), etag: row.etag, stampedAt };
   }
 
-  /** Records a move before its first step, so a crash leaves it to be resumed. */
-  async beginMove(move: PendingMove): Promise<void> {
+  /**
+   * Records a move before its first step, so a crash leaves it to be resumed, and resolves the claim
+   * (the record's ETag) its mover holds. With `takeOver` (the ETag of the record read), the record is
+   * replaced only if no other process stamped it since: of two processes resuming one move, one wins
+   * and the other gets `ConcurrencyError`.
+   */
+  async beginMove(move: PendingMove, takeOver?: string): Promise<string> {
     await this.#store.createTable(DIRECTORY_TABLE);
-    await this.#store.upsert(
-      DIRECTORY_TABLE,
-      { ...mapRow(move.target), rowKey: MOVE_ROW, shard: move.shard },
-      "replace",
-    );
+    if (takeOver !== undefined) return this.stampMove(move, takeOver);
+    const { etag } = await this.#store.upsert(DIRECTORY_TABLE, moveRow(move), "replace");
+    return etag;
   }
 
-  /** Forgets the move once it is done. */
-  async endMove(): Promise<void> {
-    await this.#store.delete(DIRECTORY_TABLE, PARTITION, MOVE_ROW, "*");
+  /**
+   * Stamps the move's record with the time of a step, conditionally on the mover's claim; resolves the
+   * new claim. A mover whose record another process took over (`db.repair()` resuming a move that
+   * looked abandoned) stops here with `StoreError` `ShardMoveTakenOver`.
+   */
+  async stampMove(move: PendingMove, claim: string): Promise<string> {
+    try {
+      const { etag } = await this.#store.update(DIRECTORY_TABLE, moveRow(move), "replace", claim);
+      return etag;
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError) && !(error instanceof EntityNotFoundError)) throw error;
+      throw new StoreError(`another process took over the move that adds shard '${move.shard}'`, {
+        statusCode: 409,
+        serviceCode: "ShardMoveTakenOver",
+        cause: error,
+      });
+    }
+  }
+
+  /** Forgets the move once it is done (conditionally on the mover's claim). */
+  async endMove(claim: string): Promise<void> {
+    await this.#store.delete(DIRECTORY_TABLE, PARTITION, MOVE_ROW, claim);
   }
 
   async #readRow(rowKey: string): Promise<StoredEntity | undefined> {
@@ -94,6 +124,10 @@ function mapRow(map: ShardMap) {
     version: map.version,
     shards: JSON.stringify(map.shards),
   };
+}
+
+function moveRow(move: PendingMove) {
+  return { ...mapRow(move.target), rowKey: MOVE_ROW, shard: move.shard, stampedAt: Date.now() };
 }
 
 function parseMap(row: StoredEntity): ShardMap {

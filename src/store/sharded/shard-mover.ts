@@ -41,6 +41,8 @@ export interface AddShardContext {
   readonly onProgress?: ((progress: ReshardProgress) => void | Promise<void>) | undefined;
   readonly now?: (() => number) | undefined;
   readonly sleep: (ms: number) => Promise<void>;
+  /** The ETag of the recorded move to take over (`db.repair()` resuming it): the record must still be that one. */
+  readonly takeOver?: string | undefined;
 }
 
 interface Planned {
@@ -70,7 +72,13 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
     return { partitions: 0, rows: 0, longestStallMs: 0, version: stored.map.version };
   }
   const target: ShardMap = pending?.target ?? withShard(stored.map, name);
-  await directory.beginMove({ shard: name, target });
+  const move = { shard: name, target };
+  let claim = await directory.beginMove(move, context.takeOver);
+  // Each step stamps the record, so a repair takes over only a move whose mover stopped stamping it,
+  // and a mover whose move was taken over stops at its next step.
+  const stamp = async (): Promise<void> => {
+    claim = await directory.stampMove(move, claim);
+  };
   const newShard = shards[name] as TableStore;
   const oldShards = stored.map.shards.filter((shard) => shard !== name);
 
@@ -92,6 +100,7 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
   };
   const moveAll = async (planned: readonly Planned[]): Promise<void> => {
     for (const p of planned) {
+      await stamp();
       const moved = await movePartition({
         table: p.table,
         partitionKey: p.partitionKey,
@@ -101,6 +110,7 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
         target: newShard,
         afterCopy: () => report("copied", p),
         now,
+        mapVersion: target.version,
       });
       if (moved === undefined) continue;
       result.partitions++;
@@ -114,6 +124,7 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
   total = first.length;
   await report("start");
   await moveAll(first);
+  await stamp();
   await publish(directory, router, target);
   // Processes still on the old map may have opened partitions the new map places here meanwhile: a
   // process places a new partition by a map at most a lease old, so after one lease none does any more.
@@ -121,7 +132,7 @@ export async function addShardOnline(context: AddShardContext): Promise<ReshardR
   const late = (await plan(shards, oldShards, tables, target, name)).filter((p) => !p.movedAway);
   total += late.length;
   await moveAll(late);
-  await directory.endMove();
+  await directory.endMove(claim);
   await report("done");
   return result;
 }

@@ -7,6 +7,8 @@ export interface ShardCursor {
   readonly from?: StoreContinuation | undefined;
   /** True once the shard has no more rows. */
   readonly done?: boolean | undefined;
+  /** A partition that page may continue, whose state row an earlier page held: its placement is checked when the page is read. */
+  readonly check?: string | undefined;
 }
 
 /** Where a cross-shard query stands: each shard's cursor and, when sorted, the last key it returned. */
@@ -14,6 +16,10 @@ export interface MergeState {
   /** The last key returned ([PartitionKey, RowKey]): every shard's rows up to it were returned, so a re-read skips them. */
   readonly last?: readonly [string, string] | undefined;
   readonly shards: Readonly<Record<string, ShardCursor>>;
+  /** A partition that moved during the query and is being read from where it went, past `last`. */
+  readonly reread?: string | undefined;
+  /** The map version whose moves were all finished when the query began (merged-query.ts). */
+  readonly settled?: number | undefined;
 }
 
 const PREFIX = "tkshard1:";
@@ -44,6 +50,8 @@ export function decodeShardContinuation(
     throw invalid(error);
   }
   if (typeof state?.shards !== "object" || state.shards === null) throw invalid();
+  if (state.reread !== undefined && typeof state.reread !== "string") throw invalid();
+  if (state.settled !== undefined && typeof state.settled !== "number") throw invalid();
   for (const name of Object.keys(state.shards)) if (!shards.includes(name)) throw invalid();
   return state;
 }

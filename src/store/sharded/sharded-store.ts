@@ -9,6 +9,7 @@ import {
   ValidationError,
 } from "../../errors.js";
 import { AZURE_TABLE_LIMITS } from "../../util/store-limits.js";
+import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
   PropertyTypes,
@@ -16,6 +17,7 @@ import type {
   StoredEntity,
   StorePage,
   StoreQuery,
+  StoreRepairOptions,
   TableStore,
   TransactionAction,
   WireEntity,
@@ -148,14 +150,48 @@ export class ShardedStore implements TableStore {
       );
     }
     this.#shards[name] = shard;
+    return this.#addShard(name, undefined, options.onProgress);
+  }
+
+  #addShard(name: string, takeOver: string | undefined, onProgress?: AddShardOptions["onProgress"]) {
     return addShardOnline({
       name,
       shards: this.#shards,
       router: this.#router,
       directory: this.#directory,
-      onProgress: options.onProgress,
+      onProgress,
       sleep: this.#sleep,
+      takeOver,
     });
+  }
+
+  /**
+   * `db.repair()`'s part: resumes (rolls forward) a move `addShard` recorded in the directory and did
+   * not finish, once its mover has not stamped it for `minIntentAgeMs` (each step stamps it). The new
+   * shard must be one of this store's shards. Resolves `{ resumed, pending, partitions, rows }`:
+   * `pending` counts a move left alone because its mover stamped it more recently.
+   */
+  async repair(
+    options: StoreRepairOptions = { minIntentAgeMs: 0 },
+  ): Promise<Readonly<Record<string, number>>> {
+    const counts = { resumed: 0, pending: 0, partitions: 0, rows: 0 };
+    const move = await this.#directory.pendingMove();
+    if (move === undefined) return counts;
+    if (Date.now() - move.stampedAt < options.minIntentAgeMs) return { ...counts, pending: 1 };
+    if (!(move.shard in this.#shards)) {
+      throw new StoreError(
+        `the shard directory records an unfinished move to shard '${move.shard}', which this ShardedStore was not given; give it (shards: { …, ${move.shard} }) so repair can finish the move`,
+        { serviceCode: "ShardMissing" },
+      );
+    }
+    try {
+      const result = await this.#addShard(move.shard, move.etag);
+      return { ...counts, resumed: 1, partitions: result.partitions, rows: result.rows };
+    } catch (error) {
+      // Another process took the move over first (its repair, or the mover itself): that one finishes it.
+      if (error instanceof ConcurrencyError) return { ...counts, pending: 1 };
+      throw error;
+    }
   }
 
   async createTable(table: string): Promise<void> {
@@ -225,13 +261,9 @@ export class ShardedStore implements TableStore {
   }
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
-    try {
-      await this.#single(table, partitionKey, rowKey, { kind: "delete", partitionKey, rowKey, ifMatch });
-      return true;
-    } catch (error) {
-      if (error instanceof EntityNotFoundError) return false;
-      throw error;
-    }
+    return deletedUnlessAbsent(() =>
+      this.#single(table, partitionKey, rowKey, { kind: "delete", partitionKey, rowKey, ifMatch }),
+    );
   }
 
   async submitTransaction(
