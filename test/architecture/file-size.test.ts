@@ -10,7 +10,10 @@ const MAX_LINES = 400;
  * Files still over `MAX_LINES`, each with its reason. Shrink this list: once a file is split (or
  * moved), the test below says to remove its entry, so nothing is left here by accident.
  */
-const OVERSIZED: Record<string, string> = {};
+const OVERSIZED: Record<string, string> = {
+  "repository/facade/table-context.ts":
+    "TableContext's public methods, with db.changes (issue 31); the methods' bodies are one-line delegations, the JSDoc is the bulk",
+};
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
 

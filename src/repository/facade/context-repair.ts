@@ -1,6 +1,7 @@
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { RepairKind } from "../core/repair-kind.js";
 import type { RequestContext } from "../core/requests.js";
+import { trimFeeds } from "../feed/feed-trimmer.js";
 import { repairAllIndexes } from "../index/index-repair-kind.js";
 import {
   type LargeValueRepairOptions,
@@ -8,6 +9,7 @@ import {
   repairLargeValues,
 } from "../large/large-value-repairer.js";
 import { largeColumnsOf } from "../large/large-values.js";
+import type { FeedDirectory } from "../pipeline/feed/feed-directory.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { droppedPeriodDrift } from "../summary/dropped-periods.js";
 import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
@@ -24,9 +26,11 @@ export interface RepairSources {
   /** Every class seen, by `${table lowercased}\u0000${type}`. */
   types: ReadonlyMap<string, EntityModel>;
   eventual: () => EventualDeps;
+  /** The partitions with changes, for trimming the change feeds past retention. */
+  feedDirectory: FeedDirectory;
 }
 
-/** The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions, remote summaries, blobs. */
+/** The kinds of unfinished work `db.repair()` finishes, in order: index intents, eventual transactions, remote summaries, blobs, change feeds past retention. */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
   const { runner, periodTables, types } = sources;
   /**
@@ -66,6 +70,13 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
       name: "largeValues",
       run: async ({ minIntentAgeMs, errors }) => ({
         ...(await repairAllLargeValues(runner, types.values(), minIntentAgeMs, errors, heldBlobs)),
+      }),
+    },
+    {
+      // Changes (and deleted entities' versions) older than each feed's retention.
+      name: "changeFeed",
+      run: async () => ({
+        ...(await trimFeeds(runner, sources.feedDirectory, types.values(), runner.limits)),
       }),
     },
   ];

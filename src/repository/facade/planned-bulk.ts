@@ -174,13 +174,17 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const limits = this.#runner.limits;
     const reserved = this.#summaries?.reserved ?? 0;
     // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
-    return reserved === 0
-      ? limits
-      : {
-          ...limits,
-          maxTransactionOperations: limits.maxTransactionOperations - reserved,
-          maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
-        };
+    const batch =
+      reserved === 0
+        ? limits
+        : {
+            ...limits,
+            maxTransactionOperations: limits.maxTransactionOperations - reserved,
+            maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
+          };
+    if (this.#model.changeFeed === undefined) return batch;
+    // Each change rides too (a journal row, a tombstone for a delete) with the partition's head: a third.
+    return { ...batch, maxTransactionOperations: Math.floor((batch.maxTransactionOperations - 1) / 3) };
   }
 
   /**
