@@ -1,8 +1,13 @@
 import { Column, Entity } from "../../src/index.js";
 
 /** A change-fed order, one partition per customer; declared afresh per test (each test has its own tables). */
-export function declareOrder() {
-  @Entity({ table: "FeedOrders", partitionKey: "{customer}", rowKey: "{orderId}", changeFeed: true })
+export function declareOrder(retentionMs?: number) {
+  @Entity({
+    table: "FeedOrders",
+    partitionKey: "{customer}",
+    rowKey: "{orderId}",
+    changeFeed: retentionMs === undefined ? true : { retentionMs },
+  })
   class Order {
     @Column({ type: "String" }) customer!: string;
     @Column({ type: "String" }) orderId!: string;
