@@ -13,6 +13,7 @@ import {
   TableContext,
   TransactionError,
 } from "../../src/index.js";
+import { withChangeReason } from "../../src/repository/core/change-reason.js";
 import { rejectionOf } from "../support/rejection.js";
 import { storeKinds } from "../support/stores.js";
 import { uniquePrefix } from "../support/table-names.js";
@@ -167,5 +168,16 @@ describe.each(storeKinds.map((k) => [k.name, k] as const))("change feed writes o
       ["bob/b2", 2],
     ]);
     expect(await orders.scan().toArray()).toHaveLength(4);
+  });
+
+  it("records the reason of an expiry sweep's delete (ttl), and none for the caller's own writes", async () => {
+    const { db, Order, orders } = await world(kind);
+    await orders.insert(order(Order, "alice", "o1", 10));
+    await withChangeReason("ttl", () => orders.delete({ customer: "alice", orderId: "o1" }));
+    const { changes } = await db.changes(Order).read();
+    expect(changes.map((c) => [c.kind, c.version, c.reason])).toEqual([
+      ["upsert", 1, undefined],
+      ["delete", 2, "ttl"],
+    ]);
   });
 });
