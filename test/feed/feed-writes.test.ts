@@ -11,15 +11,17 @@ import {
   EntityAlreadyExistsError,
   EntityNotFoundError,
   TableContext,
+  type TableStore,
   TransactionError,
 } from "../../src/index.js";
 import { withChangeReason } from "../../src/repository/core/change-reason.js";
 import { rejectionOf } from "../support/rejection.js";
 import { storeKinds } from "../support/stores.js";
 import { uniquePrefix } from "../support/table-names.js";
+import { unsortedStoreKinds } from "../support/unsorted-stores.js";
 import { declareOrder, type Order, type OrderClass, order } from "./feed-models.js";
 
-async function world(kind: (typeof storeKinds)[number]) {
+async function world(kind: { create(): TableStore }) {
   const db = new TableContext({ store: kind.create(), tablePrefix: uniquePrefix("fd") });
   const Order = declareOrder();
   await db.ensureTables(Order);
@@ -51,7 +53,10 @@ function summary(changes: Change<Order>[]) {
   }));
 }
 
-describe.each(storeKinds.map((k) => [k.name, k] as const))("change feed writes on %s", (_name, kind) => {
+/** Every store of the run, and the Cosmos-flavoured reference store (results unsorted) once per seed. */
+const STORES = [...storeKinds, ...unsortedStoreKinds].map((k) => [k.name, k] as const);
+
+describe.each(STORES)("change feed writes on %s", (_name, kind) => {
   it("records single writes, mutate, patch and delete with versions 1..n, and a re-insert continues", async () => {
     const { db, Order, orders } = await world(kind);
     await orders.insert(order(Order, "alice", "o1", 10));

@@ -85,34 +85,47 @@ export class ChangeFeed<T extends object> {
     const { table, partitionKey } = partition;
     const key = `${table}:${partitionKey}`;
     const after = cursors.get(key);
-    let continuation: Awaited<ReturnType<TableStore["queryPage"]>>["continuation"];
     let taken = 0;
+    for (const row of await this.#journalRows(partition, after ?? 0, wanted)) {
+      if (row.rowKey === HEAD_ROW_KEY) {
+        const trimmed = numberOf(row[FeedProperties.trimmed]);
+        // Changes the position has not seen were trimmed: a silent skip would lose them.
+        if (after !== undefined && after < trimmed)
+          throw new ChangeFeedGapError({ table, partitionKey, after, trimmed });
+        continue;
+      }
+      if (taken >= wanted) break;
+      cursors.set(key, seqOfJournalRowKey(row.rowKey));
+      out.push(await this.#change(table, partitionKey, row, encodePosition(cursors)));
+      taken++;
+    }
+  }
+
+  /**
+   * The partition's head and at least `wanted` of its journal rows after `after` (all there are when
+   * fewer), in RowKey order: the head first. A backend without sorted results (Cosmos DB) returns rows
+   * in any order, so there every row after `after` is read and sorted here.
+   */
+  async #journalRows(partition: FeedPartition, after: number, wanted: number): Promise<StoredEntity[]> {
+    const { table, partitionKey } = partition;
+    const { runner } = this.#deps;
+    const sorted = runner.backend.capabilities.sortedResults;
+    const rows: StoredEntity[] = [];
+    let continuation: Awaited<ReturnType<TableStore["queryPage"]>>["continuation"];
     do {
       const page = await withFeedRows(() =>
-        this.#deps.runner.run("listEntities", table, (store) =>
+        runner.run("listEntities", table, (store) =>
           store.queryPage(table, {
-            filter: journalAfterFilter(partitionKey, after ?? 0),
-            top: Math.min(MAX_PAGE, wanted - taken + 1),
+            filter: journalAfterFilter(partitionKey, after),
+            ...(sorted ? { top: Math.min(MAX_PAGE, wanted - rows.length + 2) } : {}),
             continuation,
           }),
         ),
       );
-      for (const row of page.items) {
-        if (row.rowKey === HEAD_ROW_KEY) {
-          const trimmed = numberOf(row[FeedProperties.trimmed]);
-          // Changes the position has not seen were trimmed: a silent skip would lose them.
-          if (after !== undefined && after < trimmed)
-            throw new ChangeFeedGapError({ table, partitionKey, after, trimmed });
-          continue;
-        }
-        if (taken >= wanted) break;
-        const seq = seqOfJournalRowKey(row.rowKey);
-        cursors.set(key, seq);
-        out.push(await this.#change(table, partitionKey, row, encodePosition(cursors)));
-        taken++;
-      }
+      rows.push(...page.items);
       continuation = page.continuation;
-    } while (continuation !== undefined && taken < wanted);
+    } while (continuation !== undefined && (!sorted || rows.length <= wanted));
+    return sorted ? rows : rows.sort((a, b) => (a.rowKey < b.rowKey ? -1 : a.rowKey > b.rowKey ? 1 : 0));
   }
 
   async #change(

@@ -1,7 +1,7 @@
 import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TableStore, TransactionAction } from "../../store/table-store.js";
-import type { Clock, Requests } from "../core/requests.js";
+import type { Backend, Clock, Requests } from "../core/requests.js";
 import type { FeedDirectory, FeedPartition } from "../pipeline/feed/feed-directory.js";
 import {
   FeedProperties,
@@ -26,7 +26,7 @@ export interface FeedTrimCounts {
  * the next pass.
  */
 export async function trimFeeds(
-  runner: Requests & Clock,
+  runner: Requests & Clock & Backend,
   directory: FeedDirectory,
   models: Iterable<EntityModel>,
   limits: { maxTransactionOperations: number },
@@ -55,7 +55,7 @@ export async function trimFeeds(
 }
 
 async function trimJournal(
-  runner: Requests,
+  runner: Requests & Backend,
   partition: FeedPartition,
   cutoff: number,
   maxOps: number,
@@ -99,7 +99,7 @@ async function trimJournal(
 }
 
 async function trimTombstones(
-  runner: Requests,
+  runner: Requests & Backend,
   partition: FeedPartition,
   cutoff: number,
   maxOps: number,
@@ -128,15 +128,20 @@ async function trimTombstones(
   return trimmed;
 }
 
-/** The rows the filter names whose `_tkfAt` is before `cutoff` (the head too); in order, stopping at the first newer one when `ordered`. */
+/**
+ * The rows the filter names whose `_tkfAt` is before `cutoff` (the head too). With `ordered`, only the
+ * oldest ones up to the first newer one (journal rows are dated in sequence order); a backend without
+ * sorted results (Cosmos DB) is read whole and sorted first.
+ */
 async function readWhileOld(
-  runner: Requests,
+  runner: Requests & Backend,
   table: string,
   filter: string,
   cutoff: number,
   ordered: boolean,
 ): Promise<StoredEntity[]> {
-  const out: StoredEntity[] = [];
+  const sorted = runner.backend.capabilities.sortedResults;
+  const rows: StoredEntity[] = [];
   let continuation: Awaited<ReturnType<TableStore["queryPage"]>>["continuation"];
   do {
     const page = await withFeedRows(() =>
@@ -148,17 +153,22 @@ async function readWhileOld(
         }),
       ),
     );
-    for (const row of page.items) {
-      if (row.rowKey === HEAD_ROW_KEY) {
-        out.push(row);
-        continue;
-      }
-      const at = row[FeedProperties.at];
-      const ms = at instanceof Date ? at.getTime() : Number.POSITIVE_INFINITY;
-      if (ms < cutoff) out.push(row);
-      else if (ordered) return out;
-    }
+    rows.push(...page.items);
     continuation = page.continuation;
+    // Sorted: a page that reaches a newer row ends the old ones.
+    if (sorted && ordered && page.items.some((row) => row.rowKey !== HEAD_ROW_KEY && !isOld(row, cutoff)))
+      break;
   } while (continuation !== undefined);
+  if (!sorted) rows.sort((a, b) => (a.rowKey < b.rowKey ? -1 : a.rowKey > b.rowKey ? 1 : 0));
+  const out: StoredEntity[] = [];
+  for (const row of rows) {
+    if (row.rowKey === HEAD_ROW_KEY || isOld(row, cutoff)) out.push(row);
+    else if (ordered) break;
+  }
   return out;
+}
+
+function isOld(row: StoredEntity, cutoff: number): boolean {
+  const at = row[FeedProperties.at];
+  return at instanceof Date && at.getTime() < cutoff;
 }
