@@ -21,6 +21,7 @@ import { isTableNotFound } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import type { RenderedStep } from "../core/write-plan.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
+import { feedBatchLimits } from "../pipeline/feed/feed-plan.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { type PlannedOperation, plannedOperation } from "./transaction.js";
 import { commitTransaction } from "./transaction-commit.js";
@@ -182,9 +183,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
             maxTransactionOperations: limits.maxTransactionOperations - reserved,
             maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
           };
-    if (this.#model.changeFeed === undefined) return batch;
-    // Each change rides too (a journal row, a tombstone for a delete) with the partition's head: a third.
-    return { ...batch, maxTransactionOperations: Math.floor((batch.maxTransactionOperations - 1) / 3) };
+    return feedBatchLimits(batch, this.#model.changeFeed !== undefined);
   }
 
   /**

@@ -29,6 +29,15 @@ export interface FeedPlanInput {
   limits: StoreLimits;
 }
 
+/**
+ * The limits a bulk batch of a change-fed entity is packed within: each item's change rides in its
+ * batch (a journal row, a tombstone for a delete) with the partition's head, so a third of the room.
+ */
+export function feedBatchLimits(limits: StoreLimits, changeFed: boolean): StoreLimits {
+  if (!changeFed) return limits;
+  return { ...limits, maxTransactionOperations: Math.floor((limits.maxTransactionOperations - 1) / 3) };
+}
+
 /** The transaction's room for change rows: the head, one journal row per change, one tombstone per delete. */
 export function feedRowsNeeded(actions: readonly TransactionAction[], fed: readonly boolean[]): number {
   let rows = 0;
