@@ -1,13 +1,21 @@
 import { ChangeFeedGapError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { StoredEntity, TableStore, WireEntity } from "../../store/table-store.js";
+import type {
+  EdmType,
+  PropertyTypes,
+  StoredEntity,
+  TableStore,
+  WireEntity,
+} from "../../store/table-store.js";
 import { upcasterOf } from "../core/entity-rows.js";
+import { readTypesOf } from "../core/read-types.js";
 import type { FeedPartition } from "../pipeline/feed/feed-directory.js";
 import {
+  COPY_PREFIX,
   copiedRow,
   FeedProperties,
   HEAD_ROW_KEY,
-  journalAfterFilter,
+  journalRangeFilter,
   seqOfJournalRowKey,
 } from "../pipeline/feed/feed-rows.js";
 import { withFeedRows } from "../pipeline/feed/feed-visibility.js";
@@ -32,11 +40,14 @@ const MAX_PAGE = 1000;
 export class ChangeFeed<T extends object> {
   readonly #model: EntityModel<T>;
   readonly #deps: FeedDeps;
+  /** The journal rows' property types (lighter payloads where the store can use them). */
+  readonly #types: PropertyTypes | undefined;
 
   /** @internal Built by `db.changes(Entity)`. */
   constructor(model: EntityModel<T>, deps: FeedDeps) {
     this.#model = model;
     this.#deps = deps;
+    this.#types = journalTypesOf(model as EntityModel);
   }
 
   /**
@@ -103,29 +114,38 @@ export class ChangeFeed<T extends object> {
 
   /**
    * The partition's head and at least `wanted` of its journal rows after `after` (all there are when
-   * fewer), in RowKey order: the head first. A backend without sorted results (Cosmos DB) returns rows
-   * in any order, so there every row after `after` is read and sorted here.
+   * fewer), in RowKey order: the head first. The head is a point read beside the journal's key-range
+   * query (a filter naming both would make the service scan the partition). A backend without sorted
+   * results (Cosmos DB) returns rows in any order, so there every row after `after` is read and sorted.
    */
   async #journalRows(partition: FeedPartition, after: number, wanted: number): Promise<StoredEntity[]> {
     const { table, partitionKey } = partition;
     const { runner } = this.#deps;
     const sorted = runner.backend.capabilities.sortedResults;
+    const head = withFeedRows(() =>
+      runner.run("getEntity", table, (store) => store.getEntity(table, partitionKey, HEAD_ROW_KEY)),
+    );
+    // Awaited below; a failing query must not leave its rejection unhandled.
+    head.catch(() => undefined);
     const rows: StoredEntity[] = [];
     let continuation: Awaited<ReturnType<TableStore["queryPage"]>>["continuation"];
     do {
       const page = await withFeedRows(() =>
         runner.run("listEntities", table, (store) =>
           store.queryPage(table, {
-            filter: journalAfterFilter(partitionKey, after),
-            ...(sorted ? { top: Math.min(MAX_PAGE, wanted - rows.length + 2) } : {}),
+            filter: journalRangeFilter(partitionKey, after),
+            ...(this.#types === undefined ? {} : { types: this.#types }),
+            ...(sorted ? { top: Math.min(MAX_PAGE, wanted - rows.length + 1) } : {}),
             continuation,
           }),
         ),
       );
       rows.push(...page.items);
       continuation = page.continuation;
-    } while (continuation !== undefined && (!sorted || rows.length <= wanted));
-    return sorted ? rows : rows.sort((a, b) => (a.rowKey < b.rowKey ? -1 : a.rowKey > b.rowKey ? 1 : 0));
+    } while (continuation !== undefined && (!sorted || rows.length < wanted));
+    if (!sorted) rows.sort((a, b) => (a.rowKey < b.rowKey ? -1 : a.rowKey > b.rowKey ? 1 : 0));
+    const stored = await head;
+    return stored === undefined ? rows : [stored, ...rows];
   }
 
   async #change(
@@ -172,4 +192,16 @@ function numberOf(value: unknown): number {
 
 function dateOf(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
+}
+
+/** The types of a journal row's properties: its entry's and, under their copy names, the model's columns. */
+function journalTypesOf(model: EntityModel): PropertyTypes | undefined {
+  const columns = readTypesOf(model);
+  if (columns === undefined) return undefined;
+  const types: Record<string, EdmType> = {
+    [FeedProperties.version]: "Int32",
+    [FeedProperties.at]: "DateTime",
+  };
+  for (const [property, type] of Object.entries(columns)) types[`${COPY_PREFIX}${property}`] = type;
+  return types;
 }

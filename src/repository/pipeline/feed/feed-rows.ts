@@ -67,6 +67,11 @@ export function journalAfterFilter(partitionKey: string, seq: number): string {
   );
 }
 
+/** The filter of a partition's journal rows after `seq` alone: a key range the service reads without a scan. */
+export function journalRangeFilter(partitionKey: string, seq: number): string {
+  return `PartitionKey eq ${quoteString(partitionKey)} and RowKey gt ${quoteString(journalRowKey(seq))} and RowKey lt ${quoteString(`${JOURNAL_PREFIX}~`)}`;
+}
+
 /** The filter of a partition's tombstones. */
 export function tombstonesFilter(partitionKey: string): string {
   return `PartitionKey eq ${quoteString(partitionKey)} and RowKey ge ${quoteString(TOMBSTONE_PREFIX)} and RowKey lt ${quoteString(`${TOMBSTONE_PREFIX.slice(0, -1)}\u007f`)}`;
