@@ -107,7 +107,8 @@ export class FeedingStore extends DelegatingStore {
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
     const feed = this.#feedOf(table, actions);
-    if (feed === undefined) return this.inner.submitTransaction(table, partitionKey, actions);
+    if (feed === undefined || !actions.some((action) => this.#mayBeFed(feed, action)))
+      return this.inner.submitTransaction(table, partitionKey, actions);
     const rowKeys = actions.map(rowKeyOf);
     await this.#options.directory.register(this.inner, feed.logical, { table, partitionKey });
     for (let round = 0; ; round++) {
@@ -135,7 +136,8 @@ export class FeedingStore extends DelegatingStore {
     plain: () => Promise<R>,
   ): Promise<R> {
     const feed = this.#feedOf(table, [action]);
-    if (feed === undefined) return plain();
+    // A copy or summary row in the partition records no change: sent as it is, with no read.
+    if (feed === undefined || !this.#mayBeFed(feed, action)) return plain();
     const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
     const rowKey = rowKeyOf(action);
     const keys = { table, partitionKey, rowKey };
@@ -202,6 +204,11 @@ export class FeedingStore extends DelegatingStore {
       }
     }
     return feed;
+  }
+
+  /** Whether an action may write a change-fed entity's row before anything is read (a delete is judged by the stored row). */
+  #mayBeFed(feed: FeedTable, action: TransactionAction): boolean {
+    return action.kind === "delete" || this.#options.tables.isFedRow(feed, action.entity);
   }
 
   /** A write or delete of a change-fed entity's row (a delete is judged by the stored row; an absent one records nothing). */
