@@ -13,6 +13,7 @@ import {
   TableContext,
   type TableStore,
   TransactionError,
+  ValidationError,
 } from "../../src/index.js";
 import { withChangeReason } from "../../src/repository/core/change-reason.js";
 import { rejectionOf } from "../support/rejection.js";
@@ -189,5 +190,21 @@ describe.each(STORES)("change feed writes on %s", (_name, kind) => {
       ["upsert", 1, undefined],
       ["delete", 2, "ttl"],
     ]);
+  });
+
+  it("refuses, before any request, a transaction whose change rows would pass 100 operations", async () => {
+    const { db, Order } = await world(kind);
+    // 50 inserts need 50 journal rows and the head: 101 operations.
+    const error = await rejectionOf(
+      db.transaction((tx) => {
+        for (let i = 0; i < 50; i++) tx.insert(order(Order, "alice", `o${i}`, i));
+      }),
+    );
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/need 51 more for their change feed/);
+    await db.transaction((tx) => {
+      for (let i = 0; i < 49; i++) tx.insert(order(Order, "alice", `o${i}`, i));
+    });
+    expect((await db.changes(Order).read()).changes).toHaveLength(49);
   });
 });
