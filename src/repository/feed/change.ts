@@ -50,6 +50,8 @@ export interface ChangeFeedConsumeOptions<T> {
 
 /** A running consumer: `stop()` ends it after the batch in hand; `done` settles when it has ended. */
 export interface ChangeFeedConsumer {
+  /** Stops the consumer (after the batch in hand, checkpointed if its handler resolved) and gives its lease up. */
   stop(): Promise<void>;
+  /** Settles when the consumer has ended: resolves after `stop()` or an abort, rejects with what ended it otherwise. */
   done: Promise<void>;
 }
