@@ -80,6 +80,8 @@ export function startConsumer<T>(
     }
   };
   const done = run().finally(() => lease.release());
+  // What ended a consumer is its `done`'s to report; unobserved, it must not crash the process.
+  done.catch(() => undefined);
   return {
     stop: async () => {
       stopping.abort();
