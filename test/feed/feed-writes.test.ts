@@ -7,7 +7,9 @@
 import { describe, expect, it } from "vitest";
 import {
   type Change,
+  Column,
   ConcurrencyError,
+  Entity,
   EntityAlreadyExistsError,
   EntityNotFoundError,
   TableContext,
@@ -206,5 +208,30 @@ describe.each(STORES)("change feed writes on %s", (_name, kind) => {
       for (let i = 0; i < 49; i++) tx.insert(order(Order, "alice", `o${i}`, i));
     });
     expect((await db.changes(Order).read()).changes).toHaveLength(49);
+  });
+
+  it("reads a table per period's changes from every period, and a dropped period's with its table gone", async () => {
+    const db = new TableContext({ store: kind.create(), tablePrefix: uniquePrefix("fp") });
+    @Entity({ table: "FeedLogs{at:month}", partitionKey: "{device}", rowKey: "{seq:6}", changeFeed: true })
+    class Log {
+      @Column({ type: "String" }) device!: string;
+      @Column({ type: "Int32" }) seq!: number;
+      @Column({ type: "DateTime" }) at!: Date;
+    }
+    const logs = db.repository(Log);
+    const log = (seq: number, month: number) =>
+      Object.assign(new Log(), { device: "d1", seq, at: new Date(Date.UTC(2026, month, 2)) });
+    await logs.insert(log(1, 0));
+    await logs.insert(log(2, 1));
+    await logs.upsert(log(2, 1));
+    const all = await db.changes(Log).read();
+    expect(all.changes.map((c) => `${c.key.rowKey}@${c.version}`)).toEqual([
+      "000001@1",
+      "000002@1",
+      "000002@2",
+    ]);
+    await db.dropTables(Log, { before: new Date(Date.UTC(2026, 1, 1)) });
+    const left = await db.changes(Log).read();
+    expect(left.changes.map((c) => `${c.key.rowKey}@${c.version}`)).toEqual(["000002@1", "000002@2"]);
   });
 });

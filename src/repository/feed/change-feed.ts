@@ -19,6 +19,7 @@ import {
   seqOfJournalRowKey,
 } from "../pipeline/feed/feed-rows.js";
 import { withFeedRows } from "../pipeline/feed/feed-visibility.js";
+import { isTableNotFound } from "../pipeline/period-table-store.js";
 import type {
   Change,
   ChangeFeedConsumeOptions,
@@ -97,7 +98,15 @@ export class ChangeFeed<T extends object> {
     const key = `${table}:${partitionKey}`;
     const after = cursors.get(key);
     let taken = 0;
-    for (const row of await this.#journalRows(partition, after ?? 0, wanted)) {
+    let rows: StoredEntity[];
+    try {
+      rows = await this.#journalRows(partition, after ?? 0, wanted);
+    } catch (error) {
+      // A period's table dropped by db.dropTables takes its changes with it.
+      if (isTableNotFound(error)) return;
+      throw error;
+    }
+    for (const row of rows) {
       if (row.rowKey === HEAD_ROW_KEY) {
         const trimmed = numberOf(row[FeedProperties.trimmed]);
         // Changes the position has not seen were trimmed: a silent skip would lose them.

@@ -11,6 +11,7 @@ import {
   tombstonesFilter,
 } from "../pipeline/feed/feed-rows.js";
 import { withFeedRows } from "../pipeline/feed/feed-visibility.js";
+import { isTableNotFound } from "../pipeline/period-table-store.js";
 
 /** What one trimming pass removed. */
 export interface FeedTrimCounts {
@@ -42,13 +43,14 @@ export async function trimFeeds(
       runner.run("listEntities", directory.table, (store) => directory.list(store, model.table)),
     );
     for (const partition of partitions) {
-      counts.changesTrimmed += await trimJournal(runner, partition, cutoff, limits.maxTransactionOperations);
-      counts.tombstonesTrimmed += await trimTombstones(
-        runner,
-        partition,
-        cutoff,
-        limits.maxTransactionOperations,
-      );
+      const max = limits.maxTransactionOperations;
+      try {
+        counts.changesTrimmed += await trimJournal(runner, partition, cutoff, max);
+        counts.tombstonesTrimmed += await trimTombstones(runner, partition, cutoff, max);
+      } catch (error) {
+        // A period's table dropped by db.dropTables has nothing left to trim.
+        if (!isTableNotFound(error)) throw error;
+      }
     }
   }
   return counts;
