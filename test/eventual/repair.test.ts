@@ -243,7 +243,14 @@ describe.each(stores)("db.repair on %s", (_name, kind) => {
     const { db } = await eventualContext(kind);
     db.addRepairKind({ name: "blobs", run: async ({ minIntentAgeMs }) => ({ deleted: minIntentAgeMs }) });
     const report = await db.repair({ minIntentAgeMs: 5 });
-    expect(Object.keys(report)).toEqual(["indexes", "eventually", "summaries", "largeValues", "changeFeed", "blobs"]);
+    expect(Object.keys(report)).toEqual([
+      "indexes",
+      "eventually",
+      "summaries",
+      "largeValues",
+      "changeFeed",
+      "blobs",
+    ]);
     expect(report.blobs).toEqual({ deleted: 5 });
     await expect(db.repair({ minIntentAgeMs: 1.5 })).rejects.toBeInstanceOf(ValidationError);
   });
