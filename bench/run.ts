@@ -29,6 +29,7 @@ import {
   summarizedItem,
 } from "./bench-entity.js";
 import { blindIndexBench } from "./blind-index.js";
+import { changeFeedBench } from "./change-feed.js";
 import { coldStart } from "./cold-start.js";
 import {
   type BenchRow,
@@ -628,6 +629,7 @@ const memorySections: Record<string, () => Promise<void>> = {
   heap: heapWhileIterating,
   "memory-load": memoryAndLoad,
   "cold-start": () => coldStart(record, quick),
+  "change-feed": () => changeFeedBench(record, rows, quick),
 };
 
 function selectedSections(): Set<string> | undefined {

@@ -11,7 +11,8 @@ export type TableKitErrorCode =
   | "ENCRYPTION"
   | "QUERY_BUDGET"
   | "EVENTUAL_STEP"
-  | "PERIOD_DROPPED";
+  | "PERIOD_DROPPED"
+  | "CHANGE_FEED_GAP";
 
 /** Options every error takes: the error that caused it, and whether the failed write may have been applied. */
 export interface TableKitErrorOptions {
@@ -339,5 +340,31 @@ export class PeriodDroppedError extends TableKitError {
     );
     this.table = details.table;
     this.cutoff = details.cutoff;
+  }
+}
+
+/**
+ * A change feed position older than the oldest change still retained in one of its partitions: the
+ * changes in between were trimmed (`db.repair()` after the entity's `retentionMs`), so reading on
+ * would skip them silently. Start again without `from` (and rebuild what depends on the feed).
+ */
+export class ChangeFeedGapError extends TableKitError {
+  declare readonly code: "CHANGE_FEED_GAP";
+  /** The table (physical name) of the partition with the gap. */
+  readonly table: string;
+  readonly partitionKey: string;
+  /** The position's last sequence number in the partition, and the last one trimmed there. */
+  readonly after: number;
+  readonly trimmed: number;
+
+  constructor(details: { table: string; partitionKey: string; after: number; trimmed: number }) {
+    super(
+      "CHANGE_FEED_GAP",
+      `change feed position is past retention in table ${details.table}, PartitionKey '${details.partitionKey}': it stops at change ${details.after}, but changes up to ${details.trimmed} were trimmed`,
+    );
+    this.table = details.table;
+    this.partitionKey = details.partitionKey;
+    this.after = details.after;
+    this.trimmed = details.trimmed;
   }
 }

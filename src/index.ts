@@ -8,6 +8,7 @@ createRequire(typeof __filename === "string" ? __filename : import.meta.url)("re
 import type { TableServer, TableServerOptions } from "./server/table-server.js";
 
 export {
+  ChangeFeedGapError,
   ConcurrencyError,
   EncryptionError,
   EntityAlreadyExistsError,
@@ -84,6 +85,14 @@ export {
   type TransactionResult,
 } from "./repository/facade/table-context.js";
 export { Transaction } from "./repository/facade/transaction.js";
+export type {
+  Change,
+  ChangeFeedConsumeOptions,
+  ChangeFeedConsumer,
+  ChangeFeedPage,
+  ChangeFeedReadOptions,
+} from "./repository/feed/change.js";
+export type { ChangeFeed } from "./repository/feed/change-feed.js";
 export { IndexLookup } from "./repository/index/index-lookup.js";
 export type { RepairOptions, RepairResult } from "./repository/index/index-repairer.js";
 export type { IndexDrift } from "./repository/index/index-verifier.js";
@@ -114,6 +123,7 @@ export { Column, Entity } from "./schema/decorators.js";
 export type { EntityClass } from "./schema/entity-model.js";
 export type {
   BlindIndexOptions,
+  ChangeFeedOptions,
   ColumnOptions,
   DateField,
   EntityOptions,

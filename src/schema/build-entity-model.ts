@@ -9,6 +9,7 @@ import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel, EntityClass, EntityModel } from "./entity-model.js";
 import type { EntityOptions } from "./entity-options.js";
 import { assertPropertyBudget, indexBookkeepingBytes } from "./property-budget.js";
+import { resolveChangeFeed } from "./resolve-change-feed.js";
 import { resolveColumn } from "./resolve-column.js";
 import { resolveExpiry } from "./resolve-expiry.js";
 import { resolveIndexes } from "./resolve-indexes.js";
@@ -161,6 +162,7 @@ export function buildEntityModel<T extends object>(
     partitionKey,
     fieldType: fieldTypeIn,
   });
+  const changeFeed = resolveChangeFeed(name, options, properties);
   const partial = {
     warnings: schemaWarnings(name, partitionKey),
     ctor,
@@ -178,6 +180,8 @@ export function buildEntityModel<T extends object>(
     indexes,
     summaries,
     ...(expiry === undefined ? {} : { expiry: expiry.expiry }),
+
+    ...(changeFeed === undefined ? {} : { changeFeed }),
   };
   const bookkeepingBytes = indexBookkeepingBytes(indexes);
   return { ...partial, mapper: compileEntityMapper<T>({ ...partial, bookkeepingBytes }) };

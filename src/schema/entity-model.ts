@@ -96,9 +96,17 @@ export interface EntityModel<T extends object = object> {
   readonly summaries: ReadonlyMap<string, SummaryModel>;
   /** Set when entities expire (`expiresAt`); its expiry index is in `indexes` (resolve-expiry.ts). */
   readonly expiry?: ExpiryModel | undefined;
+
+  /** Set when every committed write is recorded in the change feed (`EntityOptions.changeFeed`). */
+  readonly changeFeed?: ChangeFeedModel | undefined;
   readonly mapper: EntityMapper<T>;
   /** Design warnings a context reports once (`schema-warning` events), e.g. the append-only anti-pattern. */
   readonly warnings: readonly SchemaWarning[];
+}
+
+/** The change feed of an entity: how long its changes are kept. */
+export interface ChangeFeedModel {
+  readonly retentionMs: number;
 }
 
 /** A legal but risky design choice, reported as a `schema-warning` event. */
@@ -115,10 +123,19 @@ const encryptedByType = new Map<string, EntityModel[]>();
 /** Records the model built for a decorated class. */
 export function registerEntityModel(ctor: Function, model: EntityModel): void {
   models.set(ctor, model);
+  if (model.changeFeed !== undefined) changeFed.push(model);
   if (!model.columns.some((column) => column.encrypted)) return;
   const list = encryptedByType.get(model.type) ?? [];
   list.push(model);
   encryptedByType.set(model.type, list);
+}
+
+/** Every defined model with a change feed: a write anywhere to one of its rows records its change. */
+const changeFed: EntityModel[] = [];
+
+/** The defined models with `changeFeed`. */
+export function changeFedModels(): readonly EntityModel[] {
+  return changeFed;
 }
 
 /** The defined models of this `type` that have encrypted columns. */

@@ -192,4 +192,16 @@ export interface EntityOptions<T = unknown> {
    * expiresAt: "validUntil"
    */
   expiresAt?: DateField<T> | undefined;
+  /**
+   * Records every committed write of the entity in a change feed, in the same entity group transaction
+   * as the entity's row (read with `db.changes(Entity)`; see docs/change-feed.md). `true` keeps each
+   * change 7 days; `{ retentionMs }` sets how long.
+   */
+  changeFeed?: boolean | ChangeFeedOptions | undefined;
+}
+
+/** Options of `@Entity({ changeFeed })`. */
+export interface ChangeFeedOptions {
+  /** How long a change (and a deleted entity's version) is kept, in milliseconds (default 7 days). */
+  retentionMs?: number | undefined;
 }

@@ -163,7 +163,7 @@ describe("the write path's sub-layers (src/repository)", () => {
    * scheduling, reads of an entity's rows); each feature stage builds on those two and never on
    * another stage; the façade (context, repository, transaction, eventually, dynamic) composes them.
    */
-  const STAGES = ["index", "summary", "large", "wide"];
+  const STAGES = ["index", "summary", "large", "wide", "feed"];
   const BELOW: Record<string, readonly string[]> = {
     pipeline: [],
     core: ["pipeline"],

@@ -35,6 +35,8 @@ export const FEATURES = [
   "series",
   "blindIndex",
   "expiresAt",
+
+  "changeFeed",
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
@@ -54,6 +56,8 @@ const ABBREVIATION: Record<Feature, string> = {
   series: "Sr",
   blindIndex: "Bi",
   expiresAt: "Ex",
+
+  changeFeed: "Cf",
 };
 
 /** Hash buckets of the `hashBucket` feature. */
@@ -139,6 +143,8 @@ export function optionsOf(features: readonly Feature[]): EntityOptions {
     rowKey: "e_{id:6}",
     ...(has("wide") ? { wide: true } : {}),
     ...(has("expiresAt") ? { expiresAt: "until" } : {}),
+
+    ...(has("changeFeed") ? { changeFeed: true } : {}),
     ...(Object.keys(indexes).length > 0 ? { indexes } : {}),
     ...(Object.keys(summaries).length > 0 ? { summaries } : {}),
   };
@@ -342,6 +348,48 @@ export async function expectFeatureInvariants(
   if (entity.has("large")) await expectOneBlobPerValue(world, expected, where);
   if (entity.has("encrypted") || entity.has("blindIndex")) await expectSealed(world, expected, where);
   if (entity.has("blindIndex")) await expectBlindLookups(world, expected, where);
+  if (entity.has("changeFeed")) await expectChanges(world, expected, gone, where);
+}
+
+/**
+ * The change feed holds every entity's writes with versions 1..n, the last one what the entity is
+ * now: the whole entity (when its copy rides: not with large values) or a delete for the gone ones.
+ */
+async function expectChanges(
+  world: FeatureWorld,
+  expected: ReadonlyMap<string, Row>,
+  gone: ReadonlyMap<string, Row>,
+  where: string,
+): Promise<void> {
+  const { db, entity } = world;
+  const byKey = new Map<string, Array<{ kind: string; version: number; entity: Row | undefined }>>();
+  let from: string | undefined;
+  for (;;) {
+    const page = await db.changes(entity.ctor).read({ ...(from === undefined ? {} : { from }), limit: 7 });
+    if (page.changes.length === 0) break;
+    for (const change of page.changes) {
+      const label = `${change.key.partitionKey.split("_")[0]}/${Number(change.key.rowKey.slice(2))}`;
+      const list = byKey.get(label) ?? [];
+      list.push({ kind: change.kind, version: change.version, entity: change.entity });
+      byKey.set(label, list);
+    }
+    from = page.next;
+  }
+  for (const [label, list] of byKey) {
+    expect(
+      list.map((c) => c.version),
+      `${where}: versions of ${label}`,
+    ).toEqual(list.map((_, i) => i + 1));
+  }
+  for (const [label, row] of expected) {
+    const last = byKey.get(label)?.at(-1);
+    expect(last?.kind, `${where}: last change of ${label}`).not.toBe("delete");
+    if (last?.kind === "upsert" && last.entity !== undefined)
+      expect(viewOf(entity, last.entity), `${where}: last change of ${label}`).toEqual(viewOf(entity, row));
+  }
+  for (const label of gone.keys()) {
+    expect(byKey.get(label)?.at(-1)?.kind, `${where}: last change of deleted ${label}`).toBe("delete");
+  }
 }
 
 /**

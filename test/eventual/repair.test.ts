@@ -249,6 +249,7 @@ describe.each(stores)("db.repair on %s", (_name, kind) => {
       "summaries",
       "largeValues",
       "expiry",
+      "changeFeed",
       "blobs",
     ]);
     expect(report.blobs).toEqual({ deleted: 5 });

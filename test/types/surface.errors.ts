@@ -1,5 +1,6 @@
 import { expectTypeOf } from "vitest";
 import {
+  type ChangeFeedGapError,
   type ConcurrencyError,
   type EncryptionError,
   type EntityAlreadyExistsError,
@@ -29,6 +30,7 @@ expectTypeOf<EncryptionError["code"]>().toEqualTypeOf<"ENCRYPTION">();
 expectTypeOf<QueryBudgetError["code"]>().toEqualTypeOf<"QUERY_BUDGET">();
 expectTypeOf<EventualStepError["code"]>().toEqualTypeOf<"EVENTUAL_STEP">();
 expectTypeOf<PeriodDroppedError["code"]>().toEqualTypeOf<"PERIOD_DROPPED">();
+expectTypeOf<ChangeFeedGapError["code"]>().toEqualTypeOf<"CHANGE_FEED_GAP">();
 
 // TableKitErrorCode is their union, and the base class's code.
 expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
@@ -44,6 +46,7 @@ expectTypeOf<TableKitErrorCode>().toEqualTypeOf<
   | "QUERY_BUDGET"
   | "EVENTUAL_STEP"
   | "PERIOD_DROPPED"
+  | "CHANGE_FEED_GAP"
 >();
 expectTypeOf<TableKitError["code"]>().toEqualTypeOf<TableKitErrorCode>();
 

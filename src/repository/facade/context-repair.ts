@@ -2,6 +2,7 @@ import { type EntityClass, type EntityModel, getEntityModel } from "../../schema
 import type { TableStore } from "../../store/table-store.js";
 import type { RepairKind } from "../core/repair-kind.js";
 import type { RequestContext } from "../core/requests.js";
+import { trimFeeds } from "../feed/feed-trimmer.js";
 import { repairAllIndexes } from "../index/index-repair-kind.js";
 import {
   type LargeValueRepairOptions,
@@ -9,6 +10,7 @@ import {
   repairLargeValues,
 } from "../large/large-value-repairer.js";
 import { largeColumnsOf } from "../large/large-values.js";
+import type { FeedDirectory } from "../pipeline/feed/feed-directory.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { droppedPeriodDrift } from "../summary/dropped-periods.js";
 import { repairSummaryIntents } from "../summary/repair-summary-intents.js";
@@ -28,13 +30,15 @@ export interface RepairSources {
   eventual: () => EventualDeps;
   /** The store the context was given: its own repair (`TableStore.repair`, e.g. a ShardedStore's move) runs first. */
   store: TableStore;
+  /** The partitions with changes, for trimming the change feeds past retention. */
+  feedDirectory: FeedDirectory;
 }
 
 /**
  * The kinds of unfinished work `db.repair()` finishes, in order: the store's own (when it has any: a
  * shard move cut short, so the passes after it read settled partitions), index intents, eventual
- * transactions, remote summaries, blobs, and the deletes of entities that expired (`expiresAt`; a
- * sweep of each class seen).
+ * transactions, remote summaries, blobs, the deletes of entities that expired (`expiresAt`; a sweep of
+ * each class seen), and change feeds past retention (after the sweep, so its ttl changes are counted).
  */
 export function repairKindsOf(sources: RepairSources): RepairKind[] {
   const { runner, periodTables, types, store } = sources;
@@ -90,6 +94,13 @@ export function repairKindsOf(sources: RepairSources): RepairKind[] {
     {
       name: "expiry",
       run: async ({ errors }) => ({ deleted: await sweepAll(sources, errors) }),
+    },
+    {
+      // Changes (and deleted entities' versions) older than each feed's retention.
+      name: "changeFeed",
+      run: async () => ({
+        ...(await trimFeeds(runner, sources.feedDirectory, types.values(), runner.limits)),
+      }),
     },
   ];
 }

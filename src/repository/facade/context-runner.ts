@@ -3,18 +3,22 @@ import type { TableStore } from "../../store/table-store.js";
 import { contextTelemetry, telemetryWarning } from "../../telemetry/context-telemetry.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
+import { currentChangeReason } from "../core/change-reason.js";
 import { limitsOf } from "../pipeline/backend-limits.js";
 import { blindIndexOf } from "../pipeline/encryption/blind-index.js";
 import { EncryptedRowTypes } from "../pipeline/encryption/encrypted-row-types.js";
 import { EncryptingStore } from "../pipeline/encryption/encrypting-store.js";
 import { assertEncryptionOptions } from "../pipeline/encryption/key-resolver.js";
+import { FeedDirectory } from "../pipeline/feed/feed-directory.js";
+import { FeedTables } from "../pipeline/feed/feed-tables.js";
+import { FeedingStore } from "../pipeline/feed/feeding-store.js";
 import { LimitCheckedStore } from "../pipeline/limit-checked-store.js";
 import { PacedStore } from "../pipeline/pacing/paced-store.js";
 import { Pacer } from "../pipeline/pacing/pacer.js";
 import { readThroughput } from "../pipeline/pacing/throughput-options.js";
 import { PeriodTableNames, PeriodTableStore } from "../pipeline/period-table-store.js";
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, RequestSlots } from "../pipeline/request-slots.js";
-import { defaultSleep, RetryPolicy } from "../pipeline/retry-policy.js";
+import { defaultSleep, RetryPolicy, type Sleep } from "../pipeline/retry-policy.js";
 import { SlotLimitedStore } from "../pipeline/slot-limited-store.js";
 import type { TableContextOptions } from "./context-options.js";
 
@@ -43,6 +47,11 @@ export interface ContextStack {
   encryption: EncryptingStore;
   encryptedTypes: EncryptedRowTypes;
   periodTables: PeriodTableNames;
+  /** The change-fed tables and the directory of their partitions (pipeline/feed/). */
+  feedTables: FeedTables;
+  feedDirectory: FeedDirectory;
+  /** Waits outside requests (change feed polls): the context's `sleep`, or real time. */
+  sleep: Sleep;
   telemetry: ReturnType<typeof contextTelemetry>;
   /** Why there is no telemetry although `@opentelemetry/api` is installed (reported as a `warning` event). */
   telemetryWarning: string | undefined;
@@ -92,10 +101,20 @@ export function composeStack(options: TableContextOptions, report: PaceReport): 
   );
   // Pacing comes first: a request waiting for its pace must not hold one of the concurrency slots.
   const paced = pacer === undefined ? slotted : new PacedStore(slotted, pacer);
+  // The change feed sees sealed rows (it copies ciphertext as it is) and its extra rows are checked and paced.
+  const feedTables = new FeedTables(prefix);
+  const feedDirectory = new FeedDirectory(prefix);
+  const feeding = new FeedingStore(paced, {
+    tables: feedTables,
+    directory: feedDirectory,
+    limits,
+    now: options.now ?? Date.now,
+    reason: currentChangeReason,
+  });
   // Limits see the sealed rows, and sealing (a key service call) holds no request slot.
   const encryptedTypes = new EncryptedRowTypes(prefix);
   const blindIndex = options.encryption === undefined ? undefined : blindIndexOf(options.encryption);
-  const encryption = new EncryptingStore(paced, encryptedTypes, options.encryption?.keys, blindIndex);
+  const encryption = new EncryptingStore(feeding, encryptedTypes, options.encryption?.keys, blindIndex);
   // Outermost: a period table's creation and the write sent again (already sealed) are each paced and slotted.
   const periodTables = new PeriodTableNames(prefix);
   const target = new PeriodTableStore(encryption, periodTables);
@@ -108,6 +127,9 @@ export function composeStack(options: TableContextOptions, report: PaceReport): 
     encryption,
     encryptedTypes,
     periodTables,
+    feedTables,
+    feedDirectory,
+    sleep: options.sleep ?? defaultSleep,
     telemetry,
     telemetryWarning: telemetryWarning(options.tracing),
   };

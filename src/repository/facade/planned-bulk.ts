@@ -21,6 +21,7 @@ import { isTableNotFound } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import type { RenderedStep } from "../core/write-plan.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
+import { feedBatchLimits } from "../pipeline/feed/feed-plan.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { type PlannedOperation, plannedOperation } from "./transaction.js";
 import { commitTransaction } from "./transaction-commit.js";
@@ -174,13 +175,15 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const limits = this.#runner.limits;
     const reserved = this.#summaries?.reserved ?? 0;
     // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
-    return reserved === 0
-      ? limits
-      : {
-          ...limits,
-          maxTransactionOperations: limits.maxTransactionOperations - reserved,
-          maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
-        };
+    const batch =
+      reserved === 0
+        ? limits
+        : {
+            ...limits,
+            maxTransactionOperations: limits.maxTransactionOperations - reserved,
+            maxTransactionBytes: limits.maxTransactionBytes - SUMMARY_ROWS_MARGIN,
+          };
+    return feedBatchLimits(batch, this.#model.changeFeed !== undefined);
   }
 
   /**

@@ -5,11 +5,13 @@ import { registerPeriodTables } from "../core/period-tables.js";
 import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
 import { type RepairWorker, type RepairWorkerOptions, startWorker } from "../core/repair-worker.js";
 import { StoreRunner } from "../core/store-runner.js";
+import type { ChangeFeed } from "../feed/change-feed.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "../index/index-repairer.js";
 import { type IndexDrift, verifyIndexes } from "../index/index-verifier.js";
 import type { LargeValueRepairOptions, LargeValueRepairResult } from "../large/large-value-repairer.js";
 import type { SummaryDrift } from "../summary/summary-verifier.js";
 import { claimEncryption, claimType, warnOnce } from "./context-claims.js";
+import { changeFeedOf } from "./context-feeds.js";
 import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
 import { type ContextStack, composeStack } from "./context-runner.js";
@@ -92,6 +94,8 @@ export class TableContext {
         types: this.#types,
         eventual: () => this.#eventualDeps(),
         store: options.store,
+
+        feedDirectory: stack.feedDirectory,
       }),
     );
     const message = stack.telemetryWarning;
@@ -118,6 +122,12 @@ export class TableContext {
       this.#repositories.set(entityClass, repository);
     }
     return repository as unknown as Repository<T>;
+  }
+
+  /** The change feed of a class declared with `changeFeed` (docs/change-feed.md): `read` pages, `consume` groups. */
+  changes<T extends object>(entityClass: EntityClass<T>): ChangeFeed<T> {
+    this.repository(entityClass);
+    return changeFeedOf(getEntityModel(entityClass), this.#runner, this.#stack);
   }
 
   /**

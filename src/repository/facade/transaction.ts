@@ -14,6 +14,7 @@ import { AZURE_TABLE_LIMITS, describeBytes, type StoreLimits } from "../../util/
 import { batchBodyBytesOver } from "../core/payload-size.js";
 import { writeMode } from "../core/write-mode.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
+import { feedRowsNeeded } from "../pipeline/feed/feed-plan.js";
 import type { DeleteOptions, UpdateOptions, UpsertOptions } from "./repository-options.js";
 
 /** One planned operation: what is sent, and the instance whose ETag is updated afterwards. */
@@ -155,6 +156,17 @@ export function assertValidTransaction(
     throw new ValidationError(
       "transaction-operations",
       `A transaction holds at most ${maxOperations} operations (index copies included); it has ${operations.length}, the first over the limit is operation ${maxOperations} (${extra.describe})`,
+    );
+  }
+  // A change-fed entity's write carries its change rows in the same transaction (pipeline/feed/).
+  const feedRows = feedRowsNeeded(
+    operations.map((operation) => operation.action),
+    operations.map((operation) => operation.model.changeFeed !== undefined),
+  );
+  if (operations.length + feedRows > maxOperations) {
+    throw new ValidationError(
+      "transaction-operations",
+      `A transaction holds at most ${maxOperations} operations; these ${operations.length} need ${feedRows} more for their change feed (a head, a journal row per change, a tombstone per delete)`,
     );
   }
   const seen = new Map<string, number>();

@@ -2,6 +2,7 @@ import { TransactionError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WriteMode } from "../../../store/table-store.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
+import { feedBatchLimits } from "../../pipeline/feed/feed-plan.js";
 import { isTableNotFound } from "../period-tables.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests } from "../requests.js";
 import { submitTransaction } from "../submit-transaction.js";
@@ -56,7 +57,7 @@ export function writeBulk<T extends object>(
       }
     }
   };
-  const limits = runner.limits;
+  const limits = feedBatchLimits(runner.limits, model.changeFeed !== undefined);
   if (!Array.isArray(items)) return runBulk(items, toUnit, submit, { ...options, limits });
   // An array is in memory already: check every item before the first request, so bad input sends nothing.
   const prepared = new Map<T, WriteUnit<T>>();
