@@ -2,8 +2,8 @@ import { ValidationError } from "../../errors.js";
 import { type EntityClass, type EntityModel, getEntityModel } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import { registerPeriodTables } from "../core/period-tables.js";
-import { type RepairKind, RepairLock, type RepairReport, runRepairPass } from "../core/repair-kind.js";
-import { type RepairWorker, type RepairWorkerOptions, startWorker } from "../core/repair-worker.js";
+import type { RepairKind, RepairReport } from "../core/repair-kind.js";
+import type { RepairWorker, RepairWorkerOptions } from "../core/repair-worker.js";
 import { StoreRunner } from "../core/store-runner.js";
 import type { ChangeFeed } from "../feed/change-feed.js";
 import { type RepairOptions, type RepairResult, repairIndexes } from "../index/index-repairer.js";
@@ -14,11 +14,11 @@ import { claimEncryption, claimType, warnOnce } from "./context-claims.js";
 import { changeFeedOf } from "./context-feeds.js";
 import type { RepairAllOptions, TableContextOptions } from "./context-options.js";
 import { repairKindsOf, repairLargeValuesOf, summariesOf } from "./context-repair.js";
+import { ContextRepairs } from "./context-repairs.js";
 import { type ContextStack, composeStack } from "./context-runner.js";
 import { dropPeriodTables, ensureTablesOf, periodTablesOf } from "./context-tables.js";
 import { DynamicRepository } from "./dynamic/dynamic-repository.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
-import { checkMinAge } from "./eventual/repair-eventual.js";
 import {
   type EventualDeps,
   type EventualResult,
@@ -57,11 +57,8 @@ export class TableContext {
   /** Entity classes whose schema warnings this context has reported. */
   readonly #warned = new Set<Function>();
   readonly #now: () => number;
-  /** The kinds of unfinished work `repair` finishes, in order. */
-  readonly #repairKinds: RepairKind[] = [];
-  readonly #repairLock = new RepairLock();
-  /** The repair workers started here, stopped by `close`. */
-  readonly #workers = new Set<RepairWorker>();
+  /** The kinds of unfinished work `repair` finishes, in order, its passes and workers. */
+  readonly #repairs: ContextRepairs;
   /** Whether the context was given `encryption` keys. */
   readonly #encrypts: boolean;
 
@@ -87,17 +84,15 @@ export class TableContext {
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
-    this.#repairKinds.push(
-      ...repairKindsOf({
-        runner: this.#runner,
-        periodTables: this.#stack.periodTables,
-        types: this.#types,
-        eventual: () => this.#eventualDeps(),
-        store: options.store,
-
-        feedDirectory: stack.feedDirectory,
-      }),
-    );
+    const kinds = repairKindsOf({
+      runner: this.#runner,
+      periodTables: this.#stack.periodTables,
+      types: this.#types,
+      eventual: () => this.#eventualDeps(),
+      store: options.store,
+      feedDirectory: stack.feedDirectory,
+    });
+    this.#repairs = new ContextRepairs(kinds, (event) => this.#runner.emit(event));
     const message = stack.telemetryWarning;
     if (message !== undefined)
       this.#runner.emit({ type: "warning", code: "opentelemetry-unloadable", message });
@@ -200,11 +195,8 @@ export class TableContext {
    * const report = await db.repair({ minIntentAgeMs: 60_000 }); // { indexes: {…}, eventually: { replayed: 1, … } }
    */
   async repair(options: RepairAllOptions = {}): Promise<RepairReport> {
-    const minAge = checkMinAge(options?.minIntentAgeMs);
     for (const entityClass of options?.entities ?? []) this.repository(entityClass);
-    const { counts, errors } = await this.#repairPass(minAge);
-    if (errors.length > 0) throw errors[0];
-    return counts;
+    return this.#repairs.repair(options?.minIntentAgeMs);
   }
 
   /**
@@ -216,14 +208,7 @@ export class TableContext {
    * await worker.stop(); // waits for a running pass
    */
   startRepairWorker(options: RepairWorkerOptions): RepairWorker {
-    const minAge = checkMinAge(options?.minIntentAgeMs);
-    const worker = startWorker(
-      options,
-      () => this.#repairPass(minAge),
-      ({ counts, errors }) => this.#runner.emit({ type: "repair-pass", counts, errors }),
-    );
-    this.#workers.add(worker);
-    return worker;
+    return this.#repairs.startWorker(options);
   }
 
   /**
@@ -233,18 +218,12 @@ export class TableContext {
    * await db.close();
    */
   async close(): Promise<void> {
-    const workers = [...this.#workers];
-    this.#workers.clear();
-    await Promise.all(workers.map((worker) => worker.stop()));
+    await this.#repairs.stopWorkers();
   }
 
   /** @internal Adds a kind of unfinished work to `repair` (e.g. large-value blobs). */
   addRepairKind(kind: RepairKind): void {
-    this.#repairKinds.push(kind);
-  }
-
-  #repairPass(minIntentAgeMs: number): Promise<{ counts: RepairReport; errors: unknown[] }> {
-    return this.#repairLock.exclusive(() => runRepairPass(this.#repairKinds, minIntentAgeMs));
+    this.#repairs.add(kind);
   }
 
   /**
