@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
-import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
+import { commitRounds, isDefiniteRefusal, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
@@ -24,9 +24,6 @@ import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
 import type { ExpandedTransaction } from "./transaction-indexes.js";
 import { type LargeWork, readReplaced } from "./transaction-large.js";
 import { planTransaction } from "./transaction-parts.js";
-
-/** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
-const MAX_COMPANION_ROUNDS = 200;
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
 export interface TransactionResult {
