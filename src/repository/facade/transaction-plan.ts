@@ -146,20 +146,21 @@ function remoteBegin(
   { expanded }: TransactionParts,
   claimed: Set<string>,
 ): StepTarget[] {
-  const intents = runner.tableName(INTENTS_TABLE);
-  return expanded.remote.flatMap((copies, index) => {
-    if (copies === undefined) return [];
+  const steps: StepTarget[] = [];
+  expanded.remote.forEach((copies, index) => {
+    if (copies === undefined) return;
     const { model } = operations[index] as PlannedOperation;
     const held = new Set(copies.before.map(refKey));
     const claims = copies.next.filter(
       (ref) => !indexOf(model, ref).list && indexOf(model, ref).unique && !held.has(refKey(ref)),
     );
     for (const ref of claims) claimed.add(`${index}\u0001${refKey(ref)}`);
-    return [
-      { request: "insert intent", table: intents },
+    steps.push(
+      { request: "insert intent", table: runner.tableName(INTENTS_TABLE) },
       ...claims.map((ref) => target(`claim (${ref.index})`, ref)),
-    ];
+    );
   });
+  return steps;
 }
 
 /** Each entity's copies elsewhere written and stale ones removed, its lists, the race settled, the intent removed (`finishRemoteWork`). */
@@ -169,14 +170,14 @@ function remoteFinish(
   { expanded, isLocalChange, table }: TransactionParts,
   claimed: ReadonlySet<string>,
 ): StepTarget[] {
-  const intents = runner.tableName(INTENTS_TABLE);
-  return expanded.remote.flatMap((copies, index) => {
-    if (copies === undefined) return [];
+  const steps: StepTarget[] = [];
+  expanded.remote.forEach((copies, index) => {
+    if (copies === undefined) return;
     const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
     const keep = new Set(copies.next.map(refKey));
     const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-    return [
+    steps.push(
       ...copies.next
         .filter((ref) => !isList(ref) && !claimed.has(`${index}\u0001${refKey(ref)}`))
         .map((ref) => target(`upsert copy (${ref.index})`, ref)),
@@ -187,9 +188,10 @@ function remoteFinish(
       // The settle rule (issue 34): the entity read once more; as the plan assumes no other writer, it
       // is the state this write left (absent after a delete), so nothing is reconciled.
       { request: "get (settle race)", table, partitionKey, rowKey },
-      { request: "delete intent", table: intents },
-    ];
+      { request: "delete intent", table: runner.tableName(INTENTS_TABLE) },
+    );
   });
+  return steps;
 }
 
 /** The blobs each operation's stored row points at that its written row no longer does (`LargeValues.replaced`). */
