@@ -51,7 +51,7 @@ const common = {
   metafile: true,
 };
 
-// ES modules: every package stays an import (ESM loads ESM-only packages such as p-retry).
+// ES modules: every package stays an import (ESM loads ESM-only packages).
 await esbuild.build({
   ...common,
   format: "esm",
@@ -64,7 +64,7 @@ await esbuild.build({
   chunkNames: "chunks/[name]-[hash]",
 });
 
-// CommonJS keeps every package a require() away, except those that publish only ES modules (p-retry):
+// CommonJS keeps every package a require() away, except those that publish only ES modules (none today):
 // those are bundled, or the require() would fail on Node < 20.19. Peer dependencies (Nest,
 // OpenTelemetry) are the user's own copies and never bundled, whatever their module format.
 const bundled = Object.keys(pkg.dependencies ?? {}).filter(isEsmOnly);

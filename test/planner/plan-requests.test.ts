@@ -403,8 +403,23 @@ function expectSentAsPlanned(store: RecordingStore, steps: readonly WriteStep[],
   );
 }
 
-/** Sends each write explained for the state read just before it; resolves how many were compared. */
-async function writesAsPlanned(kind: Kind, sequence: readonly Write[]): Promise<number> {
+/** Explains a write (which sends nothing), sends it, and checks the requests sent are the plan's (`expectSentAsPlanned`). */
+async function expectSentAsExplained(
+  store: RecordingStore,
+  explain: () => Promise<{ steps: WriteStep[] }>,
+  write: () => Promise<unknown>,
+  what: string,
+): Promise<void> {
+  store.sent.length = 0;
+  store.batches.length = 0;
+  const { steps } = await explain();
+  expect(store.sent, "explaining sends nothing").toEqual([]);
+  await write();
+  expectSentAsPlanned(store, steps, what);
+}
+
+/** A context on `kind` with the Order model's table (its encrypted column keyed), recording the requests sent. */
+async function orderContext(kind: Kind) {
   const store = new RecordingStore(kind.create());
   const db = new TableContext({
     store,
@@ -412,7 +427,37 @@ async function writesAsPlanned(kind: Kind, sequence: readonly Write[]): Promise<
     encryption: { keys: localKeys({ k1: randomBytes(32) }, "k1") },
   });
   await db.ensureTables(Order);
-  const orders = db.repository(Order);
+  return { store, db, orders: db.repository(Order) };
+}
+
+/** After the writes, the orders' index copies and summaries are exact. */
+async function expectOrdersConsistent(db: TableContext): Promise<void> {
+  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
+  expect(await db.verifySummaries(Order)).toEqual([]);
+}
+
+/**
+ * Runs `compare` over `runs` seeded samples of `samples`; the samples compared more writes than there
+ * are runs (a run that skipped every write would compare nothing).
+ */
+async function expectCompared<T>(
+  runs: number,
+  samples: fc.Arbitrary<T>,
+  compare: (sample: T) => Promise<number>,
+): Promise<void> {
+  let compared = 0;
+  await fc.assert(
+    fc.asyncProperty(samples, async (sample) => {
+      compared += await compare(sample);
+    }),
+    { seed: SEED, numRuns: runs },
+  );
+  expect(compared).toBeGreaterThan(runs);
+}
+
+/** Sends each write explained for the state read just before it; resolves how many were compared. */
+async function writesAsPlanned(kind: Kind, sequence: readonly Write[]): Promise<number> {
+  const { store, db, orders } = await orderContext(kind);
   let compared = 0;
   for (const { form, at, version, tracked } of sequence) {
     const key = { customer: `c${at % 2}`, orderId: orderAt(at, 1).orderId };
@@ -443,16 +488,11 @@ async function writesAsPlanned(kind: Kind, sequence: readonly Write[]): Promise<
         write = () => (form === "update" ? orders.update(value, { ifMatch: "*" }) : orders.upsert(value));
       }
     }
-    store.sent.length = 0;
-    store.batches.length = 0;
-    const steps = explain();
-    expect(store.sent, "explaining sends nothing").toEqual([]);
-    await write();
-    expectSentAsPlanned(store, steps, `${form} (tracked: ${tracked}, stored: ${stored !== undefined})`);
+    const what = `${form} (tracked: ${tracked}, stored: ${stored !== undefined})`;
+    await expectSentAsExplained(store, async () => ({ steps: explain() }), write, what);
     compared++;
   }
-  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
-  expect(await db.verifySummaries(Order)).toEqual([]);
+  await expectOrdersConsistent(db);
   return compared;
 }
 
@@ -462,15 +502,7 @@ describe.each(blobStores)(
     it("each write's requests are its plan's, step for step, from the state a read returned", async () => {
       // A seeded sample on the services, the full run on the reference store (all in memory).
       const runs = name === "memory" ? 25 : 2;
-      let compared = 0;
-      await fc.assert(
-        fc.asyncProperty(writes, async (sequence) => {
-          compared += await writesAsPlanned(kind, sequence);
-        }),
-        { seed: SEED, numRuns: runs },
-      );
-      // The sample compared writes (a run that skipped every write would compare nothing).
-      expect(compared).toBeGreaterThan(runs);
+      await expectCompared(runs, writes, (sequence) => writesAsPlanned(kind, sequence));
     });
   },
 );
@@ -504,14 +536,7 @@ async function transactionsAsPlanned(
     operations: Array<{ id: number; form: string; version: number; tracked: boolean }>;
   }>,
 ): Promise<number> {
-  const store = new RecordingStore(kind.create());
-  const db = new TableContext({
-    store,
-    tablePrefix: uniquePrefix(),
-    encryption: { keys: localKeys({ k1: randomBytes(32) }, "k1") },
-  });
-  await db.ensureTables(Order);
-  const orders = db.repository(Order);
+  const { store, db, orders } = await orderContext(kind);
   let compared = 0;
   for (const { customer, operations } of sequence) {
     const current: Order[] = [];
@@ -536,16 +561,15 @@ async function transactionsAsPlanned(
     const build = (tx: Parameters<Parameters<TableContext["transaction"]>[0]>[0]) => {
       for (const write of writes) write(tx);
     };
-    store.sent.length = 0;
-    store.batches.length = 0;
-    const { steps } = await db.explainTransaction(build, { current });
-    expect(store.sent, "explaining sends nothing").toEqual([]);
-    await db.transaction(build);
-    expectSentAsPlanned(store, steps, `transaction ${JSON.stringify(operations)}`);
+    await expectSentAsExplained(
+      store,
+      () => db.explainTransaction(build, { current }),
+      () => db.transaction(build),
+      `transaction ${JSON.stringify(operations)}`,
+    );
     compared++;
   }
-  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
-  expect(await db.verifySummaries(Order)).toEqual([]);
+  await expectOrdersConsistent(db);
   return compared;
 }
 
@@ -554,14 +578,7 @@ describe.each(blobStores)(
   (name, kind) => {
     it("each transaction's requests are its plan's, from the state reads returned", async () => {
       const runs = name === "memory" ? 20 : 2;
-      let compared = 0;
-      await fc.assert(
-        fc.asyncProperty(transactions, async (sequence) => {
-          compared += await transactionsAsPlanned(kind, sequence);
-        }),
-        { seed: SEED, numRuns: runs },
-      );
-      expect(compared).toBeGreaterThan(runs);
+      await expectCompared(runs, transactions, (sequence) => transactionsAsPlanned(kind, sequence));
     });
   },
 );
@@ -585,31 +602,13 @@ async function bulkAsPlanned(
   kind: Kind,
   { stored, upserted, version }: { stored: number[]; upserted: number[]; version: number },
 ): Promise<void> {
-  const store = new RecordingStore(kind.create());
-  const db = new TableContext({
-    store,
-    tablePrefix: uniquePrefix(),
-    encryption: { keys: localKeys({ k1: randomBytes(32) }, "k1") },
-  });
-  await db.ensureTables(Order);
-  const orders = db.repository(Order);
+  const { store, db, orders } = await orderContext(kind);
   const at = (id: number, v: number) => orderOf(`c${2 + (id % 2)}`, id, v);
   await orders.bulkUpsert(stored.map((id) => at(id, 1)));
-  const compare = async (
-    explain: () => Promise<{ steps: WriteStep[] }>,
-    write: () => Promise<unknown>,
-    what: string,
-  ) => {
-    store.sent.length = 0;
-    store.batches.length = 0;
-    const { steps } = await explain();
-    expect(store.sent, "explaining sends nothing").toEqual([]);
-    await write();
-    expectSentAsPlanned(store, steps, what);
-  };
   const items = upserted.map((id) => at(id, version));
   const current = await readBack(orders, upserted);
-  await compare(
+  await expectSentAsExplained(
+    store,
     () => orders.explainBulk("upsert", items, { current }),
     () => orders.bulkUpsert(items),
     "bulkUpsert",
@@ -617,13 +616,13 @@ async function bulkAsPlanned(
   // Deletes of stored orders (a delete of one already gone is refused and sent again without it).
   const gone = (await readBack(orders, stored)).map((o) => ({ customer: o.customer, orderId: o.orderId }));
   const now = await readBack(orders, stored);
-  await compare(
+  await expectSentAsExplained(
+    store,
     () => orders.explainBulk("delete", gone, { current: now }),
     () => orders.bulkDelete(gone),
     "bulkDelete",
   );
-  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
-  expect(await db.verifySummaries(Order)).toEqual([]);
+  await expectOrdersConsistent(db);
 }
 
 describe.each(blobStores)(
@@ -653,14 +652,7 @@ async function movesAsPlanned(
   kind: Kind,
   sequence: ReadonlyArray<{ id: number; tracked: boolean; renumber: boolean; touch: number | undefined }>,
 ): Promise<number> {
-  const store = new RecordingStore(kind.create());
-  const db = new TableContext({
-    store,
-    tablePrefix: uniquePrefix(),
-    encryption: { keys: localKeys({ k1: randomBytes(32) }, "k1") },
-  });
-  await db.ensureTables(Order);
-  const orders = db.repository(Order);
+  const { store, db, orders } = await orderContext(kind);
   const where = new Map<number, { customer: string; version: number }>();
   for (const id of [1, 2, 3]) {
     await orders.insert(orderOf("c4", id, 1));
@@ -684,18 +676,17 @@ async function movesAsPlanned(
       tx.insert(moved);
       if (other && otherKey) tx.upsert(orderOf(other.customer, touch as number, other.version + 2));
     };
-    store.sent.length = 0;
-    store.batches.length = 0;
-    const { steps } = await db.explainEventually(build, { current });
-    expect(store.sent, "explaining sends nothing").toEqual([]);
-    await db.eventually(build);
-    expectSentAsPlanned(store, steps, `move ${n}`);
+    await expectSentAsExplained(
+      store,
+      () => db.explainEventually(build, { current }),
+      () => db.eventually(build),
+      `move ${n}`,
+    );
     where.set(id, { customer: to, version });
     if (other && touch !== undefined) where.set(touch, { ...other, version: other.version + 2 });
     compared++;
   }
-  expect(await db.verifyIndexes(Order)).toEqual({ missing: [], stale: [], orphans: [] });
-  expect(await db.verifySummaries(Order)).toEqual([]);
+  await expectOrdersConsistent(db);
   return compared;
 }
 
@@ -704,14 +695,7 @@ describe.each(blobStores)(
   (name, kind) => {
     it("each eventual transaction's requests are its plan's, from the state reads returned", async () => {
       const runs = name === "memory" ? 10 : 1;
-      let compared = 0;
-      await fc.assert(
-        fc.asyncProperty(moves, async (sequence) => {
-          compared += await movesAsPlanned(kind, sequence);
-        }),
-        { seed: SEED, numRuns: runs },
-      );
-      expect(compared).toBeGreaterThan(runs);
+      await expectCompared(runs, moves, (sequence) => movesAsPlanned(kind, sequence));
     });
   },
 );

@@ -5,6 +5,13 @@ import type { Backoff, Requests } from "./requests.js";
 import { submitTransaction } from "./submit-transaction.js";
 import type { WriteStage } from "./write-plan.js";
 
+/**
+ * Rounds of a commit whose companion rows (summary rows: one row every writer of the partition
+ * changes) are contended: each lost round means another writer committed. The one bound of every
+ * commit with summary rows (a single write's, a transaction's, a summarized batch's).
+ */
+export const MAX_COMPANION_ROUNDS = 200;
+
 /** What to do about a definitely refused transaction (see `CommitRules.refused`). */
 export type Refusal =
   /** An action that is already done (a stale copy already gone): drop it and send the rest. */

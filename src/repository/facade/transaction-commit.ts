@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
-import { commitRounds, isDefiniteRefusal } from "../core/commit-rounds.js";
+import { commitRounds, isDefiniteRefusal, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
@@ -23,10 +23,9 @@ import type { PlannedOperation } from "./transaction.js";
 import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
 import type { ExpandedTransaction } from "./transaction-indexes.js";
 import { type LargeWork, readReplaced } from "./transaction-large.js";
-import { planTransaction } from "./transaction-parts.js";
-
-/** Rounds of a transaction whose summary rows (one row every writer of the partition changes) are contended. */
-const MAX_COMPANION_ROUNDS = 200;
+import type { RemoteCopies } from "./transaction-operation-expansion.js";
+import { planTransaction, type TransactionParts } from "./transaction-parts.js";
+import { type TransactionStep, transactionPlan } from "./transaction-plan.js";
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
 export interface TransactionResult {
@@ -72,155 +71,242 @@ class OwnConditionLost extends Error {
   }
 }
 
+/** One round of a transaction: planned from what is stored now, its plan's steps run, its commit sent. */
 async function commitOnce(
   runner: RequestContext,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
-  const { table, partitionKey, large, expanded, summaries, companions, isLocalChange } =
-    await planTransaction(runner, operations);
-  const targets = new Map<EntityModel<object>, IndexedTarget>();
-  const targetOf = (model: EntityModel<object>): IndexedTarget => {
-    let target = targets.get(model);
-    if (target === undefined) {
-      target = { model, table, runner, intents: new IntentLog(runner) };
-      targets.set(model, target);
+  const parts = await planTransaction(runner, operations);
+  // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
+  const plan = transactionPlan(runner, operations, parts, () => undefined);
+  const attempt = new CommitAttempt(runner, operations, parts);
+  try {
+    await runPlan({
+      before: plan.before.map((step) => attempt.before(step)),
+      commit: { ...plan.commit, send: () => attempt.send() },
+      after: plan.after.map((step) => attempt.after(step)),
+    });
+  } catch (error) {
+    throw attempt.failure(error);
+  }
+  return attempt.remember();
+}
+
+/** What a commit answered: its results (undefined: committed, its answer lost), each operation's ETag. */
+interface Committed {
+  results: WriteResult[] | undefined;
+  etags: string[];
+}
+
+/**
+ * The executor of one transaction plan (`transactionPlan`): what each step of it sends, the commit
+ * with its rounds, and the state they share (each entity's remote work, the commit's answer).
+ */
+class CommitAttempt {
+  readonly #runner: RequestContext;
+  readonly #operations: readonly PlannedOperation[];
+  readonly #parts: TransactionParts;
+  readonly #targets = new Map<EntityModel<object>, IndexedTarget>();
+  /** Each caller operation's remote work, once begun. */
+  readonly #remote: Array<RemoteWork | undefined> = [];
+  readonly #actions: TransactionAction[];
+  /** Where each caller operation's first action sits (-1: none). */
+  readonly #firstOf: number[];
+  /** Only operations with copies elsewhere have remote steps (a plain transaction has none to run). */
+  readonly #withRemote: number[];
+  /** What the commit answered: its results, the ETag of each operation, or the error it failed with. */
+  #committed: Committed | undefined;
+  #commitError: unknown;
+
+  constructor(runner: RequestContext, operations: readonly PlannedOperation[], parts: TransactionParts) {
+    this.#runner = runner;
+    this.#operations = operations;
+    this.#parts = parts;
+    const { expanded } = parts;
+    this.#actions = expanded.operations.map((operation) => operation.action);
+    // In one pass over the owners.
+    this.#firstOf = new Array<number>(operations.length).fill(-1);
+    expanded.owners.forEach((owner, at) => {
+      if (this.#firstOf[owner] === -1) this.#firstOf[owner] = at;
+    });
+    this.#withRemote = [...expanded.remote.keys()].filter((index) => expanded.remote[index] !== undefined);
+  }
+
+  /** A step before the commit, as run. */
+  before(step: TransactionStep): PlanStep {
+    const { table, large, summaries } = this.#parts;
+    switch (step.kind) {
+      case "replaced references":
+        return { request: step.kind, table, run: () => readReplaced(large) };
+      case "uploads":
+        // One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
+        // failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
+        return {
+          request: step.kind,
+          table,
+          run: async () => {
+            try {
+              await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+            } catch (error) {
+              await this.#abandon(error);
+              throw error;
+            }
+          },
+          abandon: (error) => this.#abandon(error),
+        };
+      case "summary intent": {
+        const stage = summaries[step.stage as number] as SummaryStage;
+        return { request: step.kind, table, run: () => stage.before() };
+      }
+      case "remote begin":
+        return { request: step.kind, table, run: this.#eachRemote((index) => this.#beginRemote(index)) };
+      default:
+        // The companion rows are read by the commit's rounds, as each round is planned.
+        return { request: step.kind, table };
     }
-    return target;
-  };
-  const remote: Array<RemoteWork | undefined> = [];
-  const abandonAll = (error: unknown) => abandon(remote, operations, targetOf, large, summaries, error);
-  const actions = expanded.operations.map((operation) => operation.action);
-  // Where each caller operation's first action sits (-1: none), in one pass over the owners.
-  const firstOf = new Array<number>(operations.length).fill(-1);
-  expanded.owners.forEach((owner, at) => {
-    if (firstOf[owner] === -1) firstOf[owner] = at;
-  });
-  // Only operations with copies elsewhere have remote steps (a plain transaction has none to run).
-  const withRemote = [...expanded.remote.keys()].filter((index) => expanded.remote[index] !== undefined);
-  // Each entity's intent and claims (then its copies) are its own: run together (a bulk batch has
-  // many), all settled before a failure is the answer, so an abandon sees every one that was begun.
-  const remoteStep = (request: string, each: (index: number) => Promise<void>): PlanStep[] =>
-    withRemote.length === 0 ? [] : [{ request, table, run: () => settleAll(withRemote.map(each)) }];
-  // What the commit answered: its results, the ETag of each operation, or the error it failed with.
-  let committed: { results: WriteResult[] | undefined; etags: string[] } | undefined;
-  let commitError: unknown;
-  const send = async (): Promise<void> => {
+  }
+
+  /** A step after the commit, as run. */
+  after(step: TransactionStep): PlanStep {
+    const { table, large, summaries } = this.#parts;
+    switch (step.kind) {
+      case "remote finish":
+        return { request: step.kind, table, run: this.#eachRemote((index) => this.#finishRemote(index)) };
+      case "summary mirrors": {
+        const stage = summaries[step.stage as number] as SummaryStage;
+        return { request: step.kind, table, run: () => stage.after() };
+      }
+      default:
+        return {
+          request: step.kind,
+          table,
+          run: async () => {
+            for (const work of large) await removeReplaced(work);
+          },
+        };
+    }
+  }
+
+  /** Sends the entity group transaction with its rounds; records what it answered. */
+  async send(): Promise<void> {
+    const { table, partitionKey, companions, expanded } = this.#parts;
+    const actions = this.#actions;
     let results: WriteResult[] | undefined;
     try {
-      results = await submitRounds(runner, table, partitionKey, actions, companions);
+      results = await submitRounds(this.#runner, table, partitionKey, actions, companions);
     } catch (error) {
-      commitError = error;
-      runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
+      this.#commitError = error;
+      this.#runner.emit({ type: "batch-failed", table, partitionKey, operations: actions.length, error });
       throw error;
     }
-    runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
-    const etags = firstOf.map((at, index) =>
-      (operations[index] as PlannedOperation).model.wide
+    this.#runner.emit({ type: "batch-committed", table, partitionKey, operations: actions.length });
+    const etags = this.#firstOf.map((at, index) =>
+      (this.#operations[index] as PlannedOperation).model.wide
         ? wideEtagOf(expanded, index, results)
         : (results?.[at]?.etag ?? ""),
     );
-    committed = { results, etags };
-  };
-  // One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
-  // failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
-  const before: PlanStep[] = [
-    { request: "get (replaced blobs)", table, run: () => readReplaced(large) },
-    {
-      request: "putBlob (large values)",
-      table,
-      run: async () => {
-        try {
-          await Promise.all(large.map((work) => work.large.upload(work.uploads)));
-        } catch (error) {
-          await abandonAll(error);
-          throw error;
-        }
-      },
-      abandon: abandonAll,
-    },
-    ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.before() })),
-    ...remoteStep("begin remote work", async (index) => {
-      const operation = operations[index] as PlannedOperation;
-      const copies = expanded.remote[index] as NonNullable<(typeof expanded.remote)[number]>;
-      remote[index] = await beginRemoteWork(
-        targetOf(operation.model),
-        copies.row,
-        copies.before,
-        copies.next,
-        copies.priorEtag,
-      );
-    }),
-  ];
-  const etagAt = (index: number) => committed?.etags[index] as string;
-  // After: copies elsewhere and intents removed, summary mirrors, replaced blobs removed.
-  const after: PlanStep[] = [
-    ...remoteStep("finish remote work", async (index) => {
-      const work = remote[index];
-      if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
-      const operation = operations[index] as PlannedOperation;
-      const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-      // What the write left: its version, or no entity after a delete (see `settleRace`).
-      const left = operation.action.kind === "delete" ? undefined : etagAt(index);
-      await finishRemoteWork(targetOf(operation.model), work, left, remoteLists);
-    }),
-    ...summaries.map((stage): PlanStep => ({ request: "summary stage", table, run: () => stage.after() })),
-    ...large.map(
-      (work): PlanStep => ({
-        request: "deleteBlob (replaced)",
-        table,
-        run: async () => {
-          if (work.before === undefined) return;
-          const { action } = work.operation;
-          const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
-          await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
-        },
-      }),
-    ),
-  ];
-  const operationsOf = expanded.operations.map((operation) => ({
-    kind: operation.action.kind,
-    rowKey: operation.rowKey,
-  }));
-  try {
-    await runPlan({
-      before,
-      commit: { request: "transaction", table, partitionKey, operations: operationsOf, send },
-      after,
-    });
-  } catch (error) {
-    // A before- or after-step's failure is the answer as it is; the commit's is the caller's.
-    if (error !== commitError || !(error instanceof TransactionError)) throw error;
+    this.#committed = { results, etags };
+  }
+
+  /** The answer for a failed plan: a before- or after-step's failure as it is; the commit's is the caller's. */
+  failure(error: unknown): unknown {
+    if (error !== this.#commitError || !(error instanceof TransactionError)) return error;
+    const { expanded } = this.#parts;
     const owner = expanded.owners[error.index];
-    const onEntity = owner !== undefined && firstOf[owner] === error.index;
+    const onEntity = owner !== undefined && this.#firstOf[owner] === error.index;
+    const action = onEntity ? (this.#operations[owner] as PlannedOperation).action : undefined;
     if (
-      onEntity &&
+      action !== undefined &&
       !isOutcomeUnknown(error) &&
-      conditionAdded(
-        (operations[owner] as PlannedOperation).action,
-        expanded.operations[error.index]?.action,
-      ) &&
+      conditionAdded(action, expanded.operations[error.index]?.action) &&
       // 409/412: the entity appeared or changed since it was read. 404 only for an upsert (it was
       // deleted since: the upsert inserts); a delete or update of an absent entity is answered 404.
       (error.statusCode === 409 ||
         error.statusCode === 412 ||
-        (error.statusCode === 404 && (operations[owner] as PlannedOperation).action.kind === "upsert"))
+        (error.statusCode === 404 && action.kind === "upsert"))
     )
-      throw new OwnConditionLost(error);
-    const reported = toCallerIndex(error, expanded.owners, firstOf);
+      return new OwnConditionLost(error);
+    const reported = toCallerIndex(error, expanded.owners, this.#firstOf);
     // A batch whose lost attempt may have applied stays so, whichever operation it is reported at.
-    throw isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
+    return isOutcomeUnknown(error) ? markOutcomeUnknown(reported) : reported;
   }
 
-  // Instances track what they hold.
-  const { results, etags } = committed as NonNullable<typeof committed>;
-  operations.forEach((operation, index) => {
-    if (!operation.entity) return;
-    const deleted = operation.action.kind === "delete";
-    rememberEtag(operation.entity, deleted || results === undefined ? undefined : etags[index], runner.scope);
-    if (expanded.copies[index] !== undefined)
-      rememberCopies(operation.entity, deleted ? undefined : expanded.copies[index], runner.scope);
-  });
-  return { etags };
+  /** After the commit: instances track what they hold; the result. */
+  remember(): TransactionResult {
+    const { results, etags } = this.#committed as Committed;
+    const { copies } = this.#parts.expanded;
+    const scope = this.#runner.scope;
+    this.#operations.forEach((operation, index) => {
+      if (!operation.entity) return;
+      const deleted = operation.action.kind === "delete";
+      rememberEtag(operation.entity, deleted || results === undefined ? undefined : etags[index], scope);
+      if (copies[index] !== undefined)
+        rememberCopies(operation.entity, deleted ? undefined : copies[index], scope);
+    });
+    return { etags };
+  }
+
+  /**
+   * Each entity's intent and claims (then its copies) are its own: run together (a bulk batch has
+   * many), all settled before a failure is the answer, so an abandon sees every one that was begun.
+   */
+  #eachRemote(each: (index: number) => Promise<void>): (() => Promise<void>) | undefined {
+    const withRemote = this.#withRemote;
+    return withRemote.length === 0 ? undefined : () => settleAll(withRemote.map(each));
+  }
+
+  async #beginRemote(index: number): Promise<void> {
+    const operation = this.#operations[index] as PlannedOperation;
+    const copies = this.#parts.expanded.remote[index] as RemoteCopies;
+    this.#remote[index] = await beginRemoteWork(
+      this.#targetOf(operation.model),
+      copies.row,
+      copies.before,
+      copies.next,
+      copies.priorEtag,
+    );
+  }
+
+  async #finishRemote(index: number): Promise<void> {
+    const work = this.#remote[index];
+    if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
+    const operation = this.#operations[index] as PlannedOperation;
+    const { expanded, isLocalChange } = this.#parts;
+    const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+    // What the write left: its version, or no entity after a delete (see `settleRace`).
+    const left = operation.action.kind === "delete" ? undefined : (this.#committed?.etags[index] as string);
+    await finishRemoteWork(this.#targetOf(operation.model), work, left, remoteLists);
+  }
+
+  #targetOf(model: EntityModel<object>): IndexedTarget {
+    let target = this.#targets.get(model);
+    if (target === undefined) {
+      const runner = this.#runner;
+      target = { model, table: this.#parts.table, runner, intents: new IntentLog(runner) };
+      this.#targets.set(model, target);
+    }
+    return target;
+  }
+
+  /** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
+  async #abandon(error: unknown): Promise<void> {
+    const { summaries, large } = this.#parts;
+    for (const stage of summaries) await stage.abandon(error);
+    for (const [index, work] of this.#remote.entries()) {
+      if (work === undefined) continue;
+      const operation = this.#operations[index] as PlannedOperation;
+      await abandonRemoteWork(this.#targetOf(operation.model), work, error);
+    }
+    for (const work of large) await work.large.discard(work.uploads, error);
+  }
+}
+
+/** The blobs the operation's stored row pointed at that its written row no longer does, removed. */
+async function removeReplaced(work: LargeWork): Promise<void> {
+  if (work.before === undefined) return;
+  const { action } = work.operation;
+  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
+  await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
 }
 
 /** A wide entity's ETag: its written rows' ETags, in part order. */
@@ -267,22 +353,4 @@ function submitRounds(
         { cause },
       ),
   });
-}
-
-/** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
-async function abandon(
-  remote: ReadonlyArray<RemoteWork | undefined>,
-  operations: readonly PlannedOperation[],
-  targetOf: (model: EntityModel<object>) => IndexedTarget,
-  large: readonly LargeWork[],
-  summaries: readonly SummaryStage[],
-  error: unknown,
-): Promise<void> {
-  for (const stage of summaries) await stage.abandon(error);
-  for (const [index, work] of remote.entries()) {
-    if (work === undefined) continue;
-    const operation = operations[index] as PlannedOperation;
-    await abandonRemoteWork(targetOf(operation.model), work, error);
-  }
-  for (const work of large) await work.large.discard(work.uploads, error);
 }

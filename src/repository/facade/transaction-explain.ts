@@ -2,15 +2,14 @@ import { ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
-import { COPY_REFS_PROPERTY, type CopyRef, encodeCopyRefs, indexOf, refKey } from "../core/copy-ref.js";
-import { INTENTS_TABLE } from "../core/intent-log.js";
+import { COPY_REFS_PROPERTY, encodeCopyRefs } from "../core/copy-ref.js";
 import type { RequestContext } from "../core/requests.js";
-import type { PlanOperation, RenderedStep, StepTarget } from "../core/write-plan.js";
+import type { RenderedStep, StepTarget } from "../core/write-plan.js";
 import { trackedCopies } from "../index/copy-state.js";
 import type { PlannedOperation } from "./transaction.js";
 import type { StoredReader } from "./transaction-indexes.js";
-import type { LargeWork } from "./transaction-large.js";
-import { planTransaction, type TransactionParts } from "./transaction-parts.js";
+import { planTransaction } from "./transaction-parts.js";
+import { transactionPlan } from "./transaction-plan.js";
 
 /** The version an explained transaction assumes of an entity given as stored that no read returned. */
 const ASSUMED_ETAG = 'W/"assumed"';
@@ -23,7 +22,7 @@ export interface GroupCounter {
 /**
  * The steps of one `db.transaction` (or bulk batch) as it runs from the state `assumed` gives,
  * planned by the code the transaction runs (`planTransaction`: its reads go to `assumed` instead of
- * the store) and rendered request by request, in the order `commitTransaction` sends them. The
+ * the store; `transactionPlan`: the steps `commitTransaction` runs) and rendered request by request. The
  * requests of different entities that run together (their reads, uploads, intents and claims,
  * copies elsewhere) share a `group`: in any order among themselves.
  */
@@ -51,45 +50,17 @@ export async function explainTransactionSteps(
     return entity && storedRow(model, entity, runner);
   };
   const parts = await planTransaction(runner, operations, read);
-  const { table, partitionKey, expanded, summaries, companions } = parts;
+  const plan = transactionPlan(runner, operations, parts, assumed);
   const steps: RenderedStep[] = [];
   const together = (phase: RenderedStep["phase"], targets: readonly StepTarget[]) => {
     const group = targets.length > 1 ? ++groups.next : undefined;
     for (const target of targets) steps.push({ phase, ...target, ...(group === undefined ? {} : { group }) });
   };
+  // The planner's reads first (planTransaction's), then the plan's steps as the send path runs them.
   together("before", reads);
-  together("before", largeReads(parts.large));
-  together(
-    "before",
-    parts.large.flatMap((work) =>
-      work.uploads.map((upload) => ({ request: `putBlob (${upload.field})`, table: work.large.container })),
-    ),
-  );
-  const described = summaries.map((stage) => stage.describe());
-  const isIntent = (step: StepTarget) => step.request === "insert summary intent";
-  for (const description of described) together("before", description.before.filter(isIntent));
-  together("before", remoteBegin(runner, operations, parts));
-  // The summary rows are read (when not cached) as the commit is planned, each round.
-  const rows = companions.map((companion) => companion.describe?.());
-  together(
-    "before",
-    rows.flatMap((row) => (row?.before ?? []).filter((step) => !isIntent(step))),
-  );
-  const operationsOf: PlanOperation[] = expanded.operations.map((operation, at) => ({
-    kind:
-      at === 0 || expanded.owners[at - 1] !== expanded.owners[at]
-        ? operation.action.kind
-        : `${operation.action.kind} copy`,
-    rowKey: operation.rowKey,
-  }));
-  companions.forEach((companion, at) => {
-    const own = rows[at]?.operations;
-    operationsOf.push(...(own ?? companion.rowKeys.map((rowKey) => ({ kind: "update", rowKey }))));
-  });
-  steps.push({ phase: "commit", request: "transaction", table, partitionKey, operations: operationsOf });
-  together("after", remoteFinish(runner, operations, parts));
-  for (const description of described) together("after", description.after);
-  together("after", largeRemovals(parts.large, assumed));
+  for (const step of plan.before) together("before", step.requests);
+  steps.push({ phase: "commit", ...plan.commit });
+  for (const step of plan.after) together("after", step.requests);
   return steps;
 }
 
@@ -104,90 +75,4 @@ function storedRow(model: EntityModel<object>, entity: object, runner: RequestCo
     ...(refs === undefined ? {} : { [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) }),
     etag: etagIn(entity, runner.scope) ?? ASSUMED_ETAG,
   };
-}
-
-/** The references each replacing operation's row holds now (`readReplaced`). */
-function largeReads(large: readonly LargeWork[]): StepTarget[] {
-  return large
-    .filter((work) => work.operation.action.kind !== "insert")
-    .map(({ large: values, operation }) => ({
-      request: "get (large references)",
-      table: values.table,
-      partitionKey: operation.partitionKey,
-      rowKey: operation.rowKey,
-    }));
-}
-
-/** Each entity's intent, then its claims of unique values it does not hold yet (`beginRemoteWork`). */
-function remoteBegin(
-  runner: RequestContext,
-  operations: readonly PlannedOperation[],
-  { expanded }: TransactionParts,
-): StepTarget[] {
-  const intents = runner.tableName(INTENTS_TABLE);
-  return expanded.remote.flatMap((copies, index) => {
-    if (copies === undefined) return [];
-    const { model } = operations[index] as PlannedOperation;
-    const held = new Set(copies.before.map(refKey));
-    const claims = copies.next.filter(
-      (ref) => !indexOf(model, ref).list && indexOf(model, ref).unique && !held.has(refKey(ref)),
-    );
-    return [
-      { request: "insert intent", table: intents },
-      ...claims.map((ref) => target(`claim (${ref.index})`, ref)),
-    ];
-  });
-}
-
-/** Each entity's copies elsewhere written and stale ones removed, its lists, the race settled, the intent removed (`finishRemoteWork`). */
-function remoteFinish(
-  runner: RequestContext,
-  operations: readonly PlannedOperation[],
-  { expanded, isLocalChange, table }: TransactionParts,
-): StepTarget[] {
-  const intents = runner.tableName(INTENTS_TABLE);
-  return expanded.remote.flatMap((copies, index) => {
-    if (copies === undefined) return [];
-    const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
-    const isList = (ref: CopyRef) => indexOf(model, ref).list;
-    const keep = new Set(copies.next.map(refKey));
-    const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-    return [
-      // Every copy (a claim too) stamped with the version committed (copy-stamp.ts).
-      ...copies.next.filter((ref) => !isList(ref)).map((ref) => target(`upsert copy (${ref.index})`, ref)),
-      // A replaced copy read, then removed if the replaced version made it (`releaseCopy`).
-      ...copies.before
-        .filter((ref) => !isList(ref) && !keep.has(refKey(ref)))
-        .flatMap((ref) => [
-          target(`get replaced copy (${ref.index})`, ref),
-          target(`delete replaced copy (${ref.index})`, ref),
-        ]),
-      ...lists.map((change) => target(`update list (${change.ref.index})`, change.ref)),
-      // The settle rule (issue 34): the entity read once more; as the plan assumes no other writer, it
-      // is the state this write left (absent after a delete), so nothing is reconciled.
-      { request: "get (settle race)", table, partitionKey, rowKey },
-      { request: "delete intent", table: intents },
-    ];
-  });
-}
-
-/** The blobs each operation's stored row points at that its written row no longer does (`LargeValues.replaced`). */
-function largeRemovals(
-  large: readonly LargeWork[],
-  assumed: (operation: PlannedOperation) => object | undefined,
-): StepTarget[] {
-  return large.flatMap(({ large: values, operation }) => {
-    const { action } = operation;
-    if (action.kind === "insert") return [];
-    const stored = assumed(operation) as Record<string, unknown> | undefined;
-    const written = (operation.entity ?? {}) as Record<string, unknown>;
-    const merge = action.kind !== "delete" && action.mode === "merge";
-    return values.columns
-      .filter((column) => stored?.[column.field] != null && !(merge && written[column.field] == null))
-      .map((column) => ({ request: `deleteBlob (replaced ${column.field})`, table: values.container }));
-  });
-}
-
-function target(request: string, ref: CopyRef): StepTarget {
-  return { request, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
 }

@@ -1,15 +1,12 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
-import { commitRounds } from "../core/commit-rounds.js";
+import { commitRounds, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import type { CopyRef } from "../core/copy-ref.js";
 import type { EntityLayout } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import type { Backoff, Requests } from "../core/requests.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
-
-/** Rounds of a write whose companion rows (summaries: one row every writer of the partition changes) are contended. */
-const MAX_COMPANION_ROUNDS = 200;
 
 /** The entity's own actions at the front of its transaction: how many, and how it lies in its table. */
 export interface OwnActions {

@@ -42,6 +42,11 @@ export async function planList(
   return planListChange(state, `${model.type}@${model.version}`, change);
 }
 
+/** Another writer changed an index entity since it was read (412), or created it meanwhile (409): read again and resend. */
+export function isListConflict(error: unknown): boolean {
+  return error instanceof TransactionError && (error.statusCode === 412 || error.statusCode === 409);
+}
+
 /**
  * Applies one membership change to an index entity in another partition (its own transaction,
  * ETag-checked). Another writer's change in between fails it: read again, re-plan, resend. A
@@ -59,9 +64,7 @@ export async function syncList(
       await submitTransaction(runner, change.ref.table, change.ref.partitionKey, actions);
       return;
     } catch (error) {
-      const conflict =
-        error instanceof TransactionError && (error.statusCode === 412 || error.statusCode === 409);
-      if (!conflict || round >= MAX_LIST_ROUNDS) throw error;
+      if (!isListConflict(error) || round >= MAX_LIST_ROUNDS) throw error;
       await runner.retry.contend(round);
     }
   }

@@ -1,4 +1,3 @@
-import { TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { type CopyRef, refKey } from "../core/copy-ref.js";
@@ -8,7 +7,7 @@ import type { Backoff, PeriodTableLookup, Requests, TableNaming } from "../core/
 import { submitTransaction } from "../core/submit-transaction.js";
 import { entityStateOf, isEntityRowOf, isNewerRow } from "./copy-rows.js";
 import { parseMember, planListChange, readListOrEmpty } from "./list-index.js";
-import { MAX_LIST_ROUNDS } from "./list-membership.js";
+import { isListConflict, MAX_LIST_ROUNDS } from "./list-membership.js";
 
 /** What one list reconciliation changed: shard rows written (inserted or replaced) and deleted. */
 export interface ListOutcome {
@@ -45,9 +44,7 @@ export async function reconcileList(
     try {
       await submitTransaction(runner, ref.table, ref.partitionKey, actions);
     } catch (error) {
-      const conflict =
-        error instanceof TransactionError && (error.statusCode === 412 || error.statusCode === 409);
-      if (!conflict || round >= MAX_LIST_ROUNDS) throw error;
+      if (!isListConflict(error) || round >= MAX_LIST_ROUNDS) throw error;
       await runner.retry.contend(round);
       continue;
     }

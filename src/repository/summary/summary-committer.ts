@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ConcurrencyError, TableKitError, TransactionError, ValidationError } from "../../errors.js";
 import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
 import type { StoredEntity, TransactionAction, WireEntity, WriteResult } from "../../store/table-store.js";
+import { MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Requests, Scoped } from "../core/requests.js";
 import { type PlannedWrite, planWrite, raceOrError, type SummarizedWrite } from "./summarized-write.js";
@@ -25,8 +26,6 @@ export interface SummarizedOutcome {
   existed: boolean;
 }
 
-/** Rounds before a write gives up losing races on its summary rows (each lost round means another writer's commit). */
-const MAX_ROUNDS = 200;
 /** Old rows read at once for one batch. */
 const READS_IN_FLIGHT = 16;
 
@@ -87,7 +86,7 @@ export class SummaryCommitter {
 
   /** Rounds a write goes before giving up on lost races (`exhausted`). */
   get maxRounds(): number {
-    return MAX_ROUNDS;
+    return MAX_COMPANION_ROUNDS;
   }
 
   /** The error of a write that lost `maxRounds` races on its summary rows. */
