@@ -95,7 +95,12 @@ async function storedRows(entities: Entities): Promise<unknown[]> {
   const rows: unknown[] = [];
   for (const table of ["Employees", "EmployeesByName", "Notes", "Vehicles"]) {
     const page = await store.queryPage(table, {});
-    for (const { etag: _etag, timestamp: _timestamp, ...row } of page.items) rows.push({ table, row });
+    for (const { etag: _etag, timestamp: _timestamp, ...row } of page.items) {
+      // A copy's version stamp is a digest of its entity's ETag, which holds the write's time: compare its kind.
+      if (typeof row._tkStamp === "string" && row._tkStamp.startsWith("v:"))
+        row._tkStamp = "v:<digest of the ETag>";
+      rows.push({ table, row });
+    }
   }
   const employee = await db.repository(entities.Employee).get({ department: "Sales", employeeId: 223 });
   expect(employee).toBeInstanceOf(entities.Employee);
