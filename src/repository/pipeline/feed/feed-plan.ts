@@ -13,6 +13,10 @@ export interface FeedPlan {
   first: number;
   /** How many of `actions` are the caller's. */
   count: number;
+  /** The RowKey of its first journal row (a resend looks for the write id there). */
+  journalRowKey: string;
+  /** The version each change-fed row gets, by RowKey. */
+  versions: Map<string, number>;
 }
 
 /** What the plan needs besides the state: which actions are change-fed, the clock and the rules. */
@@ -25,6 +29,8 @@ export interface FeedPlanInput {
   state: FeedState;
   at: Date;
   reason: string | undefined;
+  /** The write's id, stamped on its journal rows (feed-resend.ts). */
+  writeId: string;
   copies: boolean;
   limits: StoreLimits;
 }
@@ -107,7 +113,7 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
         journalRow(
           partitionKey,
           seq,
-          { ...entry, at: input.at, reason: input.reason },
+          { ...entry, at: input.at, reason: input.reason, write: input.writeId },
           copies[i],
           copyRows,
           input.limits,
@@ -137,7 +143,13 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
           entity: { partitionKey, rowKey: HEAD_ROW_KEY, [FeedProperties.seq]: seq },
         };
   const inserts: TransactionAction[] = journal.map((entity) => ({ kind: "insert", entity }));
-  return { actions: [head, ...written, ...inserts, ...tombstones], first: 1, count: actions.length };
+  return {
+    actions: [head, ...written, ...inserts, ...tombstones],
+    first: 1,
+    count: actions.length,
+    journalRowKey: journal[0]?.rowKey ?? "",
+    versions: new Map(entries.map((entry) => [entry.rowKey, entry.version])),
+  };
 }
 
 function journalKind(action: TransactionAction): JournalKind {
