@@ -699,3 +699,232 @@ describe.each(blobStores)(
     });
   },
 );
+
+/** A change-fed entity with a copy and a summary row in its partition (they ride along, recording no change). */
+@Entity({
+  table: "PlanFed",
+  partitionKey: "{group}",
+  rowKey: "item_{id}",
+  changeFeed: true,
+  indexes: { byColor: { rowKey: "color_{color}_{id}" } },
+  summaries: { perGroup: { rowKey: "summary", count: "items", sum: { n: "total" } } },
+})
+class Fed {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "String" }) color!: string;
+  @Column({ type: "Int32" }) n!: number;
+}
+
+/** A change-fed entity with nothing else: each write is the feed's query and transaction. */
+@Entity({ table: "PlanFedPlain", partitionKey: "{group}", rowKey: "{id}", changeFeed: true })
+class FedPlain {
+  @Column({ type: "String" }) group!: string;
+  @Column({ type: "String" }) id!: string;
+  @Column({ type: "Int32" }) n!: number;
+}
+
+describe.each(blobStores)(
+  "change-fed entities send their plans with the feed's requests, on %s",
+  (_name, kind) => {
+    async function fedWorld() {
+      const store = new RecordingStore(kind.create());
+      const db = new TableContext({ store, tablePrefix: uniquePrefix() });
+      await db.ensureTables(Fed, FedPlain);
+      // The directory's table is created by the first change-fed write (a plan cannot know it is missing).
+      await db.repository(FedPlain).insert(Object.assign(new FedPlain(), { group: "warm", id: "w", n: 0 }));
+      return { db, store };
+    }
+
+    /** Explains, sends, and compares step for step (with each `$batch`'s operation count). */
+    async function asPlanned(
+      store: RecordingStore,
+      explain: () => WriteStep[] | Promise<{ steps: WriteStep[] }>,
+      write: () => Promise<unknown>,
+      what: string,
+    ): Promise<WriteStep[]> {
+      store.sent.length = 0;
+      store.batches.length = 0;
+      const explained = await explain();
+      const steps = Array.isArray(explained) ? explained : explained.steps;
+      expect(store.sent, "explaining sends nothing").toEqual([]);
+      await write();
+      expect(store.sent.length, what).toBeGreaterThan(0);
+      expectSentAsPlanned(store, steps, what);
+      return steps;
+    }
+
+    const plain = (id: string, n: number, group = "g") => Object.assign(new FedPlain(), { group, id, n });
+    const fed = (id: string, color: string, n: number) =>
+      Object.assign(new Fed(), { group: "g", id, color, n });
+    const shape = (steps: WriteStep[]) => steps.map((s) => `${s.phase} ${s.request}`);
+    const commitKinds = (steps: WriteStep[]) =>
+      steps.find((s) => s.phase === "commit")?.operations?.map((o) => o.kind);
+
+    it("single writes: the directory once, the state query, one transaction with head, journal and tombstone", async () => {
+      const { db, store } = await fedWorld();
+      const repo = db.repository(FedPlain);
+      const first = await asPlanned(
+        store,
+        explain(repo, "insert", plain("1", 1)),
+        () => repo.insert(plain("1", 1)),
+        "insert",
+      );
+      expect(shape(first)).toEqual([
+        "before upsert (feed directory)",
+        "before query (feed head and versions)",
+        "commit transaction",
+      ]);
+      expect(commitKinds(first)).toEqual(["feed head", "insert", "insert feed journal"]);
+      const upsert = await asPlanned(
+        store,
+        explain(repo, "upsert", plain("1", 2)),
+        () => repo.upsert(plain("1", 2)),
+        "upsert",
+      );
+      expect(shape(upsert)).toEqual(["before query (feed head and versions)", "commit transaction"]);
+      await asPlanned(
+        store,
+        explain(repo, "patch", { group: "g", id: "1", n: 3 }),
+        () => repo.patch({ group: "g", id: "1" }, { n: 3 }),
+        "patch",
+      );
+      const stored = (await repo.get({ group: "g", id: "1" })) as FedPlain;
+      stored.n = 4;
+      await asPlanned(store, explain(repo, "update", stored), () => repo.update(stored), "update tracked");
+      const key = { group: "g", id: "1" };
+      const now = (await repo.get(key)) as FedPlain;
+      const deleted = await asPlanned(
+        store,
+        explain(repo, "delete", key, [now]),
+        () => repo.delete(key),
+        "delete",
+      );
+      expect(commitKinds(deleted)).toEqual([
+        "feed head",
+        "delete",
+        "insert feed journal",
+        "upsert feed tombstone",
+      ]);
+      // Nothing stored: the state query finds nothing, the delete is sent as it is and records no change.
+      store.sent.length = 0;
+      const absent = await sendsItsPlan(store, explain(repo, "delete", key), () => repo.delete(key));
+      expect(shape(absent)).toEqual(["before query (feed head and versions)", "commit delete"]);
+      const { changes } = await db.changes(FedPlain).read();
+      const ofG = changes.filter((c) => c.key.partitionKey === "g");
+      expect(ofG.map((c) => `${c.kind} ${c.version}`)).toEqual([
+        "upsert 1",
+        "upsert 2",
+        "merge 3",
+        "upsert 4",
+        "delete 5",
+      ]);
+    });
+
+    it("with a copy and a summary row: they ride in the transaction and record no change", async () => {
+      const { db, store } = await fedWorld();
+      const repo = db.repository(Fed);
+      const insert = await asPlanned(
+        store,
+        explain(repo, "insert", fed("1", "red", 5)),
+        () => repo.insert(fed("1", "red", 5)),
+        "insert",
+      );
+      expect(commitKinds(insert)).toEqual([
+        "feed head",
+        "insert",
+        "insert copy (byColor)",
+        "update summary (perGroup)",
+        "insert feed journal",
+      ]);
+      const read = (await repo.get({ group: "g", id: "1" })) as Fed;
+      read.color = "blue";
+      await asPlanned(store, explain(repo, "update", read), () => repo.update(read), "update");
+      const untracked = fed("1", "green", 9);
+      const now = (await repo.get({ group: "g", id: "1" })) as Fed;
+      await asPlanned(
+        store,
+        explain(repo, "update", untracked, [now]),
+        () => repo.update(untracked, { ifMatch: "*" }),
+        "update untracked",
+      );
+      await asPlanned(store, explain(repo, "delete", untracked), () => repo.delete(untracked), "delete");
+      expect(await db.verifySummaries(Fed)).toEqual([]);
+      expect((await db.changes(Fed).read()).changes.map((c) => c.version)).toEqual([1, 2, 3, 4]);
+    });
+
+    it("a transaction, bulk batches and db.eventually: the feed's rows in each $batch as planned", async () => {
+      const { db, store } = await fedWorld();
+      const repo = db.repository(FedPlain);
+      await repo.insert(plain("0", 0));
+      const stored = (await repo.get({ group: "g", id: "0" })) as FedPlain;
+      const tx = (t: Parameters<Parameters<TableContext["transaction"]>[0]>[0]) => {
+        t.insert(plain("1", 1));
+        t.upsert(plain("2", 2));
+        t.delete(FedPlain, stored);
+        t.delete(FedPlain, { group: "g", id: "absent" });
+      };
+      // The delete of an absent row fails the transaction: explained without it, then sent.
+      const build = (t: Parameters<typeof tx>[0]) => {
+        t.insert(plain("1", 1));
+        t.upsert(plain("2", 2));
+        t.delete(FedPlain, stored);
+      };
+      const steps = await asPlanned(
+        store,
+        () => db.explainTransaction(build, { current: [stored] }),
+        () => db.transaction(build),
+        "transaction",
+      );
+      expect(commitKinds(steps)).toEqual([
+        "feed head",
+        "insert",
+        "upsert",
+        "delete",
+        "insert feed journal",
+        "insert feed journal",
+        "insert feed journal",
+        "upsert feed tombstone",
+      ]);
+      expect(typeof tx).toBe("function");
+      // 40 items of one partition (listed already) and 3 of a new one: 33 per batch with the feed's rows.
+      const items = [
+        ...Array.from({ length: 40 }, (_, i) => plain(`b${i}`, i)),
+        ...Array.from({ length: 3 }, (_, i) => plain(`h${i}`, i, "h")),
+      ];
+      const bulk = await asPlanned(
+        store,
+        () => repo.explainBulk("insert", items),
+        () => repo.bulkInsert(items),
+        "bulkInsert",
+      );
+      expect(
+        bulk
+          .filter((s) => s.request === "transaction")
+          .map((s) => s.operations?.length ?? 0)
+          .sort((a, b) => a - b),
+      ).toEqual([1 + 2 * 3, 1 + 2 * 7, 1 + 2 * 33]);
+      const gone = items.slice(0, 5).map((i) => ({ group: i.group, id: i.id }));
+      const current = await Promise.all(gone.map((k) => repo.get(k)));
+      await asPlanned(
+        store,
+        () => repo.explainBulk("delete", gone, { current: current as FedPlain[] }),
+        () => repo.bulkDelete(gone),
+        "bulkDelete",
+      );
+      // The intents' table is created by the first eventual transaction (a plan cannot know it is missing).
+      await db.eventually((t) => t.insert(plain("e", 0, "warm")));
+      const moved = (await repo.get({ group: "h", id: "h0" })) as FedPlain;
+      const move = (t: Parameters<Parameters<TableContext["eventually"]>[0]>[0]) => {
+        t.delete(FedPlain, moved);
+        t.insert(plain("h0", 7));
+      };
+      await asPlanned(
+        store,
+        () => db.explainEventually(move, { current: [moved] }),
+        () => db.eventually(move),
+        "eventually",
+      );
+    });
+  },
+);

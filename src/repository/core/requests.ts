@@ -3,6 +3,7 @@ import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
 import type { BlindIndex } from "../pipeline/encryption/blind-index.js";
 import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
+import type { FeedExplainer } from "../pipeline/feed/feed-requests.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type { TableKitEvent } from "./table-kit-event.js";
 
@@ -73,6 +74,11 @@ export interface BlindIndexing {
   readonly blindIndex: BlindIndex | undefined;
 }
 
+/** The context's change feed, for explained plans: which tables are change-fed and which partitions are listed. */
+export interface FeedExplaining {
+  readonly feed: FeedExplainer | undefined;
+}
+
 /** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
 export type RequestContext = Requests &
   TableNaming &
@@ -83,4 +89,5 @@ export type RequestContext = Requests &
   PeriodTableLookup &
   Backend &
   BlobSealing &
-  BlindIndexing;
+  BlindIndexing &
+  FeedExplaining;

@@ -4,6 +4,8 @@ import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
 import type { BlindIndex } from "../pipeline/encryption/blind-index.js";
 import type { BlobSealer } from "../pipeline/encryption/blob-sealing.js";
+import type { FeedExplainer } from "../pipeline/feed/feed-requests.js";
+import { withRequestAttempt } from "../pipeline/request-attempt.js";
 import type { AttemptContext, RetryPolicy } from "../pipeline/retry-policy.js";
 import type {
   Backend,
@@ -11,6 +13,7 @@ import type {
   BlindIndexing,
   BlobSealing,
   Clock,
+  FeedExplaining,
   Limited,
   PeriodTableLookup,
   Requests,
@@ -35,7 +38,8 @@ export class StoreRunner
     PeriodTableLookup,
     Backend,
     BlobSealing,
-    BlindIndexing
+    BlindIndexing,
+    FeedExplaining
 {
   readonly retry: RetryPolicy;
   readonly limits: StoreLimits;
@@ -52,6 +56,8 @@ export class StoreRunner
   readonly blindIndex: BlindIndex | undefined;
   /** The clock intents are dated and aged by, in milliseconds (the context's, when it was given one). */
   now: () => number = Date.now;
+  /** The context's change feed, for explained plans (set by the context that composed the stack). */
+  feed: FeedExplainer | undefined = undefined;
 
   constructor(
     target: TableStore,
@@ -97,11 +103,17 @@ export class StoreRunner
   ): Promise<T> {
     const listener = this.#listener;
     const target = this.#target;
-    if (!listener) return this.retry.run((attempt) => request(target, attempt));
+    // One token for every attempt: the change feed tells a resend of a committed write by it.
+    const token = {};
+    const send = (attempt: AttemptContext) =>
+      withRequestAttempt({ request: token, possiblyApplied: attempt.possiblyApplied }, () =>
+        request(target, attempt),
+      );
+    if (!listener) return this.retry.run(send);
     return this.retry.run(
       (attempt) => {
         this.emit({ type: "request", operation, table, attempt: attempt.attempt });
-        return request(target, attempt);
+        return send(attempt);
       },
       ({ attempt, delayMs, error }) =>
         this.emit({ type: "retry", operation, table, attempt, delayMs, cause: error }),

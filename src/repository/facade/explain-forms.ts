@@ -8,8 +8,10 @@ import { type BulkKind, toAction } from "../core/bulk/bulk-writer.js";
 import type { RequestContext } from "../core/requests.js";
 import type { RenderedStep } from "../core/write-plan.js";
 import { assertBlobStore } from "../large/large-values.js";
+import { feedBatchLimits } from "../pipeline/feed/feed-plan.js";
 import { EventualTransaction } from "./eventual/eventual-transaction.js";
 import { type EventualExplainDeps, explainEventually } from "./eventual/explain-eventually.js";
+import { withFeedSteps } from "./explain-feed.js";
 import type { ExplainOptions, WritePlan } from "./explain-write.js";
 import { assertValidTransaction, type PlannedOperation, Transaction } from "./transaction.js";
 import { explainTransactionSteps } from "./transaction-explain.js";
@@ -34,10 +36,19 @@ export async function explainTransaction(
     assertBlobStore(operation.model, store);
   }
   assertValidTransaction(operations, runner.limits, (t) => runner.tableName(t));
-  const steps = await explainTransactionSteps(runner, operations, assumedOperations(runner, options), {
-    next: 0,
-  });
-  return { steps };
+  const assumed = assumedOperations(runner, options);
+  const steps = await explainTransactionSteps(runner, operations, assumed, { next: 0 });
+  const stored = new Set(
+    operations
+      .filter((operation) => assumed(operation) !== undefined)
+      .map((operation) => rowAt(runner.tableName(operation.table), operation.partitionKey, operation.rowKey)),
+  );
+  return { steps: withFeedSteps(steps, runner.feed, (...at) => stored.has(rowAt(...at))) };
+}
+
+/** A row's place, as a key of a set. */
+export function rowAt(table: string, partitionKey: string, rowKey: string): string {
+  return `${table}\u0001${partitionKey}\u0001${rowKey}`;
 }
 
 /** The callback of `db.eventually` (and `db.explainEventually`): it adds the steps. */
@@ -97,7 +108,8 @@ export function explainPlainBulk<T extends object>(
   items: readonly T[],
   write: BulkKind,
 ): RenderedStep[] {
-  const planner = new BatchPlanner<T>(runner.limits);
+  // Packed as the bulk writer packs them: a change-fed entity's batches keep room for the feed's rows.
+  const planner = new BatchPlanner<T>(feedBatchLimits(runner.limits, model.changeFeed !== undefined));
   const batches = items.flatMap((item, position) => {
     const action = toAction(model, item, write);
     const keys = action.kind === "delete" ? action : action.entity;

@@ -10,8 +10,10 @@ import { isTableNotFound, periodBulk } from "../core/period-tables.js";
 import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
-import { assumedOperations, explainPlainBulk } from "./explain-forms.js";
+import { withFeedSteps } from "./explain-feed.js";
+import { assumedOperations, explainPlainBulk, rowAt } from "./explain-forms.js";
 import {
+  assumedState,
   type ExplainedOperation,
   type ExplainOptions,
   explainWrite,
@@ -278,7 +280,11 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     const period = this.#route(value);
     if (period) return period.explainWrite(operation, value, options);
     const scope = this.runner.scope;
-    return explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
+    const plan = explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
+    const assumed = assumedState(this.model, value as T, { ...options, scope });
+    const stored = (_: string, partitionKey: string, rowKey: string) =>
+      assumed(partitionKey, rowKey) !== undefined;
+    return { steps: withFeedSteps(plan.steps, this.runner.feed, stored) };
   }
 
   /**
@@ -301,9 +307,21 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     const write: BulkKind =
       operation === "upsert" ? { kind: "upsert", mode: writeMode(options.mode) } : { kind: operation };
     const all = items as readonly T[];
-    if (!(this.bulk instanceof PlannedBulk))
-      return { steps: explainPlainBulk(this.runner, this.model, this.table, all, write) };
-    return { steps: await this.bulk.explain(all, write, assumedOperations(this.runner, options)) };
+    const assumed = assumedOperations(this.runner, options);
+    const steps =
+      this.bulk instanceof PlannedBulk
+        ? await this.bulk.explain(all, write, assumed)
+        : explainPlainBulk(this.runner, this.model, this.table, all, write);
+    const stored = new Set(
+      all.flatMap((entity) => {
+        const { partitionKey, rowKey } = this.keyOf(entity as KeyValues<T>);
+        const model = this.model as unknown as EntityModel<object>;
+        return assumed({ entity, model, partitionKey, rowKey }) === undefined
+          ? []
+          : [rowAt(this.table, partitionKey, rowKey)];
+      }),
+    );
+    return { steps: withFeedSteps(steps, this.runner.feed, (...at) => stored.has(rowAt(...at))) };
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */

@@ -84,6 +84,7 @@ export class TableContext {
     this.#now = options.now ?? Date.now;
     // Index intents are dated and aged by the same clock as eventual transactions.
     this.#runner.now = this.#now;
+    this.#runner.feed = { tables: stack.feedTables, directory: stack.feedDirectory };
     const kinds = repairKindsOf({
       runner: this.#runner,
       periodTables: this.#stack.periodTables,

@@ -24,6 +24,11 @@ export class FeedDirectory {
     this.table = prefix + FEEDS_TABLE;
   }
 
+  /** Whether this process listed the partition already (then its writes send no directory upsert). */
+  has(logical: string, partition: FeedPartition): boolean {
+    return this.#registered.has(`${logical}\u0000${partition.table}:${partition.partitionKey}`);
+  }
+
   /** Lists the partition before its first change-fed write (an idempotent upsert; none when already done). */
   async register(store: TableStore, logical: string, partition: FeedPartition): Promise<void> {
     const rowKey = `${partition.table}:${partition.partitionKey}`;

@@ -3,6 +3,7 @@ import { FEED_VERSION_PROPERTY } from "../../../schema/resolve-change-feed.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
 import { wireEntityBytes } from "../../../util/entity-size.js";
 import type { StoreLimits } from "../../../util/store-limits.js";
+import { feedTransactionLayout } from "./feed-requests.js";
 import { FeedProperties, HEAD_ROW_KEY, type JournalKind, journalRow, tombstoneRowKey } from "./feed-rows.js";
 import { type FeedState, headSeq, nextVersion } from "./feed-state.js";
 
@@ -13,6 +14,10 @@ export interface FeedPlan {
   first: number;
   /** How many of `actions` are the caller's. */
   count: number;
+  /** The RowKey of its first journal row (a resend looks for the write id there). */
+  journalRowKey: string;
+  /** The version each change-fed row gets, by RowKey. */
+  versions: Map<string, number>;
 }
 
 /** What the plan needs besides the state: which actions are change-fed, the clock and the rules. */
@@ -25,6 +30,8 @@ export interface FeedPlanInput {
   state: FeedState;
   at: Date;
   reason: string | undefined;
+  /** The write's id, stamped on its journal rows (feed-resend.ts). */
+  writeId: string;
   copies: boolean;
   limits: StoreLimits;
 }
@@ -71,17 +78,21 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
   const tombstones: TransactionAction[] = [];
   const copies: Array<WireEntity | undefined> = [];
   const entries: Array<{ kind: JournalKind; rowKey: string; version: number }> = [];
+  const fedIndexes: number[] = [];
+  const deleteIndexes: number[] = [];
   actions.forEach((action, i) => {
     if (!fed[i]) {
       written.push(action);
       return;
     }
+    fedIndexes.push(i);
     const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
     const version = nextVersion(state, rowKey);
     entries.push({ kind: journalKind(action), rowKey, version });
     if (action.kind === "delete") {
       written.push(action);
       copies.push(undefined);
+      deleteIndexes.push(i);
       tombstones.push({
         kind: "upsert",
         mode: "replace",
@@ -107,7 +118,7 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
         journalRow(
           partitionKey,
           seq,
-          { ...entry, at: input.at, reason: input.reason },
+          { ...entry, at: input.at, reason: input.reason, write: input.writeId },
           copies[i],
           copyRows,
           input.limits,
@@ -136,8 +147,32 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
           ifMatch: state.head.etag,
           entity: { partitionKey, rowKey: HEAD_ROW_KEY, [FeedProperties.seq]: seq },
         };
-  const inserts: TransactionAction[] = journal.map((entity) => ({ kind: "insert", entity }));
-  return { actions: [head, ...written, ...inserts, ...tombstones], first: 1, count: actions.length };
+  // Laid out as explained plans list it (feed-requests.ts).
+  const slots = feedTransactionLayout(
+    fed,
+    actions.map((action) => action.kind === "delete"),
+  );
+  const journalOf = new Map(fedIndexes.map((of, change) => [of, journal[change] as WireEntity]));
+  const tombstoneOf = new Map(deleteIndexes.map((of, at) => [of, tombstones[at] as TransactionAction]));
+  const sent = slots.map((slot): TransactionAction => {
+    switch (slot.row) {
+      case "head":
+        return head;
+      case "caller":
+        return written[slot.index] as TransactionAction;
+      case "journal":
+        return { kind: "insert", entity: journalOf.get(slot.of) as WireEntity };
+      default:
+        return tombstoneOf.get(slot.of) as TransactionAction;
+    }
+  });
+  return {
+    actions: sent,
+    first: 1,
+    count: actions.length,
+    journalRowKey: journal[0]?.rowKey ?? "",
+    versions: new Map(entries.map((entry) => [entry.rowKey, entry.version])),
+  };
 }
 
 function journalKind(action: TransactionAction): JournalKind {

@@ -31,6 +31,8 @@ export const FeedProperties = {
   /** What rides in the journal row: `entity` (the whole row), `changes` (a merge's columns) or `key`. */
   carries: "_tkfCarries",
   type: "_tkfType",
+  /** The id of the write that recorded the change: a resend after a lost answer finds it (feed-resend.ts). */
+  write: "_tkfWrite",
 } as const;
 
 /**
@@ -84,6 +86,8 @@ export interface JournalEntry {
   version: number;
   at: Date;
   reason: string | undefined;
+  /** The write's id, the same on every attempt of one request. */
+  write: string;
 }
 
 /**
@@ -106,6 +110,7 @@ export function journalRow(
     [FeedProperties.rowKey]: entry.rowKey,
     [FeedProperties.version]: entry.version,
     [FeedProperties.at]: entry.at,
+    [FeedProperties.write]: entry.write,
   };
   if (entry.reason !== undefined) row[FeedProperties.reason] = entry.reason;
   if (written === undefined || !copies) {

@@ -6,6 +6,7 @@ import {
   ENTITY_TYPE_PROPERTY,
   SUMMARY_PROPERTY,
 } from "../../../wire/system-properties.js";
+import { feedStateGroups } from "./feed-requests.js";
 import { FeedProperties, HEAD_ROW_KEY, tombstoneRowKey } from "./feed-rows.js";
 
 /** What a change-fed write of a partition reads first: its head and the written rows with their versions. */
@@ -17,9 +18,6 @@ export interface FeedState {
   /** The tombstones of the written RowKeys, by RowKey of the entity. */
   tombstones: Map<string, StoredEntity>;
 }
-
-/** The service allows 15 comparisons per filter: PartitionKey and the head take 2, each row 2 (itself, its tombstone). */
-const ROWS_PER_QUERY = 6;
 
 const SELECT = [
   "RowKey",
@@ -43,9 +41,7 @@ export async function readFeedState(
   partitionKey: string,
   rowKeys: readonly string[],
 ): Promise<FeedState> {
-  const groups: string[][] = [];
-  for (let i = 0; i < rowKeys.length; i += ROWS_PER_QUERY) groups.push(rowKeys.slice(i, i + ROWS_PER_QUERY));
-  if (groups.length === 0) groups.push([]);
+  const groups = feedStateGroups(rowKeys);
   const pages = await Promise.all(
     groups.map((group, i) => {
       const keys = group.flatMap((rowKey) => [rowKey, tombstoneRowKey(rowKey)]);

@@ -18,8 +18,10 @@ import type {
   WriteResult,
 } from "../../../store/table-store.js";
 import type { StoreLimits } from "../../../util/store-limits.js";
+import { currentRequestAttempt, type RequestAttempt } from "../request-attempt.js";
 import type { FeedDirectory } from "./feed-directory.js";
 import { planFeedTransaction } from "./feed-plan.js";
+import { committedResults, FeedResends } from "./feed-resend.js";
 import { isFeedRowKey } from "./feed-rows.js";
 import { type FeedState, readFeedState } from "./feed-state.js";
 import type { FeedTable, FeedTables } from "./feed-tables.js";
@@ -44,10 +46,12 @@ export interface FeedingOptions {
  * group transaction with its change rows (feed-plan.ts), after one query for the partition's head and
  * the rows' versions. A lost race on the head is planned again; a failure of the caller's own
  * condition is the error the caller gets without the feed. The feed's rows are hidden from every read
- * and refused to every write outside `withFeedRows`.
+ * and refused to every write outside `withFeedRows`. A resend of a commit whose answer was lost
+ * finds its write id in the journal and answers from the stored rows instead of committing twice.
  */
 export class FeedingStore extends DelegatingStore {
   readonly #options: FeedingOptions;
+  readonly #resends = new FeedResends();
 
   constructor(inner: TableStore, options: FeedingOptions) {
     super(inner);
@@ -110,12 +114,18 @@ export class FeedingStore extends DelegatingStore {
     if (feed === undefined || !actions.some((action) => this.#mayBeFed(feed, action)))
       return this.inner.submitTransaction(table, partitionKey, actions);
     const rowKeys = actions.map(rowKeyOf);
+    const attempt = currentRequestAttempt();
+    const earlier = await this.#resends.committedEarlier(this.inner, table, partitionKey, attempt);
+    if (earlier !== undefined) {
+      const state = await readFeedState(this.inner, table, partitionKey, rowKeys);
+      return committedResults(table, partitionKey, actions, earlier, state);
+    }
     await this.#options.directory.register(this.inner, feed.logical, { table, partitionKey });
     for (let round = 0; ; round++) {
       const state = await readFeedState(this.inner, table, partitionKey, rowKeys);
       const fed = actions.map((action) => this.#isFed(feed, action, state));
       if (!fed.includes(true)) return this.inner.submitTransaction(table, partitionKey, actions);
-      const plan = this.#plan(table, partitionKey, feed, actions, fed, state);
+      const plan = this.#plan(table, partitionKey, feed, actions, fed, state, attempt);
       try {
         const results = await this.inner.submitTransaction(table, partitionKey, plan.actions);
         return results.slice(plan.first, plan.first + plan.count);
@@ -141,6 +151,13 @@ export class FeedingStore extends DelegatingStore {
     const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
     const rowKey = rowKeyOf(action);
     const keys = { table, partitionKey, rowKey };
+    const attempt = currentRequestAttempt();
+    const earlier = await this.#resends.committedEarlier(this.inner, table, partitionKey, attempt);
+    if (earlier !== undefined) {
+      if (action.kind === "delete") return true as R;
+      const state = await readFeedState(this.inner, table, partitionKey, [rowKey]);
+      return committedResults(table, partitionKey, [action], earlier, state)[0] as R;
+    }
     await this.#options.directory.register(this.inner, feed.logical, { table, partitionKey });
     for (let round = 0; ; round++) {
       const state = await readFeedState(this.inner, table, partitionKey, [rowKey]);
@@ -153,7 +170,7 @@ export class FeedingStore extends DelegatingStore {
       if ((action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*") {
         if (stored?.etag !== action.ifMatch) throw new ConcurrencyError(keys);
       }
-      const plan = this.#plan(table, partitionKey, feed, [action], [true], state);
+      const plan = this.#plan(table, partitionKey, feed, [action], [true], state, attempt);
       try {
         const results = await this.inner.submitTransaction(table, partitionKey, plan.actions);
         return (action.kind === "delete" ? true : results[plan.first]) as R;
@@ -175,9 +192,10 @@ export class FeedingStore extends DelegatingStore {
     actions: readonly TransactionAction[],
     fed: readonly boolean[],
     state: FeedState,
+    attempt: RequestAttempt | undefined,
   ) {
     const { tables, limits, now, reason } = this.#options;
-    return planFeedTransaction({
+    const plan = planFeedTransaction({
       table,
       partitionKey,
       actions,
@@ -185,9 +203,12 @@ export class FeedingStore extends DelegatingStore {
       state,
       at: new Date(now()),
       reason: reason(),
+      writeId: this.#resends.writeIdOf(attempt),
       copies: tables.copies(feed),
       limits,
     });
+    this.#resends.remember(attempt, plan.journalRowKey, plan.versions);
+    return plan;
   }
 
   /** The change-fed table of a write; `undefined` when it writes no change-fed table (or runs inside `withFeedRows`). */
