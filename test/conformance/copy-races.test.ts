@@ -304,6 +304,55 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
     await expectCopiesOf(db, 2);
   });
 
+  it("a claimed value's copy after the commit is written on the claim's ETag: a newer write that took the value over keeps it, and a late cleanup cannot free it", async () => {
+    const { db, holding, writer } = await setup();
+    await db.repository(CrEmployee).insert(sales5(0));
+    const readBy = async () => {
+      const repository = writer();
+      return { repository, entity: (await repository.get(KEY)) as CrEmployee };
+    };
+    const entityTable = (request: StoreRequest) => request.table.endsWith("CrEmployees");
+    const settleRead = (request: StoreRequest) => request.method === "getEntity" && entityTable(request);
+    // The interleaving:
+    // 1. W moves Sales/5 from generation 0 to 1: it claims e1, commits; its write of the e1 copy after
+    //    the commit is held.
+    const w = await readBy();
+    let committed = false;
+    const wCopy = holding.hold((request) => {
+      committed ||= request.method === "submitTransaction" && entityTable(request);
+      return committed && request.method !== "getEntity" && isEmailCopy("e1@x.com")(request);
+    });
+    const movingW = w.repository.update(Object.assign(w.entity, sales5(1)));
+    await wCopy.reached;
+    // 2. T moves it on to generation 2 (conditional on W's version); its read of the e1 copy (its cleanup
+    //    of the value it left) is held.
+    const t = await readBy();
+    const tCleanup = holding.hold(
+      (request) => request.method === "getEntity" && isEmailCopy("e1@x.com")(request),
+    );
+    const movingT = t.repository.update(Object.assign(t.entity, sales5(2)));
+    await tCleanup.reached;
+    // 3. U moves it back to generation 1: its claim finds W's claim (Sales/5's copy) and takes it over,
+    //    U commits, its copy is stamped with its version; U resolves.
+    const u = await readBy();
+    await u.repository.update(Object.assign(u.entity, sales5(1)));
+    // 4. W's write of the e1 copy goes on (W's settle read is held): it must not stamp U's copy as W's.
+    const wSettle = holding.hold(settleRead);
+    wCopy.release();
+    await wSettle.reached;
+    // 5. T's cleanup goes on (T's settle read is held): the copy is not the one W's version made.
+    const tSettle = holding.hold(settleRead);
+    tCleanup.release();
+    await tSettle.reached;
+    // 6. Sales/7 claims e1: U's version of Sales/5 holds it.
+    await expect(writer().insert(seven())).rejects.toBeInstanceOf(UniqueConstraintError);
+    wSettle.release();
+    tSettle.release();
+    await Promise.all([movingW, movingT]);
+    expect(await db.repository(CrEmployee).get({ department: "Sales", employeeId: 7 })).toBeUndefined();
+    await expectCopiesOf(db, 1);
+  });
+
   /** How the older move is written: alone, or in a transaction with another entity's upsert. */
   const moves = [
     ["an upsert", (db: TableContext) => db.repository(CrEmployee).upsert(sales5(2))],
