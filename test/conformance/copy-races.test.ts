@@ -5,7 +5,7 @@
  * exact without a repair: each index read finds the entity, and `verifyIndexes` is clean.
  */
 import { describe, expect, it } from "vitest";
-import { Column, Entity, TableContext, UniqueConstraintError } from "../../src/index.js";
+import { Column, ConcurrencyError, Entity, TableContext, UniqueConstraintError } from "../../src/index.js";
 import { freshContext, stores } from "../fixtures/context.js";
 import { employee, expectExact, RsEmployee } from "../summaries-remote/models.js";
 import { HoldingStore } from "../support/holding-store.js";
@@ -207,9 +207,12 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
       await uniqueCleanup.reached;
       // 2. I writes Sales/5 again with e1: its claim finds Sales/5's old copy and takes it over as
       //    its own claim, I commits; its first write of the e1 copy after the commit is held.
-      const copyAfterCommit = holding.hold(
-        (request) => request.method === "upsert" && isEmailCopy("e1@x.com")(request),
-      );
+      //    (The takeover is a write of that copy too: the hold lets requests pass until the commit has.)
+      let committed = false;
+      const copyAfterCommit = holding.hold((request) => {
+        committed ||= request.method === "submitTransaction" && request.table.endsWith("CrEmployees");
+        return committed && ["upsert", "update"].includes(request.method) && isEmailCopy("e1@x.com")(request);
+      });
       const inserting = insertAgain(context());
       await copyAfterCommit.reached;
       // 3. D's cleanup of e1 goes on; D's settle read (which could restore the copy) is held.
@@ -258,6 +261,96 @@ describe.each(stores)("copies elsewhere under racing writers, on %s", (_name, ki
     const holders = await employees.index("byEmail").find({ email: "e1@x.com" }).toArray();
     expect(holders.map((e) => `${e.department}/${e.employeeId}`)).toEqual(["Sales/7"]);
     expect(await db.verifyIndexes(CrEmployee)).toEqual({ missing: [], stale: [], orphans: [] });
+  });
+
+  it("a write that keeps a unique value writes its copy after the commit only over its own: a value freed and claimed by another entity meanwhile stays that entity's", async () => {
+    const { db, holding, writer } = await setup();
+    await db.repository(CrEmployee).insert(sales5(1));
+    // The interleaving (issue 34: the kept value is not claimed again, its copy is written after the commit):
+    // 1. F and W each read Sales/5 (generation 1), in their own contexts.
+    const f = writer();
+    const w = writer();
+    const forF = (await f.get(KEY)) as CrEmployee;
+    const forW = (await w.get(KEY)) as CrEmployee;
+    // 2. F records its intent for a rename (N1 → N8, e1 kept); its commit is held.
+    const fCommit = holding.hold(
+      (request) => request.method === "submitTransaction" && request.table.endsWith("CrEmployees"),
+    );
+    const renamingF = f.update(Object.assign(forF, { lastName: "N8" }));
+    await fCommit.reached;
+    // 3. W renames Sales/5 (N1 → N9) keeping e1: committed; its first request on the e1 copy after
+    //    the commit is held.
+    const wCopy = holding.hold(isEmailCopy("e1@x.com"));
+    const renamingW = w.update(Object.assign(forW, { lastName: "N9" }));
+    await wCopy.reached;
+    // 4. F's commit goes on and is refused (W's version is stored): F's abandonment reconciles the copies
+    //    with that version, so the e1 copy is stamped with W's version.
+    fCommit.release();
+    await expect(renamingF).rejects.toBeInstanceOf(ConcurrencyError);
+    // 5. T moves Sales/5 to generation 2 (a read, then a write conditional on W's version): its cleanup
+    //    removes the e1 copy (the version it replaced made it). e1 is free.
+    await writer().upsert(sales5(2));
+    // 6. Sales/7 claims the free e1 and is written.
+    await writer().insert(seven());
+    // 7. W's write of the e1 copy goes on: it must not take the value back from Sales/7.
+    wCopy.release();
+    await renamingW;
+    const employees = db.repository(CrEmployee);
+    const holders = await employees.index("byEmail").find({ email: "e1@x.com" }).toArray();
+    expect(holders.map((e) => `${e.department}/${e.employeeId}`)).toEqual(["Sales/7"]);
+    // 8. Sales/8 with e1 is refused: Sales/7 holds it (a second holder otherwise).
+    const eight = Object.assign(sales5(1), { employeeId: 8, lastName: "L8", city: "C8" });
+    await expect(writer().insert(eight)).rejects.toBeInstanceOf(UniqueConstraintError);
+    await expectCopiesOf(db, 2);
+  });
+
+  it("a claimed value's copy after the commit is written on the claim's ETag: a newer write that took the value over keeps it, and a late cleanup cannot free it", async () => {
+    const { db, holding, writer } = await setup();
+    await db.repository(CrEmployee).insert(sales5(0));
+    const readBy = async () => {
+      const repository = writer();
+      return { repository, entity: (await repository.get(KEY)) as CrEmployee };
+    };
+    const entityTable = (request: StoreRequest) => request.table.endsWith("CrEmployees");
+    const settleRead = (request: StoreRequest) => request.method === "getEntity" && entityTable(request);
+    // The interleaving:
+    // 1. W moves Sales/5 from generation 0 to 1: it claims e1, commits; its write of the e1 copy after
+    //    the commit is held.
+    const w = await readBy();
+    let committed = false;
+    const wCopy = holding.hold((request) => {
+      committed ||= request.method === "submitTransaction" && entityTable(request);
+      return committed && request.method !== "getEntity" && isEmailCopy("e1@x.com")(request);
+    });
+    const movingW = w.repository.update(Object.assign(w.entity, sales5(1)));
+    await wCopy.reached;
+    // 2. T moves it on to generation 2 (conditional on W's version); its read of the e1 copy (its cleanup
+    //    of the value it left) is held.
+    const t = await readBy();
+    const tCleanup = holding.hold(
+      (request) => request.method === "getEntity" && isEmailCopy("e1@x.com")(request),
+    );
+    const movingT = t.repository.update(Object.assign(t.entity, sales5(2)));
+    await tCleanup.reached;
+    // 3. U moves it back to generation 1: its claim finds W's claim (Sales/5's copy) and takes it over,
+    //    U commits, its copy is stamped with its version; U resolves.
+    const u = await readBy();
+    await u.repository.update(Object.assign(u.entity, sales5(1)));
+    // 4. W's write of the e1 copy goes on (W's settle read is held): it must not stamp U's copy as W's.
+    const wSettle = holding.hold(settleRead);
+    wCopy.release();
+    await wSettle.reached;
+    // 5. T's cleanup goes on (T's settle read is held): the copy is not the one W's version made.
+    const tSettle = holding.hold(settleRead);
+    tCleanup.release();
+    await tSettle.reached;
+    // 6. Sales/7 claims e1: U's version of Sales/5 holds it.
+    await expect(writer().insert(seven())).rejects.toBeInstanceOf(UniqueConstraintError);
+    wSettle.release();
+    tSettle.release();
+    await Promise.all([movingW, movingT]);
+    expect(await db.repository(CrEmployee).get({ department: "Sales", employeeId: 7 })).toBeUndefined();
+    await expectCopiesOf(db, 1);
   });
 
   /** How the older move is written: alone, or in a transaction with another entity's upsert. */

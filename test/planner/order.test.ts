@@ -154,8 +154,8 @@ describe("explainWrite", () => {
       // The summary row is not cached yet in this context: the first write reads it.
       ["before", "get (summary perCustomer)", `${prefix}Orders`],
       ["commit", "transaction", `${prefix}Orders`],
-      // The claimed copy written again, stamped with the version committed.
-      ["after", "upsert copy (byNumber)", `${prefix}OrderNumbers`],
+      // The claimed copy written again, stamped with the version committed (conditional on the claim's ETag).
+      ["after", "replace copy (byNumber)", `${prefix}OrderNumbers`],
       ["after", "get (settle race)", `${prefix}Orders`],
       ["after", "delete intent", `${prefix}TablekitIntents`],
     ]);

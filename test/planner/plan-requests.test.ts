@@ -107,6 +107,8 @@ function methodOf(step: WriteStep): string {
   if (request === "insert intent") return "upsert";
   if (request.startsWith("claim")) return "insert";
   if (request.startsWith("upsert")) return "upsert";
+  // A unique value's copy after the commit: a replace conditional on its claim's (or its read) ETag.
+  if (request.startsWith("replace")) return "update";
   if (request.startsWith("delete")) return "delete";
   return request;
 }
@@ -326,8 +328,8 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       "before insert intent",
       "before claim (byCode)",
       "commit transaction",
-      // The claim stamped with the version committed (a copy like any other after the commit).
-      "after upsert copy (byCode)",
+      // The claim stamped with the version committed, conditional on the claim's ETag (issue 34).
+      "after replace copy (byCode)",
       "after upsert copy (byTag)",
       "after get (settle race)",
       "after delete intent",
@@ -337,6 +339,23 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     read.code = "C2";
     read.tag = "u";
     await sendsItsPlan(store, explain(repo, "update", read), () => repo.update(read));
+    // The unique value kept (not claimed again): its copy read after the commit, then replaced
+    // conditional on that read's ETag (only over this write's own, issue 34).
+    const kept = (await repo.get(r)) as Remote;
+    store.sent.length = 0;
+    kept.tag = "v";
+    const keeping = await sendsItsPlan(store, explain(repo, "update", kept), () => repo.update(kept));
+    expect(keeping.map((s) => `${s.phase} ${s.request}`)).toEqual([
+      "before insert intent",
+      "commit transaction",
+      "after get kept copy (byCode)",
+      "after replace copy (byCode)",
+      "after upsert copy (byTag)",
+      "after get replaced copy (byTag)",
+      "after delete replaced copy (byTag)",
+      "after get (settle race)",
+      "after delete intent",
+    ]);
     expect(await db.verifyIndexes(Remote)).toEqual({ missing: [], stale: [], orphans: [] });
   });
 });

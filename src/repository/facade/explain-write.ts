@@ -14,7 +14,7 @@ export type { ExplainedOperation } from "../core/write-plan.js";
 export interface WriteStep {
   /** Before the commit (uploads, claims, intents, reads), the commit itself, or after it (copies elsewhere, cleanup). */
   phase: "before" | "commit" | "after";
-  /** The request: `get`, `query` (a wide entity's rows), `putBlob`, `insert intent`, `claim`, `transaction`, `upsert copy`, `deleteBlob`, … */
+  /** The request: `get`, `query` (a wide entity's rows), `putBlob`, `insert intent`, `claim`, `transaction`, `upsert copy`, `get kept copy`, `replace copy`, `deleteBlob`, … */
   request: string;
   /** The table (or, for a blob, the container) it goes to. */
   table: string;

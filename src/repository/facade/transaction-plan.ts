@@ -172,10 +172,17 @@ function remoteFinish(
     const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
     const isList = (ref: CopyRef) => indexOf(model, ref).list;
     const keep = new Set(copies.next.map(refKey));
+    const held = new Set(copies.before.map(refKey));
     const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
+    // Every copy (a claim too) stamped with the version committed (copy-stamp.ts); a unique value's
+    // only over this write's own (`writeUniqueCopy`): a kept value's copy is read first.
+    const write = (ref: CopyRef): StepTarget[] => {
+      if (!indexOf(model, ref).unique) return [target(`upsert copy (${ref.index})`, ref)];
+      const replace = target(`replace copy (${ref.index})`, ref);
+      return held.has(refKey(ref)) ? [target(`get kept copy (${ref.index})`, ref), replace] : [replace];
+    };
     steps.push(
-      // Every copy (a claim too) stamped with the version committed (copy-stamp.ts).
-      ...copies.next.filter((ref) => !isList(ref)).map((ref) => target(`upsert copy (${ref.index})`, ref)),
+      ...copies.next.filter((ref) => !isList(ref)).flatMap(write),
       // A replaced copy read, then removed if the replaced version made it (`releaseCopy`).
       ...copies.before
         .filter((ref) => !isList(ref) && !keep.has(refKey(ref)))

@@ -27,7 +27,14 @@ import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
 import { reconcileList } from "./list-reconciler.js";
 import { planLocalActions } from "./local-plan.js";
-import { claimOne, readCopy, removeCopy, upsertCopy } from "./unique-claims.js";
+import {
+  claimOne,
+  readCopy,
+  removeCopy,
+  type UniqueCopySeen,
+  upsertCopy,
+  writeUniqueCopy,
+} from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
 
 /** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
@@ -260,19 +267,50 @@ function remoteSteps(
   for (const ref of remoteNext) {
     if (isList(ref)) continue;
     const at = { table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
-    if (indexOf(model, ref).unique && !held.has(refKey(ref))) {
+    if (!indexOf(model, ref).unique) {
+      // A copy no other entity can hold (its key is this entity's): stamped with the version committed.
+      after.push({
+        request: `upsert copy (${ref.index})`,
+        ...at,
+        run: () => upsertCopy(model, runner, row, ref, versionStamp(etag())),
+      });
+      continue;
+    }
+    // A unique value's copy is stamped with the version committed too, but only over this write's own
+    // (`writeUniqueCopy`): conditional on its claim's ETag, or, for a value the replaced version held
+    // (not claimed again), on the copy as read after the commit.
+    let seen: UniqueCopySeen = { read: undefined };
+    if (!held.has(refKey(ref))) {
       // The claim: the copy inserted (or, when this entity holds it already, taken over).
       before.push({
         request: `claim (${ref.index})`,
         ...at,
-        run: () => claimOne(model, runner, row, ref, claimOf()),
+        run: async () => {
+          seen = { claimEtag: await claimOne(model, runner, row, ref, claimOf()) };
+        },
+      });
+    } else {
+      after.push({
+        request: `get kept copy (${ref.index})`,
+        ...at,
+        run: async () => {
+          seen = { read: await readCopy(runner, ref) };
+        },
       });
     }
-    // Every copy (a claim too) is stamped with the version committed.
     after.push({
-      request: `upsert copy (${ref.index})`,
+      request: `replace copy (${ref.index})`,
       ...at,
-      run: () => upsertCopy(model, runner, row, ref, versionStamp(etag())),
+      run: () =>
+        writeUniqueCopy(
+          model,
+          runner,
+          row,
+          ref,
+          versionStamp(etag()),
+          writeRemovable(intent as Intent, etag(), priorEtag),
+          seen,
+        ),
     });
   }
   const keep = new Set(remoteNext.map(refKey));

@@ -12,6 +12,7 @@ import {
   planEntityWrite,
   settleRace,
   union,
+  writeRemovable,
 } from "./entity-plan.js";
 import { type ListChange, syncList } from "./list-membership.js";
 import { claimUnique, syncRemoteCopies } from "./unique-claims.js";
@@ -51,6 +52,8 @@ export interface RemoteWork {
   readonly next: readonly CopyRef[];
   /** The version the write replaces (its condition), when it replaces one: its copies are the ones removed. */
   readonly priorEtag: string | undefined;
+  /** Each claim's ETag (by `refKey`): its write after the commit is conditional on it. */
+  readonly claimEtags: Map<string, string>;
 }
 
 /** Records the intent and claims the unique values of a write (`row`) whose copies elsewhere change. */
@@ -72,7 +75,8 @@ export async function beginRemoteWork(
     union(remoteBefore, remoteNext),
   );
   const claimed: CopyRef[] = [];
-  const work = { row, intent, claimed, before: remoteBefore, next: remoteNext, priorEtag };
+  const claimEtags = new Map<string, string>();
+  const work = { row, intent, claimed, before: remoteBefore, next: remoteNext, priorEtag, claimEtags };
   try {
     await claimUnique(
       model,
@@ -82,6 +86,7 @@ export async function beginRemoteWork(
       remoteBefore,
       claimed,
       claimStamp(intent),
+      claimEtags,
     );
   } catch (error) {
     // A claim whose answer was lost may have been written: leave it and the intent to repair.
@@ -104,7 +109,8 @@ export async function abandonRemoteWork(
 }
 
 /**
- * The steps after the commit: the remote copies written (stamped with the version committed) and
+ * The steps after the commit: the remote copies written (stamped with the version committed; a
+ * unique value's only over this write's own, see `writeUniqueCopy`) and
  * the stale ones the replaced version made removed, list entities elsewhere brought in line, a race
  * with another writer settled, then the intent removed.
  */
@@ -125,6 +131,8 @@ export async function finishRemoteWork(
     work.before.filter((r) => !isList(r)),
     etag === undefined ? undefined : versionStamp(etag),
     stampedBy(work.priorEtag === undefined ? undefined : versionStamp(work.priorEtag)),
+    writeRemovable(work.intent, etag, work.priorEtag),
+    work.claimEtags,
   );
   for (const change of remoteListChanges) await syncList(model, runner, change);
   await settleRace(target, work.row.partitionKey, work.row.rowKey, etag, work.intent, work.priorEtag);

@@ -22,7 +22,8 @@ import { type Removable, type Stamp, stampOf } from "./copy-stamp.js";
  * Claims new values of unique remote indexes before the entity is written, by inserting their
  * copies (an insert is the service's only atomic "take this key"), each stamped as this write's
  * claim (`stamp`); each claim made is pushed to `claimed`, so the caller can release them when the
- * write is refused.
+ * write is refused, and each claim's ETag is put in `claimEtags` (its write after the commit is
+ * conditional on it, see `writeUniqueCopy`).
  */
 export async function claimUnique(
   model: EntityModel<object>,
@@ -32,11 +33,14 @@ export async function claimUnique(
   before: readonly CopyRef[],
   claimed: CopyRef[],
   stamp: Stamp,
+  claimEtags?: Map<string, string>,
 ): Promise<void> {
   const held = new Set(before.map(refKey));
   for (const ref of next) {
     if (held.has(refKey(ref)) || !indexOf(model, ref).unique) continue;
-    if (await claim(model, runner, row, ref, stamp)) claimed.push(ref);
+    const { fresh, etag } = await claim(model, runner, row, ref, stamp);
+    if (fresh) claimed.push(ref);
+    claimEtags?.set(refKey(ref), etag);
   }
 }
 
@@ -45,7 +49,7 @@ const MAX_CLAIM_ROUNDS = 10;
 
 /**
  * Inserts the copy; resolves whether this call wrote it fresh (false: this very entity held it
- * already). A value this entity's copy holds is taken over by a replace conditional on that copy's
+ * already) and the claim's ETag. A value this entity's copy holds is taken over by a replace conditional on that copy's
  * ETag, never by an unconditional write: a claim is atomic either way, so a value freed meanwhile
  * and claimed by another entity is never overwritten (that would make two holders).
  */
@@ -55,12 +59,12 @@ async function claim(
   row: WireEntity,
   ref: CopyRef,
   stamp: Stamp,
-): Promise<boolean> {
+): Promise<{ fresh: boolean; etag: string }> {
   const copy = buildCopy(model, row, ref, stamp);
   for (let round = 1; ; round++) {
     try {
-      await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
-      return true;
+      const written = await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
+      return { fresh: true, etag: written.etag };
     } catch (error) {
       if (!(error instanceof EntityAlreadyExistsError)) throw error;
       // Held already: by this very entity (an earlier, interrupted or lost attempt, or a concurrent
@@ -73,7 +77,9 @@ async function claim(
         holder &&
         holder[COPY_SOURCE_PK_PROPERTY] === row.partitionKey &&
         holder[COPY_SOURCE_RK_PROPERTY] === row.rowKey;
-      if (ours && (stampOf(holder) === stamp || (await takeOver(runner, ref, copy, holder)))) return false;
+      if (ours && stampOf(holder) === stamp) return { fresh: false, etag: holder.etag };
+      const taken = ours ? await takeOver(runner, ref, copy, holder) : undefined;
+      if (taken !== undefined) return { fresh: false, etag: taken };
       if (ours && round < MAX_CLAIM_ROUNDS) continue;
       throw new UniqueConstraintError(
         { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
@@ -83,18 +89,20 @@ async function claim(
   }
 }
 
-/** This entity's copy, as read (`holder`), stamped as this write's claim; false when it changed or went meanwhile. */
+/** This entity's copy, as read (`holder`), stamped as this write's claim: its new ETag; `undefined` when it changed or went meanwhile. */
 async function takeOver(
   runner: Requests,
   ref: CopyRef,
   copy: WireEntity,
   holder: StoredEntity,
-): Promise<boolean> {
+): Promise<string | undefined> {
   try {
-    await runner.run("claim", ref.table, (s) => s.update(ref.table, copy, "replace", holder.etag));
-    return true;
+    const written = await runner.run("claim", ref.table, (s) =>
+      s.update(ref.table, copy, "replace", holder.etag),
+    );
+    return written.etag;
   } catch (error) {
-    if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return false;
+    if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return undefined;
     throw error;
   }
 }
@@ -145,7 +153,9 @@ export async function removeCopy(
 /**
  * Writes the remote copies the entity derives now, each stamped with the version committed
  * (`stamp`; the claims too, so the write that replaces this version may remove them), and removes
- * those it no longer does (see `releaseCopy`).
+ * those it no longer does (see `releaseCopy`). A unique value's copy is written by `writeUniqueCopy`
+ * (only over this write's own: `mine`), conditional on its claim's ETag (`claimEtags`) or, for a
+ * value kept from the replaced version, on the copy as read first.
  */
 export async function syncRemoteCopies(
   model: EntityModel<object>,
@@ -155,8 +165,19 @@ export async function syncRemoteCopies(
   before: readonly CopyRef[],
   stamp: Stamp | undefined,
   removable: Removable,
+  mine: Removable,
+  claimEtags: ReadonlyMap<string, string>,
 ): Promise<void> {
-  for (const ref of next) await upsertCopy(model, runner, row, ref, stamp);
+  for (const ref of next) {
+    if (stamp === undefined || !indexOf(model, ref).unique) {
+      await upsertCopy(model, runner, row, ref, stamp);
+      continue;
+    }
+    const claimEtag = claimEtags.get(refKey(ref));
+    const seen: UniqueCopySeen =
+      claimEtag === undefined ? { read: await readCopy(runner, ref) } : { claimEtag };
+    await writeUniqueCopy(model, runner, row, ref, stamp, mine, seen);
+  }
   const keep = new Set(next.map(refKey));
   for (const ref of before) if (!keep.has(refKey(ref))) await releaseCopy(model, runner, row, ref, removable);
 }
@@ -164,6 +185,7 @@ export async function syncRemoteCopies(
 /**
  * One unique value's claim as a step of a write's plan: the copy inserted, or, when this very entity
  * holds it already (an earlier version, an earlier attempt), taken over with the current values.
+ * Resolves the claim's ETag.
  */
 export async function claimOne(
   model: EntityModel<object>,
@@ -171,8 +193,66 @@ export async function claimOne(
   row: WireEntity,
   ref: CopyRef,
   stamp: Stamp,
+): Promise<string> {
+  return (await claim(model, runner, row, ref, stamp)).etag;
+}
+
+/**
+ * What a write knows of a unique value's copy when it writes it after its commit: the ETag of its
+ * own claim (a new value), or the copy as read after the commit (a value kept from the replaced
+ * version, which is not claimed again; `undefined`: absent).
+ */
+export type UniqueCopySeen = { claimEtag: string } | { read: StoredEntity | undefined };
+
+/**
+ * Writes a unique value's copy after the commit, stamped with the version committed (`stamp`),
+ * without ever taking the value from another holder (issue 34). The copy row is the value's lock:
+ * - it is replaced, conditional on its ETag, only while it is this entity's copy stamped by this
+ *   write (`mine`: its claim, its version) or by the version it replaced, or unstamped: held for this
+ *   entity by this write's chain of versions;
+ * - when it is gone it is inserted: the insert fails when another entity claimed the value meanwhile;
+ * - any other row is left: another entity's copy (the value was freed, by a newer version of this
+ *   entity or a cleanup, and claimed), or this entity's copy stamped by another write (a newer write's
+ *   claim or version, or an older write still in flight, which reads the entity once more after its
+ *   copy requests and brings the copy in line with the version stored).
+ * A refused condition reads the copy again and decides again. An unconditional upsert here would
+ * overwrite a value claimed meanwhile (two holders), or a newer write's claim that this write's settle
+ * read would then remove as its own (a lost copy). When the copy inserted or replaced here reflects a
+ * version no longer stored, this write's settle read finds the newer one and removes or restamps it.
+ */
+export async function writeUniqueCopy(
+  model: EntityModel<object>,
+  runner: Requests,
+  row: WireEntity,
+  ref: CopyRef,
+  stamp: Stamp,
+  mine: Removable,
+  seen: UniqueCopySeen,
 ): Promise<void> {
-  await claim(model, runner, row, ref, stamp);
+  const copy = buildCopy(model, row, ref, stamp);
+  // The ETag to replace, `undefined` to insert, `null` to leave the row to its holder.
+  const replaceable = (found: StoredEntity | undefined): string | undefined | null => {
+    if (!found) return undefined;
+    const ours = isCopyOf(model, found, ref.index, row.partitionKey, row.rowKey);
+    return ours && mine(stampOf(found)) ? found.etag : null;
+  };
+  let etag = "claimEtag" in seen ? seen.claimEtag : replaceable(seen.read);
+  for (let round = 1; etag !== null && round <= MAX_CLAIM_ROUNDS; round++) {
+    const ifMatch = etag;
+    try {
+      await runner.run("copy", ref.table, (s) =>
+        ifMatch === undefined ? s.insert(ref.table, copy) : s.update(ref.table, copy, "replace", ifMatch),
+      );
+      return;
+    } catch (error) {
+      const raced =
+        error instanceof EntityAlreadyExistsError ||
+        error instanceof ConcurrencyError ||
+        error instanceof EntityNotFoundError;
+      if (!raced) throw error;
+      etag = replaceable(await readCopy(runner, ref));
+    }
+  }
 }
 
 /** Writes one copy elsewhere (the entity's current values), stamped with the write that made it. */
