@@ -66,16 +66,7 @@ export class ChangeFeed<T extends object> {
       );
     }
     const cursors: FeedCursors = options.from === undefined ? new Map() : decodePosition(options.from);
-    const { runner, directory } = this.#deps;
-    const partitions = await withFeedRows(() =>
-      runner.run("listEntities", directory.table, (store) => directory.list(store, this.#model.table)),
-    );
-    const changes: Change<T>[] = [];
-    for (const partition of partitions) {
-      if (changes.length >= limit) break;
-      await this.#readPartition(partition, cursors, limit - changes.length, changes);
-    }
-    return { changes, next: encodePosition(cursors) };
+    return this.#readPartitions(await this.#partitions(), cursors, limit);
   }
 
   /**
@@ -85,7 +76,33 @@ export class ChangeFeed<T extends object> {
    * const consumer = db.changes(Order).consume({ group: "billing", handler: async (changes) => { … } });
    */
   consume(options: ChangeFeedConsumeOptions<T>): ChangeFeedConsumer {
-    return startConsumer(this.#model.table, options, this.#deps, (from, limit) => this.read({ from, limit }));
+    return startConsumer(this.#model.table, options, this.#deps, {
+      partitions: () => this.#partitions(),
+      read: (partitions, from, limit) =>
+        this.#readPartitions(partitions, from === undefined ? new Map() : decodePosition(from), limit),
+    });
+  }
+
+  /** The feed's partitions, from the directory. */
+  #partitions(): Promise<FeedPartition[]> {
+    const { runner, directory } = this.#deps;
+    return withFeedRows(() =>
+      runner.run("listEntities", directory.table, (store) => directory.list(store, this.#model.table)),
+    );
+  }
+
+  /** Up to `limit` changes of `partitions` after `cursors` (which it moves on), and the position after them. */
+  async #readPartitions(
+    partitions: FeedPartition[],
+    cursors: FeedCursors,
+    limit: number,
+  ): Promise<ChangeFeedPage<T>> {
+    const changes: Change<T>[] = [];
+    for (const partition of partitions) {
+      if (changes.length >= limit) break;
+      await this.#readPartition(partition, cursors, limit - changes.length, changes);
+    }
+    return { changes, next: encodePosition(cursors) };
   }
 
   async #readPartition(
