@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.js";
+import { mapBounded } from "../../query/bounded-map.js";
 import { assertValidKey } from "../../util/key-rules.js";
 import type { FeedPartition } from "../pipeline/feed/feed-directory.js";
 import type { ChangeFeedConsumeOptions, ChangeFeedConsumer, ChangeFeedPage } from "./change.js";
@@ -10,6 +11,8 @@ export { FEED_GROUPS_TABLE, FEED_LEASE_MS } from "./feed-leases.js";
 
 const DEFAULT_BATCH = 100;
 const DEFAULT_POLL_MS = 1000;
+/** Held slots read at once (each reads up to 8 partitions at once). */
+const SLOT_READS = 4;
 
 /** What a consumer reads: the feed's partitions, and a page of some of them after a position. */
 export interface FeedSource<T> {
@@ -57,8 +60,7 @@ export function startConsumer<T>(
   const pause = () => deps.sleep(pollMs, stopping.signal).catch(() => undefined);
 
   /** Handles one batch of a slot; `true` when it had changes (handled or not). */
-  const handleSlot = async (slot: number, from: string | undefined, partitions: FeedPartition[]) => {
-    const page = await source.read(partitions, from, batchSize);
+  const handleSlot = async (slot: number, page: ChangeFeedPage<T>) => {
     if (page.changes.length === 0 || stopping.signal.aborted) return false;
     try {
       await options.handler(page.changes);
@@ -85,9 +87,14 @@ export function startConsumer<T>(
           const slot = slotOf(partition);
           if (held.has(slot)) bySlot.set(slot, [...(bySlot.get(slot) ?? []), partition]);
         }
-        for (const [slot, partitions] of bySlot) {
+        // The held slots' batches are read at once; the handler still gets them one at a time.
+        const slots = [...bySlot.entries()];
+        const pages = await mapBounded(slots, SLOT_READS, ([slot, partitions]) =>
+          source.read(partitions, held.get(slot), batchSize),
+        );
+        for (const [index, [slot]] of slots.entries()) {
           if (stopping.signal.aborted) break;
-          if (await handleSlot(slot, held.get(slot), partitions)) busy = true;
+          if (await handleSlot(slot, pages[index] as ChangeFeedPage<T>)) busy = true;
         }
       }
       if (!busy) await pause();
