@@ -80,7 +80,10 @@ describe.each(STORES)("change feed writes on %s", (_name, kind) => {
     await orders.insert(order(Order, "bob", "o2", 20));
 
     const changes = await readAll(db, Order, 2);
-    expect(summary(changes)).toEqual([
+    // No order is promised across partitions (a page takes from each): compared partition by partition.
+    const alice = changes.filter((c) => c.key.partitionKey === "alice");
+    const bob = changes.filter((c) => c.key.partitionKey === "bob");
+    expect(summary([...alice, ...bob])).toEqual([
       { kind: "upsert", key: "alice/o1", version: 1, amount: 10 },
       { kind: "upsert", key: "alice/o1", version: 2, amount: 11 },
       { kind: "upsert", key: "alice/o1", version: 3, amount: 12 },
@@ -91,18 +94,19 @@ describe.each(STORES)("change feed writes on %s", (_name, kind) => {
       { kind: "upsert", key: "bob/o2", version: 1, amount: 20 },
     ]);
     // A patch writes its columns and the key columns (stored as properties too).
-    expect(changes[3]?.changes).toEqual({ customer: "alice", orderId: "o1", status: "paid" });
-    expect(changes[4]?.entity).toMatchObject({
+    expect(alice[3]?.changes).toEqual({ customer: "alice", orderId: "o1", status: "paid" });
+    expect(alice[4]?.entity).toMatchObject({
       customer: "alice",
       orderId: "o1",
       amount: 13,
       status: "paid",
     });
-    expect(changes[4]?.entity).toBeInstanceOf(Order);
+    expect(alice[4]?.entity).toBeInstanceOf(Order);
 
     // Resuming from any change's position gives exactly the changes after it.
-    const rest = await db.changes(Order).read({ from: (changes[2] as Change<Order>).position, limit: 100 });
-    expect(summary(rest.changes)).toEqual(summary(changes.slice(3)));
+    const third = alice[2] as Change<Order>;
+    const rest = await db.changes(Order).read({ from: third.position, limit: 100 });
+    expect(summary(rest.changes)).toEqual(summary(changes.slice(changes.indexOf(third) + 1)));
 
     // The feed's rows are no entities: reads see the two orders only.
     expect((await orders.find({ customer: "alice" }).toArray()).map((o) => o.amount)).toEqual([14]);

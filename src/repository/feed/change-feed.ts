@@ -1,4 +1,5 @@
 import { ChangeFeedGapError, ValidationError } from "../../errors.js";
+import { mapBounded } from "../../query/bounded-map.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type {
   EdmType,
@@ -29,10 +30,12 @@ import type {
 } from "./change.js";
 import { startConsumer } from "./feed-consumer.js";
 import type { FeedDeps } from "./feed-deps.js";
-import { decodePosition, encodePosition, type FeedCursors } from "./feed-position.js";
+import { decodePosition, type FeedCursors, PositionText, partitionId } from "./feed-position.js";
 
 const DEFAULT_LIMIT = 1000;
 const MAX_PAGE = 1000;
+/** Partitions read at once by one `read` (each a point read and a query in flight). */
+const READ_CONCURRENCY = 8;
 
 /**
  * The change feed of one change-fed entity (`db.changes(Entity)`): pages of changes read partition
@@ -66,16 +69,7 @@ export class ChangeFeed<T extends object> {
       );
     }
     const cursors: FeedCursors = options.from === undefined ? new Map() : decodePosition(options.from);
-    const { runner, directory } = this.#deps;
-    const partitions = await withFeedRows(() =>
-      runner.run("listEntities", directory.table, (store) => directory.list(store, this.#model.table)),
-    );
-    const changes: Change<T>[] = [];
-    for (const partition of partitions) {
-      if (changes.length >= limit) break;
-      await this.#readPartition(partition, cursors, limit - changes.length, changes);
-    }
-    return { changes, next: encodePosition(cursors) };
+    return this.#readPartitions(await this.#partitions(), cursors, limit);
   }
 
   /**
@@ -85,40 +79,81 @@ export class ChangeFeed<T extends object> {
    * const consumer = db.changes(Order).consume({ group: "billing", handler: async (changes) => { … } });
    */
   consume(options: ChangeFeedConsumeOptions<T>): ChangeFeedConsumer {
-    return startConsumer(this.#model.table, options, this.#deps, (from, limit) => this.read({ from, limit }));
+    return startConsumer(this.#model.table, options, this.#deps, {
+      partitions: () => this.#partitions(),
+      read: (partitions, from, limit) =>
+        this.#readPartitions(partitions, from === undefined ? new Map() : decodePosition(from), limit),
+    });
   }
 
-  async #readPartition(
-    partition: FeedPartition,
+  /** The feed's partitions, from the directory. */
+  #partitions(): Promise<FeedPartition[]> {
+    const { runner, directory } = this.#deps;
+    return withFeedRows(() =>
+      runner.run("listEntities", directory.table, (store) => directory.list(store, this.#model.table)),
+    );
+  }
+
+  /**
+   * Up to `limit` changes of `partitions` after `cursors` (which it moves on), and the position after
+   * them. Partitions are read in parallel (at most `READ_CONCURRENCY` at a time), each asked for its
+   * share of what is still wanted; the partitions that had more are asked again until the page is full.
+   */
+  async #readPartitions(
+    partitions: FeedPartition[],
     cursors: FeedCursors,
+    limit: number,
+  ): Promise<ChangeFeedPage<T>> {
+    const changes: Change<T>[] = [];
+    const position = new PositionText(cursors);
+    let open = partitions;
+    while (open.length > 0 && changes.length < limit) {
+      const share = Math.ceil((limit - changes.length) / open.length);
+      const read = await mapBounded(open, READ_CONCURRENCY, (partition) =>
+        this.#partitionRows(partition, cursors.get(partitionId(partition)), share),
+      );
+      const more: FeedPartition[] = [];
+      for (const [index, partition] of open.entries()) {
+        const rows = read[index] as StoredEntity[];
+        const take = Math.min(share, rows.length, limit - changes.length);
+        const id = partitionId(partition);
+        for (const row of rows.slice(0, take)) {
+          position.set(id, seqOfJournalRowKey(row.rowKey));
+          changes.push(await this.#change(partition.table, partition.partitionKey, row, position.text()));
+        }
+        if (rows.length > take) more.push(partition);
+      }
+      open = more;
+    }
+    return { changes, next: position.text() };
+  }
+
+  /**
+   * The journal rows of a partition after `after` (at least `wanted`, all there are when fewer), in
+   * order; none when its table was dropped. A position past its retention is a `ChangeFeedGapError`.
+   */
+  async #partitionRows(
+    partition: FeedPartition,
+    after: number | undefined,
     wanted: number,
-    out: Change<T>[],
-  ): Promise<void> {
-    const { table, partitionKey } = partition;
-    const key = `${table}:${partitionKey}`;
-    const after = cursors.get(key);
-    let taken = 0;
+  ): Promise<StoredEntity[]> {
     let rows: StoredEntity[];
     try {
       rows = await this.#journalRows(partition, after ?? 0, wanted);
     } catch (error) {
       // A period's table dropped by db.dropTables takes its changes with it.
-      if (isTableNotFound(error)) return;
+      if (isTableNotFound(error)) return [];
       throw error;
     }
-    for (const row of rows) {
-      if (row.rowKey === HEAD_ROW_KEY) {
-        const trimmed = numberOf(row[FeedProperties.trimmed]);
-        // Changes the position has not seen were trimmed: a silent skip would lose them.
-        if (after !== undefined && after < trimmed)
-          throw new ChangeFeedGapError({ table, partitionKey, after, trimmed });
-        continue;
-      }
-      if (taken >= wanted) break;
-      cursors.set(key, seqOfJournalRowKey(row.rowKey));
-      out.push(await this.#change(table, partitionKey, row, encodePosition(cursors)));
-      taken++;
+    const head = rows[0];
+    if (head?.rowKey !== HEAD_ROW_KEY) return rows;
+    const trimmed = numberOf(head[FeedProperties.trimmed]);
+    // Changes the position has not seen were trimmed: a silent skip would lose them.
+    if (after !== undefined && after < trimmed) {
+      const { table, partitionKey } = partition;
+      throw new ChangeFeedGapError({ table, partitionKey, after, trimmed });
     }
+    return rows.slice(1);
   }
 
   /**

@@ -1,37 +1,44 @@
-import { randomUUID } from "node:crypto";
-import { ConcurrencyError, EntityAlreadyExistsError, ValidationError } from "../../errors.js";
-import type { StoredEntity } from "../../store/table-store.js";
+import { ValidationError } from "../../errors.js";
+import { mapBounded } from "../../query/bounded-map.js";
 import { assertValidKey } from "../../util/key-rules.js";
-import { isTableNotFound } from "../pipeline/period-table-store.js";
+import type { FeedPartition } from "../pipeline/feed/feed-directory.js";
 import type { ChangeFeedConsumeOptions, ChangeFeedConsumer, ChangeFeedPage } from "./change.js";
 import type { FeedDeps } from "./feed-deps.js";
+import { GroupLeases } from "./feed-leases.js";
+import { slotOf } from "./feed-slots.js";
 
-/** tablekit's table of consumer groups: one row per group (PartitionKey: the entity's table, RowKey: the group). */
-export const FEED_GROUPS_TABLE = "TablekitFeedGroups";
-/** How long a consumer holds its group's lease without renewing it; a consumer that dies is taken over after it. */
-export const FEED_LEASE_MS = 30_000;
+export { FEED_GROUPS_TABLE, FEED_LEASE_MS } from "./feed-leases.js";
+
 const DEFAULT_BATCH = 100;
 const DEFAULT_POLL_MS = 1000;
+/** Held slots read at once (each reads up to 8 partitions at once). */
+const SLOT_READS = 4;
+
+/** What a consumer reads: the feed's partitions, and a page of some of them after a position. */
+export interface FeedSource<T> {
+  partitions(): Promise<FeedPartition[]>;
+  read(partitions: FeedPartition[], from: string | undefined, limit: number): Promise<ChangeFeedPage<T>>;
+}
 
 /**
- * Runs a consumer of one group: it takes the group's lease (a row updated conditionally on its
- * ETag, so one consumer of the group holds it at a time; the others wait and take over once it has
- * not been renewed for `FEED_LEASE_MS` by the context's clock), reads a batch after the group's
- * checkpoint, hands it to the handler and, once the handler resolves, stores the position after it
- * in the same row, conditional on the ETag of its lease: a consumer that lost its lease meanwhile
- * moves nothing (the batch is delivered again: at least once).
+ * Runs a consumer of one group. The feed's partitions are split into lease slots (feed-slots.ts);
+ * each round the consumer balances its leases (feed-leases.ts: its fair share of the slots, taken
+ * over from consumers whose leases ran out by the context's clock), then for each slot it holds reads
+ * a batch after the slot's checkpoint, hands it to the handler and, once the handler resolves, stores
+ * the position after it in the slot's row, conditional on the ETag of its lease: a consumer that lost
+ * the slot meanwhile moves nothing (the batch is delivered again: at least once).
  */
 export function startConsumer<T>(
   logical: string,
   options: ChangeFeedConsumeOptions<T>,
   deps: FeedDeps,
-  read: (from: string | undefined, limit: number) => Promise<ChangeFeedPage<T>>,
+  source: FeedSource<T>,
 ): ChangeFeedConsumer {
   const group = options.group;
   if (typeof group !== "string" || group === "" || group.length > 255) {
     throw new ValidationError("feed-group", "group must be a string of 1 to 255 characters");
   }
-  // The group is its row's RowKey: the service's key rules apply.
+  // The group is part of its rows' PartitionKey: the service's key rules apply.
   assertValidKey("RowKey", group, "group");
   if (typeof options.handler !== "function")
     throw new ValidationError("feed-handler", "handler must be a function");
@@ -49,37 +56,51 @@ export function startConsumer<T>(
   const stopping = new AbortController();
   if (options.signal?.aborted) stopping.abort();
   options.signal?.addEventListener("abort", () => stopping.abort(), { once: true });
-  const lease = new GroupLease(logical, group, deps);
+  const leases = new GroupLeases(logical, group, deps);
   const pause = () => deps.sleep(pollMs, stopping.signal).catch(() => undefined);
+
+  /** Handles one batch of a slot; `true` when it had changes (handled or not). */
+  const handleSlot = async (slot: number, page: ChangeFeedPage<T>) => {
+    if (page.changes.length === 0 || stopping.signal.aborted) return false;
+    try {
+      await options.handler(page.changes);
+    } catch (error) {
+      // Not checkpointed: the same changes come again next round.
+      deps.runner.emit({
+        type: "warning",
+        code: "change-feed-handler",
+        message: `change feed group '${group}': the handler threw (${error instanceof Error ? error.message : String(error)}); its batch is delivered again`,
+      });
+      return false;
+    }
+    await leases.checkpoint(slot, page.next);
+    return true;
+  };
 
   const run = async (): Promise<void> => {
     while (!stopping.signal.aborted) {
-      const held = await lease.acquire();
-      if (held === undefined) {
-        await pause();
-        continue;
+      const held = await leases.balance();
+      let busy = false;
+      if (held.size > 0) {
+        const bySlot = new Map<number, FeedPartition[]>();
+        for (const partition of await source.partitions()) {
+          const slot = slotOf(partition);
+          if (held.has(slot)) bySlot.set(slot, [...(bySlot.get(slot) ?? []), partition]);
+        }
+        // The held slots' batches are read at once; the handler still gets them one at a time.
+        const slots = [...bySlot.entries()];
+        const pages = await mapBounded(slots, SLOT_READS, ([slot, partitions]) =>
+          source.read(partitions, held.get(slot), batchSize),
+        );
+        for (const [index, [slot]] of slots.entries()) {
+          if (stopping.signal.aborted) break;
+          if (await handleSlot(slot, pages[index] as ChangeFeedPage<T>)) busy = true;
+        }
       }
-      const page = await read(positionOf(held), batchSize);
-      if (page.changes.length === 0 || stopping.signal.aborted) {
-        await pause();
-        continue;
-      }
-      try {
-        await options.handler(page.changes);
-      } catch (error) {
-        // Not checkpointed: the same changes come again after the pause.
-        deps.runner.emit({
-          type: "warning",
-          code: "change-feed-handler",
-          message: `change feed group '${group}': the handler threw (${error instanceof Error ? error.message : String(error)}); its batch is delivered again`,
-        });
-        await pause();
-        continue;
-      }
-      await lease.checkpoint(page.next);
+      if (!busy) await pause();
     }
   };
-  const done = run().finally(() => lease.release());
+  const done = run().finally(() => leases.release());
   // What ended a consumer is its `done`'s to report; unobserved, it must not crash the process.
   done.catch(() => undefined);
   return {
@@ -89,118 +110,4 @@ export function startConsumer<T>(
     },
     done,
   };
-}
-
-function positionOf(row: StoredEntity): string | undefined {
-  const position = row.Position;
-  return typeof position === "string" && position !== "" ? position : undefined;
-}
-
-/** A group's row: its checkpoint (`Position`) and its lease (`Owner`, `LeaseUntil` in ms of the context's clock). */
-class GroupLease {
-  readonly #table: string;
-  readonly #partitionKey: string;
-  readonly #group: string;
-  readonly #deps: FeedDeps;
-  readonly #owner = randomUUID();
-  #held: StoredEntity | undefined;
-
-  constructor(logical: string, group: string, deps: FeedDeps) {
-    this.#table = deps.runner.tableName(FEED_GROUPS_TABLE);
-    this.#partitionKey = logical;
-    this.#group = group;
-    this.#deps = deps;
-  }
-
-  /** The group's row once this consumer holds its lease (renewed); `undefined` while another consumer holds it. */
-  async acquire(): Promise<StoredEntity | undefined> {
-    const { runner } = this.#deps;
-    const table = this.#table;
-    let row = await this.#get();
-    const until = runner.now() + FEED_LEASE_MS;
-    const lease = {
-      partitionKey: this.#partitionKey,
-      rowKey: this.#group,
-      Owner: this.#owner,
-      LeaseUntil: until,
-    };
-    try {
-      if (row === undefined) {
-        const { etag } = await runner.run("createEntity", table, (s) =>
-          s.insert(table, { ...lease, Position: "" }),
-        );
-        row = { ...lease, Position: "", etag };
-      } else {
-        const leaseUntil = typeof row.LeaseUntil === "number" ? row.LeaseUntil : 0;
-        if (row.Owner !== this.#owner && leaseUntil > runner.now()) return this.#drop();
-        const { etag } = await runner.run("updateEntity", table, (s) =>
-          s.update(table, lease, "merge", row?.etag ?? "*"),
-        );
-        row = { ...row, ...lease, etag };
-      }
-    } catch (error) {
-      if (error instanceof ConcurrencyError || error instanceof EntityAlreadyExistsError) return this.#drop();
-      throw error;
-    }
-    this.#held = row;
-    return row;
-  }
-
-  /** Stores the position after a handled batch, if this consumer still holds the lease. */
-  async checkpoint(position: string): Promise<void> {
-    const held = this.#held;
-    if (held === undefined) return;
-    const { runner } = this.#deps;
-    const table = this.#table;
-    const row = {
-      partitionKey: this.#partitionKey,
-      rowKey: this.#group,
-      Position: position,
-      Owner: this.#owner,
-      LeaseUntil: runner.now() + FEED_LEASE_MS,
-    };
-    try {
-      const { etag } = await runner.run("updateEntity", table, (s) =>
-        s.update(table, row, "merge", held.etag),
-      );
-      this.#held = { ...held, ...row, etag };
-    } catch (error) {
-      // The lease was taken over: the other consumer delivers the batch again.
-      if (!(error instanceof ConcurrencyError)) throw error;
-      this.#held = undefined;
-    }
-  }
-
-  /** Gives the lease up (so another consumer takes over at once); failures leave it to expire. */
-  async release(): Promise<void> {
-    const held = this.#held;
-    if (held === undefined) return;
-    this.#held = undefined;
-    const table = this.#table;
-    const row = { partitionKey: this.#partitionKey, rowKey: this.#group, LeaseUntil: 0 };
-    await this.#deps.runner
-      .run("updateEntity", table, (s) => s.update(table, row, "merge", held.etag))
-      .catch(() => undefined);
-  }
-
-  #drop(): undefined {
-    this.#held = undefined;
-    return undefined;
-  }
-
-  async #get(): Promise<StoredEntity | undefined> {
-    const { runner } = this.#deps;
-    const table = this.#table;
-    try {
-      return await runner.run("getEntity", table, (s) => s.getEntity(table, this.#partitionKey, this.#group));
-    } catch (error) {
-      if (
-        !isTableNotFound(error) &&
-        !(error instanceof Error && "statusCode" in error && error.statusCode === 404)
-      )
-        throw error;
-      await runner.run("createTable", table, (s) => s.createTable(table));
-      return undefined;
-    }
-  }
 }
