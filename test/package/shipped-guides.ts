@@ -105,9 +105,11 @@ function withContext(module: DocModule, where: string): string {
     throw new Error(`${where} declares ${others.map((m) => m[1]).join(", ")}: mark it \`ts compile-only\``);
   }
   if (declared.length === 0) return module.code;
-  // Each @Entity decorates the next class declared after it.
-  const entities = [...module.code.matchAll(/@Entity\b/g)].flatMap((match) => {
-    const name = /\bclass (\w+)/.exec(module.code.slice(match.index))?.[1];
+  // Each @Entity decorates the next class declared after it; only classes declared before the context
+  // exist where it is made (a later block creates its own tables, as a continued guide block does).
+  const before = module.code.slice(0, declared[0]?.index ?? module.code.length);
+  const entities = [...before.matchAll(/@Entity\b/g)].flatMap((match) => {
+    const name = /\bclass (\w+)/.exec(before.slice(match.index))?.[1];
     return name === undefined ? [] : [name];
   });
   const lines = module.code.split("\n");
