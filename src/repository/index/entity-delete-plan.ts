@@ -11,12 +11,12 @@ import {
   type IndexedTarget,
   listStep,
   releaseSteps,
-  settleRace,
 } from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { membershipChanges } from "./list-membership.js";
 import { isDefinitive } from "./write-errors.js";
+import { settleRace } from "./write-settling.js";
 
 /**
  * The plan of `commitDelete`: with copies elsewhere, an intent before; the transaction deleting the

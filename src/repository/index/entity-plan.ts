@@ -9,10 +9,8 @@ import {
   isLocal,
   refKey,
 } from "../core/copy-ref.js";
-import { assertEntityGroupFits, entityLayout, readEntity } from "../core/entity-layout.js";
-import type { CompanionSource } from "../core/group-companion.js";
-import { INTENTS_TABLE, type Intent, type IntentLog } from "../core/intent-log.js";
-import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
+import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { INTENTS_TABLE, type Intent } from "../core/intent-log.js";
 import {
   type PlanOperation,
   type PlanStep,
@@ -20,12 +18,11 @@ import {
   stageSteps,
   type WritePlan,
 } from "../core/write-plan.js";
-import { reconcileEntity } from "./copy-reconciler.js";
 import { claimStamp, type Removable, stampedBy, versionStamp } from "./copy-stamp.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
+import type { IndexedTarget, Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
 import { type ListChange, membershipChanges, syncList } from "./list-membership.js";
-import { reconcileList } from "./list-reconciler.js";
 import { planLocalActions } from "./local-plan.js";
 import {
   claimOne,
@@ -36,20 +33,9 @@ import {
   writeUniqueCopy,
 } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
+import { abandonIntent, settleRace, union, writeRemovable } from "./write-settling.js";
 
-/** What is stored now for an entity, as far as its copies are concerned (and the row itself, when it was read). */
-export type Existing = { exists: true; etag: string; refs: readonly CopyRef[]; row?: StoredEntity };
-/** The entity as stored before a write: absent, or its version and copies. */
-export type Prior = { exists: false } | Existing;
-
-/** Where an indexed write goes: the entity's model and table, the runner, the intent log, and rows riding along (summaries). */
-export interface IndexedTarget {
-  model: EntityModel<object>;
-  table: string;
-  runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
-  intents: IntentLog;
-  companions?: CompanionSource | undefined;
-}
+export type { Existing, IndexedTarget, Prior } from "./indexed-target.js";
 
 /**
  * The plan of `commitEntity`: the intent and claims before, one transaction (the entity, its
@@ -342,86 +328,4 @@ function remoteSteps(
     run: () => (intent ? intents.complete(intent) : Promise.resolve()),
   });
   return { before, after };
-}
-
-/**
- * The write was refused: nothing of it stands but the copies it claimed. Those cannot simply be
- * deleted: a concurrent write of the same entity may hold the same values (a claim that found the
- * entity's own copy), and a claim whose answer was lost is in no list. The copies the intent names
- * are brought in line with the entity as stored now instead (removing only this write's claims), then
- * the intent is dropped; if that fails, the intent stays for `repairIndexes`.
- */
-export async function abandonIntent(target: IndexedTarget, wire: WireEntity, intent: Intent): Promise<void> {
-  const { model, table, runner, intents } = target;
-  try {
-    await reconcileEntity(
-      model,
-      runner,
-      table,
-      wire.partitionKey,
-      wire.rowKey,
-      intent.refs,
-      "remote",
-      stampedBy(claimStamp(intent)),
-    );
-  } catch {
-    return;
-  }
-  await intents.complete(intent);
-}
-
-/**
- * The rule that ends every write's work on copies elsewhere (a write's or a delete's): after its last
- * copy request, the entity is read again. Unless it is still the state this write left (`etag`; for
- * a delete `undefined`, no entity), another writer changed it meanwhile, and this write's copy
- * requests may have landed after that writer's (a removal of a copy the newer version made again, a
- * list membership taken back): every copy and index entity elsewhere the intent names is brought
- * in line with the entity as read now (each reconciler reads again after it writes). The writer of
- * the newest version finds its own; any older writer's late request is followed by its own read.
- * The copies it removes are only those this write made or claimed, or that the version it replaced
- * (`priorEtag`) made: a copy another write made or claimed is that write's (copy-stamp.ts).
- */
-export async function settleRace(
-  target: IndexedTarget,
-  partitionKey: string,
-  rowKey: string,
-  etag: string | undefined,
-  intent: Intent,
-  priorEtag: string | undefined,
-): Promise<void> {
-  const { model, table, runner } = target;
-  const now = await readEntity(model, runner, table, partitionKey, rowKey);
-  if (now?.etag === etag) return;
-  await reconcileEntity(
-    model,
-    runner,
-    table,
-    partitionKey,
-    rowKey,
-    intent.refs,
-    "remote",
-    writeRemovable(intent, etag, priorEtag),
-  );
-  const member = entityMember(model, runner, table, partitionKey, rowKey);
-  for (const ref of intent.refs)
-    if (indexOf(model, ref).list) await reconcileList(model, runner, ref, [member]);
-}
-
-/** What a write's settling may remove: its claims and its version's copies, and the replaced version's. */
-export function writeRemovable(
-  intent: Intent,
-  etag: string | undefined,
-  priorEtag: string | undefined,
-): Removable {
-  return stampedBy(
-    claimStamp(intent),
-    etag === undefined ? undefined : versionStamp(etag),
-    priorEtag === undefined ? undefined : versionStamp(priorEtag),
-  );
-}
-
-export function union(a: readonly CopyRef[], b: readonly CopyRef[]): CopyRef[] {
-  const seen = new Map<string, CopyRef>();
-  for (const ref of [...a, ...b]) seen.set(refKey(ref), ref);
-  return [...seen.values()];
 }

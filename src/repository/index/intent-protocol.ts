@@ -4,19 +4,11 @@ import type { Intent } from "../core/intent-log.js";
 import { runPlan } from "../core/write-plan.js";
 import { claimStamp, stampedBy, versionStamp } from "./copy-stamp.js";
 import { planEntityDelete } from "./entity-delete-plan.js";
-import {
-  abandonIntent,
-  type Existing,
-  type IndexedTarget,
-  type Prior,
-  planEntityWrite,
-  settleRace,
-  union,
-  writeRemovable,
-} from "./entity-plan.js";
+import { type Existing, type IndexedTarget, type Prior, planEntityWrite } from "./entity-plan.js";
 import { type ListChange, syncList } from "./list-membership.js";
 import { claimUnique, syncRemoteCopies } from "./unique-claims.js";
 import { isDefinitive } from "./write-errors.js";
+import { abandonIntent, settleRace, union, writeRemovable } from "./write-settling.js";
 
 export { planEntityDelete } from "./entity-delete-plan.js";
 export type { Existing, IndexedTarget, Prior } from "./entity-plan.js";
