@@ -11,13 +11,9 @@ import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, RequestContext, Requests } from "../core/requests.js";
 import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
-import {
-  abandonRemoteWork,
-  beginRemoteWork,
-  finishRemoteWork,
-  type IndexedTarget,
-  type RemoteWork,
-} from "../index/intent-protocol.js";
+import type { IndexedTarget } from "../index/indexed-target.js";
+import type { RemoteProtocol } from "../index/remote-protocol.js";
+import { RemoteProtocolRun } from "../index/remote-protocol-run.js";
 import type { SummaryStage } from "../summary/summary-stage.js";
 import type { PlannedOperation } from "./transaction.js";
 import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
@@ -79,7 +75,7 @@ async function commitOnce(
   const parts = await planTransaction(runner, operations);
   // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
   const plan = transactionPlan(runner, operations, parts, () => undefined);
-  const attempt = new CommitAttempt(runner, operations, parts);
+  const attempt = new CommitAttempt(runner, operations, parts, plan.remote);
   try {
     await runPlan({
       before: plan.before.map((step) => attempt.before(step)),
@@ -107,8 +103,10 @@ class CommitAttempt {
   readonly #operations: readonly PlannedOperation[];
   readonly #parts: TransactionParts;
   readonly #targets = new Map<EntityModel<object>, IndexedTarget>();
-  /** Each caller operation's remote work, once begun. */
-  readonly #remote: Array<RemoteWork | undefined> = [];
+  /** Each caller operation's remote-copy protocol, as planned (`transactionPlan`). */
+  readonly #protocols: ReadonlyArray<RemoteProtocol | undefined>;
+  /** Each caller operation's run of its protocol, once begun. */
+  readonly #remote: Array<RemoteProtocolRun | undefined> = [];
   readonly #actions: TransactionAction[];
   /** Where each caller operation's first action sits (-1: none). */
   readonly #firstOf: number[];
@@ -118,10 +116,16 @@ class CommitAttempt {
   #committed: Committed | undefined;
   #commitError: unknown;
 
-  constructor(runner: RequestContext, operations: readonly PlannedOperation[], parts: TransactionParts) {
+  constructor(
+    runner: RequestContext,
+    operations: readonly PlannedOperation[],
+    parts: TransactionParts,
+    protocols: ReadonlyArray<RemoteProtocol | undefined>,
+  ) {
     this.#runner = runner;
     this.#operations = operations;
     this.#parts = parts;
+    this.#protocols = protocols;
     const { expanded } = parts;
     this.#actions = expanded.operations.map((operation) => operation.action);
     // In one pass over the owners.
@@ -129,7 +133,7 @@ class CommitAttempt {
     expanded.owners.forEach((owner, at) => {
       if (this.#firstOf[owner] === -1) this.#firstOf[owner] = at;
     });
-    this.#withRemote = [...expanded.remote.keys()].filter((index) => expanded.remote[index] !== undefined);
+    this.#withRemote = [...protocols.keys()].filter((index) => protocols[index] !== undefined);
   }
 
   /** A step before the commit, as run. */
@@ -255,27 +259,25 @@ class CommitAttempt {
     return withRemote.length === 0 ? undefined : () => settleAll(withRemote.map(each));
   }
 
+  /** Records the entity's intent and claims its unique values (a refusal of either undoes its own). */
   async #beginRemote(index: number): Promise<void> {
     const operation = this.#operations[index] as PlannedOperation;
-    const copies = this.#parts.expanded.remote[index] as RemoteCopies;
-    this.#remote[index] = await beginRemoteWork(
+    const { row } = this.#parts.expanded.remote[index] as RemoteCopies;
+    // What the write left: its version, or no entity after a delete (see `settleRace`).
+    const left = () =>
+      operation.action.kind === "delete" ? undefined : (this.#committed?.etags[index] as string);
+    const run = new RemoteProtocolRun(
       this.#targetOf(operation.model),
-      copies.row,
-      copies.before,
-      copies.next,
-      copies.priorEtag,
+      row,
+      this.#protocols[index] as RemoteProtocol,
+      left,
     );
+    this.#remote[index] = run;
+    await run.begin();
   }
 
   async #finishRemote(index: number): Promise<void> {
-    const work = this.#remote[index];
-    if (work === undefined) return; // no copies elsewhere (finishRemoteWork would do nothing)
-    const operation = this.#operations[index] as PlannedOperation;
-    const { expanded, isLocalChange } = this.#parts;
-    const remoteLists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-    // What the write left: its version, or no entity after a delete (see `settleRace`).
-    const left = operation.action.kind === "delete" ? undefined : (this.#committed?.etags[index] as string);
-    await finishRemoteWork(this.#targetOf(operation.model), work, left, remoteLists);
+    await this.#remote[index]?.finish();
   }
 
   #targetOf(model: EntityModel<object>): IndexedTarget {
@@ -292,11 +294,7 @@ class CommitAttempt {
   async #abandon(error: unknown): Promise<void> {
     const { summaries, large } = this.#parts;
     for (const stage of summaries) await stage.abandon(error);
-    for (const [index, work] of this.#remote.entries()) {
-      if (work === undefined) continue;
-      const operation = this.#operations[index] as PlannedOperation;
-      await abandonRemoteWork(this.#targetOf(operation.model), work, error);
-    }
+    for (const run of this.#remote) await run?.abandon(error);
     for (const work of large) await work.large.discard(work.uploads, error);
   }
 }

@@ -1,8 +1,7 @@
-import { type CopyRef, indexOf, refKey } from "../core/copy-ref.js";
 import type { StageDescription } from "../core/group-companion.js";
-import { INTENTS_TABLE } from "../core/intent-log.js";
 import type { TableNaming } from "../core/requests.js";
 import type { PlanOperation, StepTarget } from "../core/write-plan.js";
+import { planRemoteProtocol, type RemoteProtocol } from "../index/remote-protocol.js";
 import type { PlannedOperation } from "./transaction.js";
 import type { LargeWork } from "./transaction-large.js";
 import type { TransactionParts } from "./transaction-parts.js";
@@ -15,11 +14,11 @@ export type TransactionStepKind =
   | "uploads"
   /** Before, per summary stage: its intent, when a summary is kept in another partition. */
   | "summary intent"
-  /** Before: each entity's intent, then its claims of unique values it does not hold yet (`beginRemoteWork`). */
+  /** Before: each entity's intent, then its claims of unique values it does not hold yet (`RemoteProtocolRun.begin`). */
   | "remote begin"
   /** Before: the rows riding in the commit read as it is planned, each round (the commit's rounds send them). */
   | "companion reads"
-  /** After: each entity's copies elsewhere, its lists, the race settled, the intent removed (`finishRemoteWork`). */
+  /** After: each entity's copies elsewhere, its lists, the race settled, the intent removed (`RemoteProtocolRun.finish`). */
   | "remote finish"
   /** After, per summary stage: each remote contribution mirrored, the intent removed. */
   | "summary mirrors"
@@ -48,6 +47,8 @@ export interface TransactionPlan {
     readonly operations: PlanOperation[];
   };
   readonly after: readonly TransactionStep[];
+  /** Each caller operation's remote-copy protocol (the `remote begin` and `remote finish` steps' requests). */
+  readonly remote: ReadonlyArray<RemoteProtocol | undefined>;
 }
 
 /**
@@ -66,6 +67,7 @@ export function transactionPlan(
   const described = summaries.map((stage) => stage.describe());
   const isIntent = (step: StepTarget) => step.request === "insert summary intent";
   const rows = companions.map((companion) => companion.describe?.());
+  const remote = remoteProtocols(runner, operations, parts);
   const before: TransactionStep[] = [
     { kind: "replaced references", requests: largeReads(large) },
     { kind: "uploads", requests: largeUploads(large) },
@@ -76,14 +78,14 @@ export function transactionPlan(
         requests: description.before.filter(isIntent),
       }),
     ),
-    { kind: "remote begin", requests: remoteBegin(runner, operations, parts) },
+    { kind: "remote begin", requests: remoteTargets(remote, "before") },
     {
       kind: "companion reads",
       requests: rows.flatMap((row) => (row?.before ?? []).filter((s) => !isIntent(s))),
     },
   ];
   const after: TransactionStep[] = [
-    { kind: "remote finish", requests: remoteFinish(runner, operations, parts) },
+    { kind: "remote finish", requests: remoteTargets(remote, "after") },
     ...described.map(
       (description, stage): TransactionStep => ({
         kind: "summary mirrors",
@@ -97,6 +99,7 @@ export function transactionPlan(
     before,
     commit: { request: "transaction", table, partitionKey, operations: commitOperations(parts, rows) },
     after,
+    remote,
   };
 }
 
@@ -138,66 +141,40 @@ function largeUploads(large: readonly LargeWork[]): StepTarget[] {
   );
 }
 
-/** Each entity's intent, then its claims of unique values it does not hold yet (`beginRemoteWork`). */
-function remoteBegin(
-  runner: TableNaming,
-  operations: readonly PlannedOperation[],
-  { expanded }: TransactionParts,
-): StepTarget[] {
-  const steps: StepTarget[] = [];
-  expanded.remote.forEach((copies, index) => {
-    if (copies === undefined) return;
-    const { model } = operations[index] as PlannedOperation;
-    const held = new Set(copies.before.map(refKey));
-    const claims = copies.next.filter(
-      (ref) => !indexOf(model, ref).list && indexOf(model, ref).unique && !held.has(refKey(ref)),
-    );
-    steps.push(
-      { request: "insert intent", table: runner.tableName(INTENTS_TABLE) },
-      ...claims.map((ref) => target(`claim (${ref.index})`, ref)),
-    );
-  });
-  return steps;
-}
-
-/** Each entity's copies elsewhere written and stale ones removed, its lists, the race settled, the intent removed (`finishRemoteWork`). */
-function remoteFinish(
+/**
+ * Each caller operation's remote-copy protocol (`planRemoteProtocol`, the one single writes run),
+ * `undefined` for one without copies elsewhere. A delete is planned as a write (its removals render as
+ * `delete replaced copy`, and a refusal reconciles), as transactions always have.
+ */
+function remoteProtocols(
   runner: TableNaming,
   operations: readonly PlannedOperation[],
   { expanded, isLocalChange, table }: TransactionParts,
-): StepTarget[] {
-  const steps: StepTarget[] = [];
-  expanded.remote.forEach((copies, index) => {
-    if (copies === undefined) return;
+): Array<RemoteProtocol | undefined> {
+  return expanded.remote.map((copies, index) => {
+    if (copies === undefined) return undefined;
     const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
-    const isList = (ref: CopyRef) => indexOf(model, ref).list;
-    const keep = new Set(copies.next.map(refKey));
-    const held = new Set(copies.before.map(refKey));
-    const lists = (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index));
-    // Every copy (a claim too) stamped with the version committed (copy-stamp.ts); a unique value's
-    // only over this write's own (`writeUniqueCopy`): a kept value's copy is read first.
-    const write = (ref: CopyRef): StepTarget[] => {
-      if (!indexOf(model, ref).unique) return [target(`upsert copy (${ref.index})`, ref)];
-      const replace = target(`replace copy (${ref.index})`, ref);
-      return held.has(refKey(ref)) ? [target(`get kept copy (${ref.index})`, ref), replace] : [replace];
-    };
-    steps.push(
-      ...copies.next.filter((ref) => !isList(ref)).flatMap(write),
-      // A replaced copy read, then removed if the replaced version made it (`releaseCopy`).
-      ...copies.before
-        .filter((ref) => !isList(ref) && !keep.has(refKey(ref)))
-        .flatMap((ref) => [
-          target(`get replaced copy (${ref.index})`, ref),
-          target(`delete replaced copy (${ref.index})`, ref),
-        ]),
-      ...lists.map((change) => target(`update list (${change.ref.index})`, change.ref)),
-      // The settle rule (issue 34): the entity read once more; as the plan assumes no other writer, it
-      // is the state this write left (absent after a delete), so nothing is reconciled.
-      { request: "get (settle race)", table, partitionKey, rowKey },
-      { request: "delete intent", table: runner.tableName(INTENTS_TABLE) },
-    );
+    return planRemoteProtocol({
+      model,
+      naming: runner,
+      table,
+      partitionKey,
+      rowKey,
+      before: copies.before,
+      next: copies.next,
+      lists: (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index)),
+      priorEtag: copies.priorEtag,
+      unknown: false,
+    });
   });
-  return steps;
+}
+
+/** The requests of one phase of every operation's protocol. */
+function remoteTargets(
+  protocols: ReadonlyArray<RemoteProtocol | undefined>,
+  phase: "before" | "after",
+): StepTarget[] {
+  return protocols.flatMap((protocol) => (protocol?.[phase] ?? []).map((step) => step.target));
 }
 
 /** The blobs each operation's stored row points at that its written row no longer does (`LargeValues.replaced`). */
@@ -215,8 +192,4 @@ function largeRemovals(
       .filter((column) => row?.[column.field] != null && !(merge && written[column.field] == null))
       .map((column) => ({ request: `deleteBlob (replaced ${column.field})`, table: values.container }));
   });
-}
-
-function target(request: string, ref: CopyRef): StepTarget {
-  return { request, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey };
 }

@@ -6,65 +6,35 @@ import {
 } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
-import {
-  COPY_SOURCE_PK_PROPERTY,
-  COPY_SOURCE_RK_PROPERTY,
-  type CopyRef,
-  indexOf,
-  refKey,
-} from "../core/copy-ref.js";
+import { COPY_SOURCE_PK_PROPERTY, COPY_SOURCE_RK_PROPERTY, type CopyRef } from "../core/copy-ref.js";
 import type { Requests } from "../core/requests.js";
 import { buildCopy } from "./copy-builder.js";
 import { isCopyOf } from "./copy-rows.js";
 import { type Removable, type Stamp, stampOf } from "./copy-stamp.js";
 
-/**
- * Claims new values of unique remote indexes before the entity is written, by inserting their
- * copies (an insert is the service's only atomic "take this key"), each stamped as this write's
- * claim (`stamp`); each claim made is pushed to `claimed`, so the caller can release them when the
- * write is refused, and each claim's ETag is put in `claimEtags` (its write after the commit is
- * conditional on it, see `writeUniqueCopy`).
- */
-export async function claimUnique(
-  model: EntityModel<object>,
-  runner: Requests,
-  row: WireEntity,
-  next: readonly CopyRef[],
-  before: readonly CopyRef[],
-  claimed: CopyRef[],
-  stamp: Stamp,
-  claimEtags?: Map<string, string>,
-): Promise<void> {
-  const held = new Set(before.map(refKey));
-  for (const ref of next) {
-    if (held.has(refKey(ref)) || !indexOf(model, ref).unique) continue;
-    const { fresh, etag } = await claim(model, runner, row, ref, stamp);
-    if (fresh) claimed.push(ref);
-    claimEtags?.set(refKey(ref), etag);
-  }
-}
-
 /** How often a claim is retried when the value's holder vanished between the 409 and the read. */
 const MAX_CLAIM_ROUNDS = 10;
 
 /**
- * Inserts the copy; resolves whether this call wrote it fresh (false: this very entity held it
- * already) and the claim's ETag. A value this entity's copy holds is taken over by a replace conditional on that copy's
- * ETag, never by an unconditional write: a claim is atomic either way, so a value freed meanwhile
- * and claimed by another entity is never overwritten (that would make two holders).
+ * One unique value's claim, before the entity is written: its copy inserted (an insert is the
+ * service's only atomic "take this key"), stamped as this write's claim (`stamp`). Resolves the
+ * claim's ETag (its write after the commit is conditional on it, see `writeUniqueCopy`). A value this
+ * entity's copy holds already (an earlier version, an earlier attempt) is taken over by a replace
+ * conditional on that copy's ETag, never by an unconditional write: a claim is atomic either way, so
+ * a value freed meanwhile and claimed by another entity is never overwritten (that would make two holders).
  */
-async function claim(
+export async function claimOne(
   model: EntityModel<object>,
   runner: Requests,
   row: WireEntity,
   ref: CopyRef,
   stamp: Stamp,
-): Promise<{ fresh: boolean; etag: string }> {
+): Promise<string> {
   const copy = buildCopy(model, row, ref, stamp);
   for (let round = 1; ; round++) {
     try {
       const written = await runner.run("claim", ref.table, (s) => s.insert(ref.table, copy));
-      return { fresh: true, etag: written.etag };
+      return written.etag;
     } catch (error) {
       if (!(error instanceof EntityAlreadyExistsError)) throw error;
       // Held already: by this very entity (an earlier, interrupted or lost attempt, or a concurrent
@@ -77,9 +47,9 @@ async function claim(
         holder &&
         holder[COPY_SOURCE_PK_PROPERTY] === row.partitionKey &&
         holder[COPY_SOURCE_RK_PROPERTY] === row.rowKey;
-      if (ours && stampOf(holder) === stamp) return { fresh: false, etag: holder.etag };
+      if (ours && stampOf(holder) === stamp) return holder.etag;
       const taken = ours ? await takeOver(runner, ref, copy, holder) : undefined;
-      if (taken !== undefined) return { fresh: false, etag: taken };
+      if (taken !== undefined) return taken;
       if (ours && round < MAX_CLAIM_ROUNDS) continue;
       throw new UniqueConstraintError(
         { index: ref.index, table: ref.table, partitionKey: ref.partitionKey, rowKey: ref.rowKey },
@@ -107,28 +77,17 @@ async function takeOver(
   }
 }
 
-/**
- * Removes one copy elsewhere the entity (`row`'s keys) no longer has, by the rule of copy-stamp.ts:
- * only when it is still this entity's copy made by a write `removable` names (for a write's cleanup:
- * the version it replaced), conditional on the ETag read with that stamp. A copy another write made
- * or claimed meanwhile (the entity written again, its value claimed again) is left to that write.
- */
-export async function releaseCopy(
-  model: EntityModel<object>,
-  runner: Requests,
-  row: Pick<WireEntity, "partitionKey" | "rowKey">,
-  ref: CopyRef,
-  removable: Removable,
-): Promise<void> {
-  await removeCopy(model, runner, row, ref, await readCopy(runner, ref), removable);
-}
-
-/** Reads the copy row at `ref` (the first request of `releaseCopy`). */
+/** Reads the copy row at `ref` (a kept or replaced copy, read after the commit). */
 export function readCopy(runner: Requests, ref: CopyRef): Promise<StoredEntity | undefined> {
   return runner.run("get", ref.table, (s) => s.getEntity(ref.table, ref.partitionKey, ref.rowKey));
 }
 
-/** The second request of `releaseCopy`: the copy as read (`copy`) deleted, if the rule allows. */
+/**
+ * Removes one copy elsewhere the entity (`row`'s keys) no longer has, by the rule of copy-stamp.ts:
+ * the copy as read (`copy`) deleted only when it is still this entity's copy made by a write
+ * `removable` names (for a write's cleanup: the version it replaced), conditional on the ETag read
+ * with that stamp. A copy another write made or claimed meanwhile is left to that write.
+ */
 export async function removeCopy(
   model: EntityModel<object>,
   runner: Requests,
@@ -148,53 +107,6 @@ export async function removeCopy(
     if (error instanceof ConcurrencyError || error instanceof EntityNotFoundError) return;
     throw error;
   }
-}
-
-/**
- * Writes the remote copies the entity derives now, each stamped with the version committed
- * (`stamp`; the claims too, so the write that replaces this version may remove them), and removes
- * those it no longer does (see `releaseCopy`). A unique value's copy is written by `writeUniqueCopy`
- * (only over this write's own: `mine`), conditional on its claim's ETag (`claimEtags`) or, for a
- * value kept from the replaced version, on the copy as read first.
- */
-export async function syncRemoteCopies(
-  model: EntityModel<object>,
-  runner: Requests,
-  row: WireEntity,
-  next: readonly CopyRef[],
-  before: readonly CopyRef[],
-  stamp: Stamp | undefined,
-  removable: Removable,
-  mine: Removable,
-  claimEtags: ReadonlyMap<string, string>,
-): Promise<void> {
-  for (const ref of next) {
-    if (stamp === undefined || !indexOf(model, ref).unique) {
-      await upsertCopy(model, runner, row, ref, stamp);
-      continue;
-    }
-    const claimEtag = claimEtags.get(refKey(ref));
-    const seen: UniqueCopySeen =
-      claimEtag === undefined ? { read: await readCopy(runner, ref) } : { claimEtag };
-    await writeUniqueCopy(model, runner, row, ref, stamp, mine, seen);
-  }
-  const keep = new Set(next.map(refKey));
-  for (const ref of before) if (!keep.has(refKey(ref))) await releaseCopy(model, runner, row, ref, removable);
-}
-
-/**
- * One unique value's claim as a step of a write's plan: the copy inserted, or, when this very entity
- * holds it already (an earlier version, an earlier attempt), taken over with the current values.
- * Resolves the claim's ETag.
- */
-export async function claimOne(
-  model: EntityModel<object>,
-  runner: Requests,
-  row: WireEntity,
-  ref: CopyRef,
-  stamp: Stamp,
-): Promise<string> {
-  return (await claim(model, runner, row, ref, stamp)).etag;
 }
 
 /**
