@@ -2,7 +2,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { isLocal } from "../core/copy-ref.js";
 import { readEntity } from "../core/entity-layout.js";
-import type { GroupCompanion } from "../core/group-companion.js";
+import type { CompanionWrite, GroupCompanion } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
 import type {
   Backoff,
@@ -17,6 +17,7 @@ import type {
 import { readWide } from "../core/wide-reads.js";
 import { type ListChange, listCompanion, listRowKeys } from "../index/list-membership.js";
 import { largeColumnsOf } from "../large/large-values.js";
+import { summarySource } from "../summary/remote-summaries.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import { assertValidTransaction, type PlannedOperation, passedAsIs } from "./transaction.js";
@@ -80,7 +81,7 @@ export async function planTransaction(
       .filter((change) => isLocalChange(change, index))
       .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
   );
-  const summaries = summaryStages(runner, table, operations, expanded, committers);
+  const summaries = summaryStages(runner, planning, table, operations, expanded, committers);
   // Summary rows first: their logs settle a lost answer (see submitRounds).
   const companions = [
     ...summaries.map((stage) => stage.companion),
@@ -179,9 +180,13 @@ function summaryCommitters(
   return committers;
 }
 
-/** The summaries of each entity class with summaries: rows riding in the transaction, intents around it. */
+/**
+ * The summaries of each entity class with summaries: rows riding in the transaction, intents around it
+ * (each stage sends through `runner`; the partition it mirrors is named with `naming`).
+ */
 function summaryStages(
   runner: Requests & TableNaming & Scoped & Clock & Backoff,
+  naming: TableNaming,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
@@ -195,10 +200,15 @@ function summaryStages(
     writes.push(write);
     byModel.set(model, writes);
   });
-  return [...byModel].map(
-    ([model, writes]) =>
-      new SummaryStage(model, table, runner, committers.get(model) as SummaryCommitter, writes),
-  );
+  return [...byModel].map(([model, writes]) => {
+    const source = summarySource(
+      model as EntityModel,
+      naming,
+      table,
+      (writes[0] as CompanionWrite).partitionKey,
+    );
+    return new SummaryStage(model, table, source, runner, committers.get(model) as SummaryCommitter, writes);
+  });
 }
 
 /** The operations with one placeholder per companion row, for the service rules (count, one partition). */
