@@ -16,7 +16,6 @@ import type {
 } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
 import { type ListChange, listCompanion, listRowKeys } from "../index/list-membership.js";
-import { largeColumnsOf } from "../large/large-values.js";
 import { summarySource } from "../summary/remote-summaries.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
@@ -87,7 +86,7 @@ export async function planTransaction(
     ...summaries.map((stage) => stage.companion),
     ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
   ];
-  assertTransactionFits(planning, table, operations, expanded, localLists);
+  assertTransactionFits(planning, table, operations, expanded, localLists, large.length > 0);
   return { table, partitionKey, large, expanded, summaries, companions, isLocalChange };
 }
 
@@ -135,10 +134,10 @@ function assertTransactionFits(
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
   localLists: ReadonlyArray<{ change: ListChange }>,
+  withLarge: boolean,
 ): void {
   const rowKeys = companionRowKeys(operations, expanded, localLists);
   const rows = withCompanionRows(expanded.operations, rowKeys, operations[0] as PlannedOperation);
-  const withLarge = operations.some((operation) => largeColumnsOf(operation.model) !== undefined);
   if (withLarge || !passedAsIs(rows, operations, planning.limits, table))
     assertValidTransaction(rows, planning.limits, () => table);
 }
