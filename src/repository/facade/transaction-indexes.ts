@@ -59,10 +59,11 @@ export function plannedReads(
   const reads: Array<StoredRead | undefined> = [];
   for (const operation of operations) {
     const { model, action } = operation;
-    const known =
-      model.indexes.size === 0 && model.summaries.size === 0 ? undefined : trackedState(operation, planning);
+    // Without indexes or summaries nothing depends on what is stored (a wide entity's rows are replaced).
+    const unkept = model.indexes.size === 0 && model.summaries.size === 0;
+    const known = unkept ? undefined : trackedState(operation, planning);
     tracked.push(known);
-    if (model.indexes.size === 0 && model.summaries.size === 0) {
+    if (unkept) {
       const wide = model.wide ? wideTransactionRead(model, action) : undefined;
       reads.push(wide && { kind: "wide rows", select: wide.select });
     } else if (action.kind === "insert") {
