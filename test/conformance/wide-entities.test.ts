@@ -392,6 +392,21 @@ describe.each(stores)("wide entities on %s", (_name, kind) => {
     expect(await sheets.get({ tenant: "acme", id: "s1" })).toBeDefined();
   });
 
+  it("db.transaction: a wide entity's RowKey with a space is refused before any request, even the other entities' reads", async () => {
+    const { db, counter } = await freshContext(kind, [Sheet]);
+    counter.reset();
+    // The upsert of s1 reads the rows it replaces: planned first, read only once every rule has passed.
+    const error = await expectRejection(
+      db.transaction((tx) => {
+        tx.upsert(sheet("s1", 1));
+        tx.upsert(sheet("bad id", 2));
+      }),
+      ValidationError,
+    );
+    expect(error.message).toContain("may not contain a space");
+    expect(Object.values(counter.calls).reduce((a, c) => a + c, 0)).toBe(0);
+  });
+
   it("bulk writes: a partition's entities share one transaction of their rows, which fails whole", async () => {
     const { db, counter, prefix } = await freshContext(kind, [Sheet]);
     const sheets = db.repository(Sheet);

@@ -44,13 +44,18 @@ export interface EntityLayout {
   appliedEtag(actions: readonly TransactionAction[]): Promise<string>;
 }
 
+/** How a model's entities are written and removed as rows: what a planner needs of a layout (no request). */
+export type EntityRows = Pick<EntityLayout, "wide" | "write" | "remove" | "etagOf">;
+
 /** The layout of a model's entities in `table`. */
 export function entityLayout(
   model: EntityModel<object>,
   runner: Requests & Limited,
   table: string,
 ): EntityLayout {
-  return model.wide ? wideLayout(model, runner, table) : rowLayout(runner, table);
+  const read = (partitionKey: string, rowKey: string) =>
+    readEntity(model, runner, table, partitionKey, rowKey);
+  return { ...entityRows(model, runner), read, appliedEtag: appliedEtagOf(model, read) };
 }
 
 /** One entity whole, as stored (a wide entity's rows assembled, its ETag listing every row's), or `undefined`. */
@@ -66,44 +71,28 @@ export function readEntity(
   return readWide(runner, table, partitionKey, rowKey);
 }
 
-function rowLayout(runner: Requests, table: string): EntityLayout {
-  const read = (partitionKey: string, rowKey: string) =>
-    runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
-  return {
-    wide: false,
-    read,
-    write: (row, ifMatch) => [
-      ifMatch === undefined
-        ? { kind: "insert", entity: row }
-        : { kind: "update", entity: row, mode: "replace", ifMatch },
-    ],
-    remove: (partitionKey, rowKey, ifMatch) => [{ kind: "delete", partitionKey, rowKey, ifMatch }],
-    etagOf: (_actions, results) => results[0]?.etag ?? "",
-    async appliedEtag(actions) {
-      const action = actions[0];
-      if (action === undefined || action.kind === "delete") return "";
-      const stored = await read(action.entity.partitionKey, action.entity.rowKey);
-      return stored && holdsWrittenState(action.entity, stored, "replace") ? stored.etag : "";
-    },
-  };
+/** The rows of a model's entities: one, or (a wide entity) its parts within the backend's limits. */
+export function entityRows(model: EntityModel<object>, limited: Limited): EntityRows {
+  return model.wide ? wideRows(model, limited) : ONE_ROW;
 }
 
-function wideLayout(model: EntityModel<object>, runner: Requests & Limited, table: string): EntityLayout {
-  const read = (partitionKey: string, rowKey: string) =>
-    readEntity(model, runner, table, partitionKey, rowKey);
-  const maxParts = Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations);
+const ONE_ROW: EntityRows = {
+  wide: false,
+  write: (row, ifMatch) => [
+    ifMatch === undefined
+      ? { kind: "insert", entity: row }
+      : { kind: "update", entity: row, mode: "replace", ifMatch },
+  ],
+  remove: (partitionKey, rowKey, ifMatch) => [{ kind: "delete", partitionKey, rowKey, ifMatch }],
+  etagOf: (_actions, results) => results[0]?.etag ?? "",
+};
+
+function wideRows(model: EntityModel<object>, { limits }: Limited): EntityRows {
+  const maxParts = Math.min(MAX_WIDE_PARTS, limits.maxTransactionOperations);
   return {
     wide: true,
-    read,
     write(row, ifMatch) {
-      const parts = splitWide(
-        model.name,
-        row,
-        runner.limits,
-        newWriteId(),
-        maxParts,
-        blindSidecars(model.columns),
-      );
+      const parts = splitWide(model.name, row, limits, newWriteId(), maxParts, blindSidecars(model.columns));
       const stored =
         ifMatch === undefined
           ? []
@@ -123,18 +112,30 @@ function wideLayout(model: EntityModel<object>, runner: Requests & Limited, tabl
       });
       return etags.length === 0 ? "" : wideEtag(etags);
     },
-    async appliedEtag(actions) {
-      const first = actions[0];
-      if (first === undefined || first.kind === "delete") return "";
-      const stored = await read(first.entity.partitionKey, first.entity.rowKey.slice(0, -3));
-      // Every part's values still stored (the assembled entity drops the part markers and suffixes).
-      const holds = actions.every((action) => {
-        if (!isPartAction(action)) return true;
-        const { [WIDE_PART_PROPERTY]: _marker, ...values } = (action as { entity: WireEntity }).entity;
-        return holdsWrittenState(values as WireEntity, stored, "merge");
-      });
-      return stored !== undefined && holds ? stored.etag : "";
-    },
+  };
+}
+
+/** After a transaction known to have committed without its answer: the entity's ETag if it holds what was written. */
+function appliedEtagOf(model: EntityModel<object>, read: EntityLayout["read"]): EntityLayout["appliedEtag"] {
+  if (!model.wide) {
+    return async (actions) => {
+      const action = actions[0];
+      if (action === undefined || action.kind === "delete") return "";
+      const stored = await read(action.entity.partitionKey, action.entity.rowKey);
+      return stored && holdsWrittenState(action.entity, stored, "replace") ? stored.etag : "";
+    };
+  }
+  return async (actions) => {
+    const first = actions[0];
+    if (first === undefined || first.kind === "delete") return "";
+    const stored = await read(first.entity.partitionKey, first.entity.rowKey.slice(0, -3));
+    // Every part's values still stored (the assembled entity drops the part markers and suffixes).
+    const holds = actions.every((action) => {
+      if (!isPartAction(action)) return true;
+      const { [WIDE_PART_PROPERTY]: _marker, ...values } = (action as { entity: WireEntity }).entity;
+      return holdsWrittenState(values as WireEntity, stored, "merge");
+    });
+    return stored !== undefined && holds ? stored.etag : "";
   };
 }
 

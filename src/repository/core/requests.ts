@@ -79,6 +79,14 @@ export interface FeedExplaining {
   readonly feed: FeedExplainer | undefined;
 }
 
+/**
+ * What a pure planner is given (issue 30: no planner holds a store): physical table names, where tracked
+ * state is valid, the backend's limits, the clock and the blind values of blind-indexed columns. Nothing
+ * in it sends a request; the executor that runs the plan holds the `Requests`. The context's one object
+ * may play both roles, but it is passed as two parameters of two types.
+ */
+export type Planning = TableNaming & Scoped & Limited & Clock & BlindIndexing;
+
 /** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
 export type RequestContext = Requests &
   TableNaming &

@@ -37,7 +37,7 @@ export async function explainTransaction(
   }
   assertValidTransaction(operations, runner.limits, (t) => runner.tableName(t));
   const assumed = assumedOperations(runner, options);
-  const steps = await explainTransactionSteps(runner, operations, assumed, { next: 0 });
+  const steps = await explainTransactionSteps(runner, runner, operations, assumed, { next: 0 });
   const stored = new Set(
     operations
       .filter((operation) => assumed(operation) !== undefined)

@@ -15,10 +15,10 @@ import type {
 } from "../core/bulk/bulk-types.js";
 import { type BulkKind, missingDelete, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
-import { assertEntityGroupFits, type EntityLayout, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, type EntityRows, entityRows } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type { RequestContext } from "../core/requests.js";
+import type { Planning, RequestContext } from "../core/requests.js";
 import type { RenderedStep } from "../core/write-plan.js";
 import { assertWithinLimits } from "../pipeline/backend-limits.js";
 import { feedBatchLimits } from "../pipeline/feed/feed-plan.js";
@@ -48,10 +48,13 @@ const SPLITTABLE = new Set(["transaction-operations", "transaction-payload", "tr
 export class PlannedBulk<T extends object> implements BulkWriter<T> {
   readonly #model: EntityModel<object>;
   readonly #table: string;
+  /** Sends each batch's plan (its reads, its steps, its commit): held by the executor only. */
   readonly #runner: RequestContext;
+  /** What the batches are packed and planned with (naming, limits, tracked state): no store. */
+  readonly #planning: Planning;
   readonly #summaries: SummaryCommitter | undefined;
   /** A wide entity's rows (split per item), built once. */
-  readonly #wide: EntityLayout | undefined;
+  readonly #wide: EntityRows | undefined;
 
   constructor(
     model: EntityModel<T>,
@@ -62,8 +65,10 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     this.#model = model as unknown as EntityModel<object>;
     this.#table = table;
     this.#runner = runner;
+    // The context's one object plays both roles; the planning half is all the packing is given.
+    this.#planning = runner;
     this.#summaries = summaries;
-    this.#wide = model.wide ? entityLayout(this.#model, runner, table) : undefined;
+    this.#wide = model.wide ? entityRows(this.#model, this.#planning) : undefined;
   }
 
   bulkInsert(items: Iterable<T> | AsyncIterable<T>, options: BulkOptions): Promise<BulkResult<T>> {
@@ -151,7 +156,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const groups = { next: 0 };
     const explainBatch = async (operations: PlannedOperation[]): Promise<RenderedStep[]> => {
       try {
-        return await explainTransactionSteps(this.#runner, operations, assumed, groups);
+        return await explainTransactionSteps(this.#runner, this.#planning, operations, assumed, groups);
       } catch (error) {
         if (!splittable(error) || operations.length < 2) throw error;
         const half = Math.ceil(operations.length / 2);
@@ -172,7 +177,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
 
   /** The limits a batch is packed within: the summary rows ride in every batch, so room is left for them. */
   #batchLimits(): StoreLimits {
-    const limits = this.#runner.limits;
+    const limits = this.#planning.limits;
     const reserved = this.#summaries?.reserved ?? 0;
     // The summary rows ride in every batch: leave them room (operations, and a margin of the payload).
     const batch =
@@ -193,7 +198,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
    */
   #unit<I extends object>(item: I, write: BulkKind): { unit: WriteUnit<I>; operation: PlannedOperation } {
     const model = this.#model;
-    const runner = this.#runner;
+    const planning = this.#planning;
     const action = toAction(model, item, write);
     const operation = plannedOperation(model, action, item, `${write.kind} ${model.name}`);
     const { partitionKey, rowKey } = operation;
@@ -203,13 +208,13 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     const rows =
       action.kind === "delete" || layout === undefined ? [action] : layout.write(action.entity, undefined);
     if (layout !== undefined && action.kind !== "delete")
-      assertEntityGroupFits(runner, model.name, this.#table, rowKey, rows, this.#summaries?.reserved ?? 0);
-    else assertWithinLimits(runner.limits, action, () => `${model.name} (PartitionKey '${partitionKey}')`);
+      assertEntityGroupFits(planning, model.name, this.#table, rowKey, rows, this.#summaries?.reserved ?? 0);
+    else assertWithinLimits(planning.limits, action, () => `${model.name} (PartitionKey '${partitionKey}')`);
     const copies = this.#localCopies(action);
     // An upsert may move each copy (the old one deleted, the new one written): both are counted.
     const moves = action.kind === "upsert" ? 2 : 1;
     // Measured only when there are copies: the estimate serialises the entity.
-    const bytes = copies === 0 || action.kind === "delete" ? 0 : estimateActionBytes(action, runner.limits);
+    const bytes = copies === 0 || action.kind === "delete" ? 0 : estimateActionBytes(action, planning.limits);
     const unit: WriteUnit<I> = {
       item,
       partitionKey,
@@ -235,7 +240,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
       return count;
     }
     const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
-    const refs = deriveCopyRefs(model, entity, this.#runner);
+    const refs = deriveCopyRefs(model, entity, this.#planning);
     return refs.filter((ref) => isLocal(ref, this.#table, action.entity.partitionKey)).length;
   }
 
@@ -254,7 +259,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
     let at = positions;
     for (;;) {
       try {
-        if (pending.length > 0) await commitTransaction(this.#runner, pending);
+        if (pending.length > 0) await commitTransaction(this.#runner, this.#planning, pending);
       } catch (error) {
         if (splittable(error) && pending.length > 1) {
           // Nothing was sent for a plan that does not fit: its halves are planned (and read) afresh.

@@ -383,7 +383,7 @@ export class TableContext {
     const tx = Transaction.build(this.#runner.scope);
     await build(tx);
     for (const operation of tx.operations) this.#claimEncryption(operation.model);
-    return runTransaction(this.#runner, this.store, this.#stack.periodTables, tx.operations);
+    return runTransaction(this.#runner, this.#runner, this.store, this.#stack.periodTables, tx.operations);
   }
 
   /** The plan of `eventually(build)` from the state `options.current` gives, nothing sent (see `explainWrite`). */

@@ -8,7 +8,7 @@ import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
-import type { Backoff, RequestContext, Requests } from "../core/requests.js";
+import type { Backoff, Planning, RequestContext, Requests } from "../core/requests.js";
 import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import type { IndexedTarget } from "../index/indexed-target.js";
@@ -40,11 +40,12 @@ export interface TransactionResult {
  */
 export async function commitTransaction(
   runner: RequestContext,
+  planning: Planning,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
   for (let round = 1; ; round++) {
     try {
-      return await commitOnce(runner, operations);
+      return await commitOnce(runner, planning, operations);
     } catch (error) {
       if (!(error instanceof OwnConditionLost) || round >= MAX_COMPANION_ROUNDS) {
         throw error instanceof OwnConditionLost ? error.failure : error;
@@ -70,11 +71,12 @@ class OwnConditionLost extends Error {
 /** One round of a transaction: planned from what is stored now, its plan's steps run, its commit sent. */
 async function commitOnce(
   runner: RequestContext,
+  planning: Planning,
   operations: readonly PlannedOperation[],
 ): Promise<TransactionResult> {
-  const parts = await planTransaction(runner, operations);
+  const parts = await planTransaction(runner, planning, operations);
   // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
-  const plan = transactionPlan(runner, operations, parts, () => undefined);
+  const plan = transactionPlan(planning, operations, parts, () => undefined);
   const attempt = new CommitAttempt(runner, operations, parts, plan.remote);
   try {
     await runPlan({

@@ -3,12 +3,11 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, encodeCopyRefs } from "../core/copy-ref.js";
-import type { RequestContext } from "../core/requests.js";
+import type { Planning, RequestContext, Scoped } from "../core/requests.js";
 import type { RenderedStep, StepTarget } from "../core/write-plan.js";
 import { trackedCopies } from "../index/copy-state.js";
 import type { PlannedOperation } from "./transaction.js";
-import type { StoredReader } from "./transaction-indexes.js";
-import { planTransaction } from "./transaction-parts.js";
+import { planTransaction, type StoredReader } from "./transaction-parts.js";
 import { transactionPlan } from "./transaction-plan.js";
 
 /** The version an explained transaction assumes of an entity given as stored that no read returned. */
@@ -28,6 +27,7 @@ export interface GroupCounter {
  */
 export async function explainTransactionSteps(
   runner: RequestContext,
+  planning: Planning,
   operations: readonly PlannedOperation[],
   assumed: (operation: PlannedOperation) => object | undefined,
   groups: GroupCounter,
@@ -42,15 +42,15 @@ export async function explainTransactionSteps(
   }
   const reads: StepTarget[] = [];
   const read: StoredReader = async (operation) => {
-    const table = runner.tableName(operation.table);
+    const table = planning.tableName(operation.table);
     const { partitionKey, rowKey, model } = operation;
     const request = model.wide ? "query (current copies)" : "get (current copies)";
     reads.push({ request, table, partitionKey, rowKey });
     const entity = assumed(operation);
-    return entity && storedRow(model, entity, runner);
+    return entity && storedRow(model, entity, planning);
   };
-  const parts = await planTransaction(runner, operations, read);
-  const plan = transactionPlan(runner, operations, parts, assumed);
+  const parts = await planTransaction(runner, planning, operations, read);
+  const plan = transactionPlan(planning, operations, parts, assumed);
   const steps: RenderedStep[] = [];
   const together = (phase: RenderedStep["phase"], targets: readonly StepTarget[]) => {
     const group = targets.length > 1 ? ++groups.next : undefined;
@@ -68,11 +68,11 @@ export async function explainTransactionSteps(
  * The entity as a read of it would have returned it: its row, under its tracked (or an assumed) ETag,
  * listing the copies tracked for it (an instance changed since its read still holds those).
  */
-function storedRow(model: EntityModel<object>, entity: object, runner: RequestContext): StoredEntity {
-  const refs = trackedCopies(entity, runner.scope);
+function storedRow(model: EntityModel<object>, entity: object, planning: Scoped): StoredEntity {
+  const refs = trackedCopies(entity, planning.scope);
   return {
     ...model.mapper.toWire(entity),
     ...(refs === undefined ? {} : { [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) }),
-    etag: etagIn(entity, runner.scope) ?? ASSUMED_ETAG,
+    etag: etagIn(entity, planning.scope) ?? ASSUMED_ETAG,
   };
 }

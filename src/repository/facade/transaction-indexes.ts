@@ -9,13 +9,12 @@ import {
   deriveCopyRefs,
   isLocal,
 } from "../core/copy-ref.js";
-import { readEntity } from "../core/entity-layout.js";
 import { isExpiredRow } from "../core/expiry.js";
 import type { CompanionWrite } from "../core/group-companion.js";
-import { isTableNotFound } from "../core/period-tables.js";
-import type { Clock, Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
+import type { BlindIndexing, Clock, Limited, Planning, Scoped, TableNaming } from "../core/requests.js";
 import { trackedCopies } from "../index/copy-state.js";
 import type { ListChange } from "../index/list-membership.js";
+import { wideTransactionRead } from "../wide/wide-actions.js";
 import type { PlannedOperation } from "./transaction.js";
 import { expandOperation, type PriorState, type RemoteCopies } from "./transaction-operation-expansion.js";
 
@@ -34,18 +33,62 @@ export interface ExpandedTransaction {
   lists: ListChange[][];
 }
 
+/** What the reads step reads of one operation's entity before its plan: the entity whole, or a wide entity's rows. */
+export type StoredRead = { kind: "entity" } | { kind: "wide rows"; select: readonly string[] | undefined };
+
+/** What planning knows of each operation's entity before any request, and what the reads step reads. */
+export interface PlannedReads {
+  /** Per operation: the state tracked from its instance's last read or write, when its plan needs no more. */
+  tracked: Array<PriorState | undefined>;
+  /** Per operation: what is read of it (undefined: nothing). */
+  reads: Array<StoredRead | undefined>;
+}
+
+/**
+ * The reads a transaction's plan needs (one per entity whose copies or summary delta depend on what is
+ * stored and whose instance does not track it; a wide entity's rows it replaces), once every rule that
+ * needs none has passed. A pure planner: the executor reads, `expandIndexCopies` plans from the answers.
+ */
+export function plannedReads(
+  operations: readonly PlannedOperation[],
+  planning: Planning,
+  table: string,
+): PlannedReads {
+  assertCopiesFit(operations, planning, table);
+  const tracked: Array<PriorState | undefined> = [];
+  const reads: Array<StoredRead | undefined> = [];
+  for (const operation of operations) {
+    const { model, action } = operation;
+    // Without indexes or summaries nothing depends on what is stored (a wide entity's rows are replaced).
+    const unkept = model.indexes.size === 0 && model.summaries.size === 0;
+    const known = unkept ? undefined : trackedState(operation, planning);
+    tracked.push(known);
+    if (unkept) {
+      const wide = model.wide ? wideTransactionRead(model, action) : undefined;
+      reads.push(wide && { kind: "wide rows", select: wide.select });
+    } else if (action.kind === "insert") {
+      // An insert of an entity that expires reads what is stored: an expired row there is absent, and the
+      // insert replaces it on its ETag (its copies and summaries see it leave); a live one refuses the insert.
+      reads.push(model.expiry === undefined ? undefined : { kind: "entity" });
+    } else reads.push(known === undefined ? { kind: "entity" } : undefined);
+  }
+  return { tracked, reads };
+}
+
 /**
  * Adds index copies to a transaction so they commit atomically with their entities, and makes the
  * action of every entity with summaries conditional on the version its summary delta is computed
  * from. Copies in other partitions cannot join an entity group transaction: they are listed per
  * operation (`remote`), for the intent written before the commit and the copy writes after it.
+ * A pure planner: `stored` is what the reads of `planned` returned (undefined: absent, or not read).
  */
-export async function expandIndexCopies(
+export function expandIndexCopies(
   operations: readonly PlannedOperation[],
-  runner: Requests & TableNaming & Scoped & Limited & PeriodTableLookup & Clock,
+  planning: Planning,
   table: string,
-  read: StoredReader = (operation) => readStored(operation, runner, table),
-): Promise<ExpandedTransaction> {
+  planned: PlannedReads,
+  stored: ReadonlyArray<StoredEntity | undefined>,
+): ExpandedTransaction {
   const expanded: ExpandedTransaction = {
     operations: [],
     owners: [],
@@ -54,18 +97,8 @@ export async function expandIndexCopies(
     remote: [],
     summarized: [],
   };
-  assertCopiesFit(operations, runner, table);
-  // Reads of the entities' current copies, in parallel, only after every rule that needs none has passed.
-  const priors = await Promise.all(
-    operations.map((operation) =>
-      operation.model.indexes.size === 0 && operation.model.summaries.size === 0
-        ? undefined
-        : priorState(operation, runner, read),
-    ),
-  );
   for (const [index, operation] of operations.entries()) {
     const { model } = operation;
-    const prior = priors[index];
     if (!model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
       // A plain entity's operation goes as the caller gave it (no read: still one request), and
       // without the expansion of entities with features (the common case, run for every operation).
@@ -75,7 +108,11 @@ export async function expandIndexCopies(
       expanded.summarized.push(undefined);
       continue;
     }
-    const expansion = await expandOperation(operation, prior, runner, table);
+    const prior =
+      model.indexes.size === 0 && model.summaries.size === 0
+        ? undefined
+        : priorState(operation, planning, planned.tracked[index], stored[index]);
+    const expansion = expandOperation(operation, prior, stored[index], planning, table);
     push(expanded, index, expansion.operations);
     expanded.copies.push(expansion.copies);
     expanded.remote.push(expansion.remote);
@@ -92,7 +129,7 @@ export async function expandIndexCopies(
  */
 function assertCopiesFit(
   operations: readonly PlannedOperation[],
-  runner: TableNaming & Limited,
+  planning: TableNaming & Limited & Partial<BlindIndexing>,
   table: string,
 ): void {
   let total = 0;
@@ -101,13 +138,13 @@ function assertCopiesFit(
     const { model, action } = operation;
     if (model.indexes.size === 0 || action.kind === "delete") continue;
     const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
-    const refs = deriveCopyRefs(model, entity, runner, true);
+    const refs = deriveCopyRefs(model, entity, planning, true);
     total += refs.filter((ref) => isLocal(ref, table, operation.partitionKey)).length;
   }
-  if (total > runner.limits.maxTransactionOperations) {
+  if (total > planning.limits.maxTransactionOperations) {
     throw new ValidationError(
       "transaction-operations",
-      `A transaction holds at most ${runner.limits.maxTransactionOperations} operations including index copies; these ${operations.length} operations need at least ${total}`,
+      `A transaction holds at most ${planning.limits.maxTransactionOperations} operations including index copies; these ${operations.length} operations need at least ${total}`,
     );
   }
 }
@@ -119,57 +156,44 @@ function push(expanded: ExpandedTransaction, owner: number, operations: PlannedO
   }
 }
 
-/** Reads the entity an operation writes as stored now (undefined: absent): the transaction's only read before its plan. */
-export type StoredReader = (operation: PlannedOperation) => Promise<StoredEntity | undefined>;
-
-function readStored(
-  operation: PlannedOperation,
-  runner: Requests & TableNaming & PeriodTableLookup,
-  table: string,
-): Promise<StoredEntity | undefined> {
-  return readEntity(operation.model, runner, table, operation.partitionKey, operation.rowKey).catch(
-    (error: unknown) => {
-      // A period's table nobody has written to yet holds no entity (the commit creates it).
-      if (isTableNotFound(error) && runner.periodTables.has(table)) return undefined;
-      throw error;
-    },
-  );
+/**
+ * The entity's stored ETag and copies as tracked from its instance's last read or write, when its plan
+ * needs no more (an insert needs none; a merge needs the whole row, so does a summary's delta).
+ */
+function trackedState(operation: PlannedOperation, planning: Scoped): PriorState | undefined {
+  const { action, entity: source } = operation;
+  if (action.kind === "insert" || !source) return undefined;
+  const mergeNeedsRow =
+    operation.model.summaries.size > 0 || (action.kind !== "delete" && action.mode === "merge");
+  if (mergeNeedsRow) return undefined;
+  const etag = etagIn(source, planning.scope);
+  const refs = trackedCopies(source, planning.scope);
+  return etag !== undefined && refs !== undefined ? { etag, refs } : undefined;
 }
 
-async function priorState(
+/** The entity's state the plan starts from: tracked, or as read (`stored`; undefined: absent). */
+function priorState(
   operation: PlannedOperation,
-  runner: TableNaming & Scoped & Clock,
-  read: StoredReader,
-): Promise<PriorState | undefined> {
-  // An insert of an entity that expires reads what is stored: an expired row there is absent, and the
-  // insert replaces it on its ETag (its copies and summaries see it leave); a live one refuses the insert.
-  if (operation.action.kind === "insert" && operation.model.expiry !== undefined) {
-    const stored = await read(operation);
-    if (!stored || !isExpiredRow(operation.model, stored, runner.now())) return undefined;
-    return { etag: stored.etag, refs: storedRefs(operation.model, stored, runner), stored };
-  }
-  const source = operation.entity;
-  // A merge needs the whole row; so does a summary's delta (the row's values before the write).
-  const mergeNeedsRow =
-    operation.model.summaries.size > 0 ||
-    (operation.action.kind !== "delete" &&
-      operation.action.kind !== "insert" &&
-      operation.action.mode === "merge");
-  if (operation.action.kind === "insert") return undefined;
-  if (source && !mergeNeedsRow) {
-    const etag = etagIn(source, runner.scope);
-    const refs = trackedCopies(source, runner.scope);
-    if (etag !== undefined && refs !== undefined) return { etag, refs };
-  }
-  const stored = await read(operation);
+  planning: TableNaming & Clock & Partial<BlindIndexing>,
+  tracked: PriorState | undefined,
+  stored: StoredEntity | undefined,
+): PriorState | undefined {
+  if (operation.action.kind === "insert") {
+    // An expired row is absent to the insert, which replaces it on its ETag; a live one refuses it.
+    if (!stored || !isExpiredRow(operation.model, stored, planning.now())) return undefined;
+  } else if (tracked !== undefined) return tracked;
   if (!stored) return undefined;
-  return { etag: stored.etag, refs: storedRefs(operation.model, stored, runner), stored };
+  return { etag: stored.etag, refs: storedRefs(operation.model, stored, planning), stored };
 }
 
 /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
-function storedRefs(model: EntityModel, stored: StoredEntity, runner: TableNaming & Scoped): CopyRef[] {
+function storedRefs(
+  model: EntityModel,
+  stored: StoredEntity,
+  naming: TableNaming & Partial<BlindIndexing>,
+): CopyRef[] {
   return (
     decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-    deriveCopyRefs(model, model.mapper.fromWire(stored), runner, true)
+    deriveCopyRefs(model, model.mapper.fromWire(stored), naming, true)
   );
 }

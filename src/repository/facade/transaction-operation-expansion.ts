@@ -9,9 +9,9 @@ import {
   indexOf,
   isLocal,
 } from "../core/copy-ref.js";
-import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
+import { type EntityRows, entityRows } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
-import type { Limited, PeriodTableLookup, Requests, Scoped, TableNaming } from "../core/requests.js";
+import type { Planning } from "../core/requests.js";
 import { foreignProperties } from "../index/foreign-properties.js";
 import { entityMember } from "../index/list-index.js";
 import { type ListChange, membershipChanges } from "../index/list-membership.js";
@@ -50,35 +50,35 @@ export interface OperationExpansion {
   lists: ListChange[] | undefined;
 }
 
-type Runner = Requests & TableNaming & Scoped & Limited & PeriodTableLookup;
-
 /** What the steps of one operation's expansion share. */
 interface Expanding {
   operation: PlannedOperation;
   prior: PriorState | undefined;
-  runner: Runner;
+  planning: Planning;
   table: string;
-  layout: EntityLayout | undefined;
+  layout: EntityRows | undefined;
 }
 
 /**
  * One operation of an entity that is wide, indexed or summarized, expanded: its rows, its
- * same-partition copies, its condition on the version its summary delta is computed from.
+ * same-partition copies, its condition on the version its summary delta is computed from. A pure
+ * planner: what is stored comes as data (`prior`; a wide entity's rows as read, `current`).
  */
-export async function expandOperation(
+export function expandOperation(
   operation: PlannedOperation,
   prior: PriorState | undefined,
-  runner: Runner,
+  current: StoredEntity | undefined,
+  planning: Planning,
   table: string,
-): Promise<OperationExpansion> {
+): OperationExpansion {
   const { model } = operation;
-  const layout = model.wide ? entityLayout(model, runner, table) : undefined;
+  const layout = model.wide ? entityRows(model, planning) : undefined;
   if (model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
     // Its rows, replacing what is stored.
-    const actions = await wideTransactionActions(model, runner, table, operation.action);
+    const actions = wideTransactionActions(model, planning, operation.action, current);
     return plain(actions.map((a) => copyOperation(operation, a)));
   }
-  const expanding: Expanding = { operation, prior, runner, table, layout };
+  const expanding: Expanding = { operation, prior, planning, table, layout };
   if (model.indexes.size === 0 && !layout) return summarizedOnly(expanding);
   if (operation.action.kind === "delete") return expandDelete(expanding);
   if (!prior && operation.action.kind === "update") return missingUpdate(expanding);
@@ -107,8 +107,8 @@ const isLocalTo = (operation: PlannedOperation, table: string) => (ref: CopyRef)
 /** List indexes keep index entities (one per value, listing members), not copies: see list-membership.ts. */
 const isListOf = (operation: PlannedOperation) => (ref: CopyRef) => indexOf(operation.model, ref).list;
 
-function memberOf({ operation, runner, table }: Expanding) {
-  return entityMember(operation.model, runner, table, operation.partitionKey, operation.rowKey);
+function memberOf({ operation, planning, table }: Expanding) {
+  return entityMember(operation.model, planning, table, operation.partitionKey, operation.rowKey);
 }
 
 /** An entity with summaries and no indexes: its operation conditioned on the version read. */
@@ -195,14 +195,14 @@ function missingUpdate(expanding: Expanding): OperationExpansion {
 
 /** An insert, upsert or update: the whole row with its copy refs, its same-partition copies written and stale ones removed. */
 function expandWrite(expanding: Expanding): OperationExpansion {
-  const { operation, prior, runner, table, layout } = expanding;
+  const { operation, prior, planning, table, layout } = expanding;
   const { model } = operation;
   const action = operation.action as Exclude<PlannedOperation["action"], { kind: "delete" }>;
   const member = memberOf(expanding);
   const local = isLocalTo(operation, table);
   const isList = isListOf(operation);
   const wire = wholeRow(operation, action, prior);
-  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner);
+  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), planning);
   const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
   const ifMatch = !prior
     ? undefined

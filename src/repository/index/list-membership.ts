@@ -70,6 +70,13 @@ export async function syncList(
   }
 }
 
+/** The RowKeys of the index entities `changes` touch, each once, in order: the rows `listCompanion` adds. */
+export function listRowKeys(changes: readonly ListChange[]): string[] {
+  const rows = new Map<string, string>();
+  for (const { ref } of changes) if (!rows.has(refKey(ref))) rows.set(refKey(ref), ref.rowKey);
+  return [...rows.values()];
+}
+
 /**
  * The index entities (list indexes) in a transaction's own partition that its entities' writes
  * change, riding in that transaction: read and planned afresh each round, every shard conditional on

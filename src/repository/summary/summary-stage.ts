@@ -39,17 +39,18 @@ export class SummaryStage implements GroupCompanion {
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
 
+  /** `source`: the partition the writes are of, as `summarySource` names it (a planner's naming, no request). */
   constructor(
     model: EntityModel<object>,
     table: string,
+    source: string,
     runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
     writes: readonly CompanionWrite[],
   ) {
     this.#model = model;
     this.#runner = runner;
-    const partitionKey = (writes[0] as CompanionWrite).partitionKey;
-    this.#source = summarySource(model as EntityModel, runner, table, partitionKey);
+    this.#source = source;
     this.#remote = remoteSummariesOf(model as EntityModel);
     // Bad remote keys are refused before any request.
     for (const summary of this.#remote) remotePartitionOf(model as EntityModel, summary, this.#source);
@@ -144,14 +145,21 @@ export function summaryCompanions(
   committer: SummaryCommitter,
 ): CompanionSource {
   const remote = remoteSummariesOf(model as EntityModel).length > 0;
+  const stageOf = (writes: readonly CompanionWrite[]) => {
+    const source = summarySource(
+      model as EntityModel,
+      runner,
+      table,
+      (writes[0] as CompanionWrite).partitionKey,
+    );
+    return new SummaryStage(model, table, source, runner, committer, writes);
+  };
   return {
     reserved: committer.reserved,
     assertKey: (rowKey) => committer.assertNotSummaryKey(rowKey),
     // With a summary kept in another partition, the stage adds its intent before and its mirror after.
     companion: (write) =>
-      remote
-        ? new SummaryStage(model, table, runner, committer, [write])
-        : new SummaryCompanion(model, table, runner, committer, [write]),
-    companionOfAll: (writes) => new SummaryStage(model, table, runner, committer, writes),
+      remote ? stageOf([write]) : new SummaryCompanion(model, table, runner, committer, [write]),
+    companionOfAll: stageOf,
   };
 }

@@ -146,7 +146,9 @@ export class SummaryWriteStage implements GroupCompanion {
       before: undefined,
       after: undefined,
     };
-    const stage = new SummaryStage(this.#model, this.#table, this.#runner, this.#committer, [write]);
+    const stage = new SummaryStage(this.#model, this.#table, this.#source, this.#runner, this.#committer, [
+      write,
+    ]);
     const described = stage.describe();
     const kind = this.#operation === "patch" ? "merge" : this.#operation;
     return { ...described, operations: [{ kind, rowKey: this.#rowKey }, ...described.operations] };

@@ -10,8 +10,7 @@ import {
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
 import { isUserProperty } from "../../wire/system-properties.js";
 import { newWriteId, wideRowActions } from "../core/entity-layout.js";
-import type { Limited, Requests } from "../core/requests.js";
-import { readWide } from "../core/wide-reads.js";
+import type { Limited } from "../core/requests.js";
 
 /** Only the keys: what a write that replaces every row needs to know of the stored rows. */
 export const KEYS_ONLY = ["PartitionKey", "RowKey"];
@@ -23,24 +22,41 @@ export interface WideKeys {
 }
 
 /**
+ * What a wide entity's write inside a caller's entity group transaction reads of its stored rows
+ * first (see `wideTransactionActions`): nothing (an insert, or a condition on a known version), their
+ * keys, or (a merge) the whole entity. `undefined`: no read.
+ */
+export function wideTransactionRead(
+  model: EntityModel<object>,
+  action: TransactionAction,
+): { select: readonly string[] | undefined } | undefined {
+  assertWideRowKey(model.name, action.kind === "delete" ? action.rowKey : action.entity.rowKey);
+  if (action.kind === "insert") return undefined;
+  const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
+  const merge = action.kind !== "delete" && action.mode === "merge";
+  return conditional && !merge ? undefined : { select: merge ? undefined : KEYS_ONLY };
+}
+
+/**
  * The actions of one wide entity's write inside a caller's entity group transaction (`db.transaction`):
  * its rows replacing what is stored, as its own write would send them (an upsert, a merge or an update
- * with `"*"` reads the stored rows' ETags first, so rows of a longer version are deleted with it).
+ * with `"*"` replaces the stored rows `current` that `wideTransactionRead` read, so rows of a longer
+ * version are deleted with it).
  */
-export async function wideTransactionActions(
+export function wideTransactionActions(
   model: EntityModel<object>,
-  runner: Requests & Limited,
-  table: string,
+  limited: Limited,
   action: TransactionAction,
-): Promise<TransactionAction[]> {
+  current: StoredEntity | undefined,
+): TransactionAction[] {
   const order = model.columns.map((column) => column.property);
   const split = (wire: WireEntity) =>
     splitWide(
       model.name,
       wire,
-      runner.limits,
+      limited.limits,
       newWriteId(),
-      Math.min(MAX_WIDE_PARTS, runner.limits.maxTransactionOperations),
+      Math.min(MAX_WIDE_PARTS, limited.limits.maxTransactionOperations),
       blindSidecars(model.columns),
     );
   const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
@@ -50,10 +66,6 @@ export async function wideTransactionActions(
   const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
   const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
   if (action.kind === "insert") return plan(keys, split(action.entity), []);
-  const current =
-    conditional && !merge
-      ? undefined
-      : await readWide(runner, table, partitionKey, base, merge ? undefined : KEYS_ONLY);
   const stored = conditional
     ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
     : current === undefined

@@ -1,0 +1,60 @@
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Issue 30: no planner holds a store. The pure planners of a transaction are given the `Planning`
+ * input (naming, limits, clock, tracked state, blind values) and the answers of the executor's reads
+ * step (`facade/transaction-parts.ts`), never a role that sends a request nor a function that reads.
+ */
+const PLANNERS = [
+  "repository/facade/transaction-indexes.ts",
+  "repository/facade/transaction-operation-expansion.ts",
+  "repository/wide/wide-actions.ts",
+];
+
+/** What sends or reads: the request roles, the store port, and the readers of stored rows. */
+const SENDERS = new Set([
+  "Requests",
+  "RequestContext",
+  "Backoff",
+  "StoreRunner",
+  "TableStore",
+  "readEntity",
+  "readWide",
+  "entityLayout",
+  "EntityLayout",
+]);
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
+
+/** The names a file imports, each with the module it comes from. */
+function importedNames(file: string): Array<{ name: string; from: string }> {
+  const text = readFileSync(resolve(SRC, file), "utf8");
+  return [...text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s*from\s+"([^"]+)"/g)].flatMap((match) =>
+    (match[1] as string)
+      .split(",")
+      .map((part) => part.trim().replace(/^type\s+/, ""))
+      .filter((name) => name.length > 0)
+      .map((name) => ({ name: name.split(/\s+as\s+/)[0] as string, from: match[2] as string })),
+  );
+}
+
+describe("transaction planners", () => {
+  it.each(PLANNERS)("%s imports nothing that sends or reads", (file) => {
+    const names = importedNames(file);
+    // The pattern reads the file's imports at all (a planner imports its roles from core/requests.ts or its model).
+    expect(names.length).toBeGreaterThan(0);
+    const senders = names.filter(
+      ({ name, from }) =>
+        SENDERS.has(name) || from.endsWith("/store-runner.js") || from.endsWith("/wide-reads.js"),
+    );
+    expect(senders).toEqual([]);
+  });
+
+  it("sees a sender where one is imported (the executor's round reads)", () => {
+    const names = importedNames("repository/facade/transaction-parts.ts").map(({ name }) => name);
+    expect(names).toEqual(expect.arrayContaining(["Requests", "readEntity", "readWide", "Planning"]));
+  });
+});
