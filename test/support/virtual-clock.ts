@@ -25,16 +25,18 @@ export class VirtualClock {
   /** Resolves when `run` has moved the clock `ms` on (sleepers due at the same time wake in call order). */
   readonly sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     new Promise((resolve, reject) => {
-      const sleeper = { at: this.#now + Math.max(0, ms), seq: this.#seq++, wake: resolve };
+      // The abort listener leaves with the sleeper: a long-lived signal would gather one per sleep.
+      const onAbort = () => {
+        this.#sleepers.splice(this.#sleepers.indexOf(sleeper), 1);
+        reject(signal?.reason);
+      };
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const sleeper = { at: this.#now + Math.max(0, ms), seq: this.#seq++, wake };
       this.#sleepers.push(sleeper);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          this.#sleepers.splice(this.#sleepers.indexOf(sleeper), 1);
-          reject(signal.reason);
-        },
-        { once: true },
-      );
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
 
   /** Sleepers not yet woken. */

@@ -3,6 +3,7 @@
  * exponential backoff with jitter within [minDelayMs, maxDelayMs], Retry-After honoured as given
  * within the retry window, an immediate first retry after a connection reset, and the context's events.
  */
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import {
   EntityNotFoundError,
@@ -12,7 +13,11 @@ import {
   type TableKitEvent,
   ValidationError,
 } from "../../src/index.js";
-import { type AttemptContext, RetryPolicy } from "../../src/repository/pipeline/retry-policy.js";
+import {
+  type AttemptContext,
+  defaultSleep,
+  RetryPolicy,
+} from "../../src/repository/pipeline/retry-policy.js";
 import { CountingStore } from "../support/counting-store.js";
 import { FaultyStore } from "../support/faulty-store.js";
 import { freshPrefix, rejectionOf } from "./harness.js";
@@ -308,5 +313,22 @@ describe("retry options", () => {
     for (const retry of [{}, { retries: 0 }, { retries: 3, minDelayMs: 5, maxDelayMs: 5 }]) {
       expect(new TableContext({ store: new MemoryStore(), retry }).store).toBeInstanceOf(MemoryStore);
     }
+  });
+});
+
+describe("defaultSleep", () => {
+  it("leaves no abort listener on a long-lived signal once each sleep has ended", async () => {
+    const controller = new AbortController();
+    // A change-feed consumer sleeps between polls on one signal: each sleep must take its listener away.
+    for (let poll = 0; poll < 12; poll++) await defaultSleep(1, controller.signal);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("still ends early, rejecting with the signal's reason, when the signal aborts", async () => {
+    const controller = new AbortController();
+    const slept = defaultSleep(60_000, controller.signal);
+    controller.abort(new Error("stopped"));
+    await expect(slept).rejects.toThrow("stopped");
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 });

@@ -251,17 +251,20 @@ function count(value: number | undefined, fallback: number, field: string): numb
   return value;
 }
 
-/** Sleeps on the real clock (`setTimeout`), abortable. */
+/**
+ * Sleeps on the real clock (`setTimeout`), abortable. The abort listener is removed when the sleep ends:
+ * a long-lived signal (a change-feed consumer's, one sleep per poll) would otherwise gather one per sleep.
+ */
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (ms <= 0) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
