@@ -5,7 +5,13 @@
  * forwards byte for byte and never alters an answer. One proxy per endpoint of a connection string:
  * the TableEndpoint always, the BlobEndpoint when there is one (large values).
  */
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type ServerResponse,
+} from "node:http";
 import type { Socket } from "node:net";
 import { classifyRequest } from "./fault-proxy.js";
 
@@ -69,11 +75,44 @@ export async function startRecordingProxy(targetConnectionString: string): Promi
   };
 }
 
-type Record = (method: string, url: string, headers: IncomingHttpHeaders, body: Buffer) => void;
+type Recorder = (method: string, url: string, headers: IncomingHttpHeaders, body: Buffer) => void;
 
-async function proxy(target: URL, record: Record): Promise<{ endpoint: string; close(): Promise<void> }> {
+async function proxy(target: URL, record: Recorder): Promise<{ endpoint: string; close(): Promise<void> }> {
   const upstream = new Agent({ keepAlive: true, maxSockets: 64 });
   const sockets = new Set<Socket>();
+  const forward = (
+    method: string | undefined,
+    path: string | undefined,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+    response: ServerResponse,
+    reuse: boolean,
+  ): void => {
+    const outgoing = httpRequest(
+      {
+        host: target.hostname,
+        port: Number(target.port || 80),
+        method,
+        path,
+        headers: endToEnd(headers),
+        agent: upstream,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
+        answer.pipe(response);
+      },
+    );
+    outgoing.on("error", (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the service closed meanwhile: the request never reached it, send it once
+      // more (the client must not retry: it would be recorded twice).
+      if (reuse && outgoing.reusedSocket && error.code === "ECONNRESET") {
+        forward(method, path, headers, body, response, false);
+      } else {
+        response.socket?.destroy();
+      }
+    });
+    outgoing.end(body);
+  };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -81,22 +120,7 @@ async function proxy(target: URL, record: Record): Promise<{ endpoint: string; c
       const body = Buffer.concat(chunks);
       // Recorded on arrival: the order the client sent them in.
       record(request.method ?? "GET", request.url ?? "/", request.headers, body);
-      const outgoing = httpRequest(
-        {
-          host: target.hostname,
-          port: Number(target.port || 80),
-          method: request.method,
-          path: request.url,
-          headers: endToEnd(request.headers),
-          agent: upstream,
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
-          answer.pipe(response);
-        },
-      );
-      outgoing.on("error", () => request.socket.destroy());
-      outgoing.end(body);
+      forward(request.method, request.url, request.headers, body, response, true);
     });
   });
   server.keepAliveTimeout = 0;
