@@ -252,6 +252,15 @@ describe.each(services)(
         () => orders.update(read),
       );
 
+      // Not read by this context: the row (and its copies) read first, the update conditional on `*`.
+      const untracked = Object.assign(at("c1", 1, 3), { number: "N1b" });
+      const storedNow = await stored(a);
+      await sendsItsPlan(
+        "update (untracked)",
+        () => orders.explainWrite("update", untracked, { current: storedNow }),
+        () => orders.update(untracked, { ifMatch: "*" }),
+      );
+
       const key = keyOf(a);
       const current = await stored(a);
       await sendsItsPlan(
@@ -323,6 +332,26 @@ describe.each(services)(
         "eventually",
         () => db.explainEventually(move, { current: [moving] }),
         () => db.eventually(move),
+      );
+      // Back again, the order named by its key only (its version read before the intent).
+      const back = (await orders.get(keyOf(at("c6", 1)))) as Order;
+      const returning = (tx: Parameters<Parameters<TableContext["eventually"]>[0]>[0]) => {
+        tx.delete(Model, keyOf(back));
+        tx.insert(at("c5", 1, 2));
+      };
+      await sendsItsPlan(
+        "eventually (by key)",
+        () => db.explainEventually(returning, { current: [back] }),
+        () => db.eventually(returning),
+      );
+
+      // The bulk's first ten orders deleted (their rows, copies and claims, and the summary rows).
+      const gone = items.slice(0, 10).map(keyOf);
+      const now = (await Promise.all(gone.map((k) => orders.get(k)))) as Order[];
+      await sendsItsPlan(
+        "bulkDelete",
+        () => orders.explainBulk("delete", gone, { current: now }),
+        () => orders.bulkDelete(gone),
       );
       expect(await db.verifyIndexes(Model)).toEqual({ missing: [], stale: [], orphans: [] });
       expect(await db.verifySummaries(Model)).toEqual([]);
