@@ -43,7 +43,11 @@ export async function explainEventually(
   if (steps.length === 0)
     throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
   const place = { table: deps.runner.tableName(INTENTS_TABLE), partitionKey: intentShard() };
-  const rendered = renderPlan(eventualPlan(place, plannedSteps(steps), false)).steps;
+  // The intent's partition is a shard drawn when the transaction runs (`intentShard`): the plan names
+  // its table only, as it does for an index intent, never a shard the run will not use.
+  const rendered = renderPlan(eventualPlan(place, plannedSteps(steps), false)).steps.map((step) =>
+    step.table === place.table ? withoutPartition(step) : step,
+  );
   const applied = steps.flatMap((step) => stepPlan(deps, step, assumed(step)));
   return {
     steps: [
@@ -52,6 +56,10 @@ export async function explainEventually(
       ...rendered.filter((s) => s.phase === "after"),
     ],
   };
+}
+
+function withoutPartition({ partitionKey: _, ...step }: RenderedStep): RenderedStep {
+  return step;
 }
 
 /** The write a step's class makes for it, as its repository explains it (none: a delete of nothing). */
