@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { selectedStoreNames } from "./test/support/store-selection.js";
@@ -30,5 +31,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // One test file per core, not vitest's default of one fewer: the files spend much of their time
+    // waiting on Azurite and `tablekit serve` (processes of their own), so on a 2-core machine a second
+    // worker overlaps those waits instead of leaving a core idle.
+    maxWorkers: Math.max(2, availableParallelism()),
   },
 });
