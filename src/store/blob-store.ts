@@ -34,6 +34,13 @@ export interface BlobStore {
   get(container: string, name: string): Promise<Uint8Array | undefined>;
   /** Deletes the blob; resolves whether it existed (a missing container counts as absent). */
   delete(container: string, name: string): Promise<boolean>;
+  /**
+   * Creates the container where it does not exist yet. Optional: `put` creates a missing container
+   * itself, but only after the service refused the upload (three requests for the first blob);
+   * `db.ensureTables` creates the containers of the classes it is given up front, so that first
+   * upload is one request, as `explainWrite` lists it.
+   */
+  createContainer?(container: string): Promise<void>;
   /** Deletes the container and every blob in it; succeeds when it does not exist. */
   deleteContainer(container: string): Promise<void>;
   /** One page of the container's blobs in name order; empty when the container does not exist. */

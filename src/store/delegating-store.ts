@@ -13,7 +13,13 @@ import type {
 } from "./table-store.js";
 
 /** A blob request's name: the Azure SDK method it stands for. */
-export type BlobOperation = "uploadBlob" | "downloadBlob" | "deleteBlob" | "deleteContainer" | "listBlobs";
+export type BlobOperation =
+  | "uploadBlob"
+  | "downloadBlob"
+  | "deleteBlob"
+  | "createContainer"
+  | "deleteContainer"
+  | "listBlobs";
 
 /**
  * A request's name, given to `send`: the Azure SDK method it stands for (`upsertEntity`,
@@ -61,6 +67,14 @@ export abstract class DelegatingStore implements TableStore {
         this.send(() => inner.put(container, name, data), "uploadBlob", container),
       get: (container, name) => this.send(() => inner.get(container, name), "downloadBlob", container),
       delete: (container, name) => this.send(() => inner.delete(container, name), "deleteBlob", container),
+      ...(inner.createContainer && {
+        createContainer: (container: string) =>
+          this.send(
+            () => inner.createContainer?.(container) ?? Promise.resolve(),
+            "createContainer",
+            container,
+          ),
+      }),
       deleteContainer: (container) =>
         this.send(() => inner.deleteContainer(container), "deleteContainer", container),
       list: (container, options) => this.send(() => inner.list(container, options), "listBlobs", container),

@@ -8,6 +8,7 @@ const BLOB_OPERATIONS: ReadonlySet<StoreOperation> = new Set<BlobOperation>([
   "uploadBlob",
   "downloadBlob",
   "deleteBlob",
+  "createContainer",
   "deleteContainer",
   "listBlobs",
 ]);

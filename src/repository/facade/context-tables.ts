@@ -32,6 +32,17 @@ export async function ensureTablesOf(
     }
   }
   for (const table of tables) await runner.run("createTable", table, (s) => s.createTable(table));
+  // A class's large values' container too, where the store can create one (`BlobStore.createContainer`):
+  // otherwise the first upload is refused, creates it, and is sent again (three requests where its plan has one).
+  for (const model of models) {
+    if (model.tableTemplate !== undefined || largeColumnsOf(model) === undefined) continue;
+    const table = runner.tableName(model.table);
+    await runner.run(
+      "createContainer",
+      table,
+      (s) => s.blobs?.createContainer?.(containerOf(table)) ?? Promise.resolve(),
+    );
+  }
 }
 
 /** The existing period tables of an entity with the end of each period, ascending; `ValidationError` for a fixed table. */

@@ -97,6 +97,12 @@ export class AzureBlobs implements BlobStore {
     }
   }
 
+  async createContainer(container: string): Promise<void> {
+    await this.#run("createContainer", container, "", (abortSignal) =>
+      this.#container(container).createIfNotExists({ abortSignal }),
+    );
+  }
+
   async deleteContainer(container: string): Promise<void> {
     const client = this.#container(container);
     await this.#run("deleteContainer", container, "", (abortSignal) =>

@@ -41,6 +41,7 @@ export type AzureOperation =
   | "getBlob"
   | "deleteBlob"
   | "listBlobs"
+  | "createContainer"
   | "deleteContainer";
 
 /** What was being done when the error happened: names the entity in the resulting tablekit error. */

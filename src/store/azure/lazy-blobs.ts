@@ -33,6 +33,11 @@ export class LazyAzureBlobs implements BlobStore {
     return (await this.#load()).delete(container, name);
   }
 
+  async createContainer(container: string): Promise<void> {
+    const blobs = await this.#load();
+    await blobs.createContainer?.(container);
+  }
+
   async deleteContainer(container: string): Promise<void> {
     return (await this.#load()).deleteContainer(container);
   }

@@ -51,6 +51,11 @@ export class ShardedBlobs implements BlobStore {
     return existed.some(Boolean);
   }
 
+  /** On every shard: any shard may receive the table's blobs (a partition moves with its blobs). */
+  async createContainer(container: string): Promise<void> {
+    await Promise.all(Object.values(this.#shards).map((blobs) => blobs.createContainer?.(container)));
+  }
+
   async deleteContainer(container: string): Promise<void> {
     await Promise.all(Object.values(this.#shards).map((blobs) => blobs.deleteContainer(container)));
   }
