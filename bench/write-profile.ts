@@ -6,12 +6,14 @@
  *
  *   node scripts/write-profile.mjs [upsert|transaction] [ours|sdk|both] [rounds]
  *
- * (`--azurite`: against a real Azurite started here instead, the network and the service included)
+ * (`--promises`: the async resources, mostly promises, each side creates per write instead;
+ * `--azurite`: against a real Azurite started here instead, the network and the service included)
  * prints the CPU per write of each side (interleaved rounds, medians) and, with `ours` or `sdk`
  * alone and `--cpu-prof` passed on, leaves a V8 CPU profile of that side only
  * (`node scripts/write-profile.mjs upsert ours 20 --cpu-prof`; read it with `--top` below).
  */
 import "reflect-metadata";
+import { createHook } from "node:async_hooks";
 import {
   createHttpHeaders,
   type HttpClient,
@@ -134,11 +136,25 @@ async function cpuPer(count: number, fn: (i: number) => Promise<unknown>): Promi
   return (used.user + used.system) / count;
 }
 
+/** Promises (and other async resources) created per call of `fn`: deterministic, unlike CPU time. */
+async function promisesPer(count: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  let created = 0;
+  const hook = createHook({
+    init() {
+      created++;
+    },
+  });
+  hook.enable();
+  for (let i = 0; i < count; i++) await fn(i);
+  hook.disable();
+  return created / count;
+}
+
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2).filter((arg) => arg !== "--azurite");
+  const args = process.argv.slice(2).filter((arg) => !arg.startsWith("--"));
   const [kind = "upsert", side = "both", roundsText = "12"] = args;
   if (kind !== "upsert" && kind !== "transaction") throw new Error("kind: upsert or transaction");
   const azurite = process.argv.includes("--azurite") ? await startAzurite() : undefined;
@@ -156,6 +172,12 @@ async function measure(
   azurite: string | undefined,
 ): Promise<void> {
   const sides = await writeSides(kind, azurite);
+  if (process.argv.includes("--promises")) {
+    const ours = await promisesPer(100, sides.ours);
+    const sdk = await promisesPer(100, sides.sdk);
+    console.log(`${kind}: async resources per write, tablekit ${ours}, SDK ${sdk}`);
+    return;
+  }
   const count = (kind === "upsert" ? 2_000 : 20) / (azurite === undefined ? 1 : 10);
   const samples = { ours: [] as number[], sdk: [] as number[] };
   for (let round = 0; round < rounds + 2; round++) {
