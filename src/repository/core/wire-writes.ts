@@ -26,7 +26,12 @@ export async function insertWire(runner: Requests, table: string, wire: WireEnti
 }
 
 /** InsertOrReplace / InsertOrMerge: unconditional and idempotent, so a lost answer needs no read-back. */
-export function upsertWire(runner: Requests, table: string, wire: WireEntity, mode: WriteMode): Promise<string> {
+export function upsertWire(
+  runner: Requests,
+  table: string,
+  wire: WireEntity,
+  mode: WriteMode,
+): Promise<string> {
   return runner.run("upsert", table, (s) => s.upsert(table, wire, mode)).then(etagOf);
 }
 
