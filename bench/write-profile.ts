@@ -7,6 +7,7 @@
  *   node scripts/write-profile.mjs [upsert|transaction] [ours|sdk|both] [rounds]
  *
  * (`--promises`: the async resources, mostly promises, each side creates per write instead;
+ * `--stacks` with `ours` or `sdk`: where one write creates them;
  * `--azurite`: against a real Azurite started here instead, the network and the service included)
  * prints the CPU per write of each side (interleaved rounds, medians) and, with `ours` or `sdk`
  * alone and `--cpu-prof` passed on, leaves a V8 CPU profile of that side only
@@ -150,6 +151,32 @@ async function promisesPer(count: number, fn: (i: number) => Promise<unknown>): 
   return created / count;
 }
 
+/**
+ * Where one write of `fn` creates its async resources: counts by the two innermost frames of the
+ * creating stack (for `--stacks`), tablekit's and the SDK's frames alike.
+ */
+async function promiseSites(fn: (i: number) => Promise<unknown>): Promise<Array<[string, number]>> {
+  const sites = new Map<string, number>();
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 40;
+  const hook = createHook({
+    init(_id, type) {
+      const frames = (new Error().stack ?? "")
+        .split("\n")
+        .slice(2)
+        .map((line) => line.trim().replace(/\(.*(\.bundle\.mjs|node_modules\/)/, "("))
+        .filter((line) => !line.includes("node:internal/async_hooks"));
+      const site = `${type} ${frames.slice(0, 2).join(" < ")}`;
+      sites.set(site, (sites.get(site) ?? 0) + 1);
+    },
+  });
+  hook.enable();
+  await fn(0);
+  hook.disable();
+  Error.stackTraceLimit = limit;
+  return [...sites].sort((a, b) => b[1] - a[1]);
+}
+
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
@@ -172,6 +199,21 @@ async function measure(
   azurite: string | undefined,
 ): Promise<void> {
   const sides = await writeSides(kind, azurite);
+  const only = process.argv.find((arg) => arg.startsWith("--writes="));
+  if (only !== undefined) {
+    // Just this many writes of one side (after as many to warm up), for a counting tool
+    // (`valgrind --tool=cachegrind`): the difference of two counts is the cost of the extra writes.
+    const fn = side === "sdk" ? sides.sdk : sides.ours;
+    const writes = Number(only.slice("--writes=".length));
+    for (let i = 0; i < writes; i++) await fn(i);
+    return;
+  }
+  if (process.argv.includes("--stacks")) {
+    const fn = side === "sdk" ? sides.sdk : sides.ours;
+    for (let i = 0; i < 3; i++) await fn(i);
+    for (const [site, count] of await promiseSites(fn)) console.log(`${String(count).padStart(5)}  ${site}`);
+    return;
+  }
   if (process.argv.includes("--promises")) {
     const ours = await promisesPer(100, sides.ours);
     const sdk = await promisesPer(100, sides.sdk);
