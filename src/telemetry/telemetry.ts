@@ -79,6 +79,11 @@ export class Telemetry {
     return delegate !== this.#noTracer && delegate.constructor?.name !== "NoopTracerProvider";
   }
 
+  /** Whether a request sent now is recorded (a span or a duration): a tracer or a meter provider is registered. */
+  get recording(): boolean {
+    return this.tracing || this.#histogram() !== undefined;
+  }
+
   /** The duration histogram of the meter provider registered now, if any. */
   #histogram(): Histogram | undefined {
     // The metrics API has no proxy provider: pick up one registered after this context was made.

@@ -1,5 +1,11 @@
 import { type BlobOperation, DelegatingStore, type StoreOperation } from "../store/delegating-store.js";
-import type { TableStore } from "../store/table-store.js";
+import type {
+  TableStore,
+  TransactionAction,
+  WireEntity,
+  WriteMode,
+  WriteResult,
+} from "../store/table-store.js";
 import type { ServerAddress, Telemetry } from "./telemetry.js";
 
 /** `db.system.name` of large values' blob requests (no convention names Azure Blob storage either; its host is the blob endpoint's, not known here). */
@@ -31,6 +37,37 @@ export class TracedStore extends DelegatingStore {
 
   get endpoint(): string | undefined {
     return this.inner.endpoint;
+  }
+
+  // With no provider registered (tracing and metrics checked per request, so one registered later
+  // counts), a write goes to the store directly: no closure, no span, no duration.
+  override insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    if (!this.#telemetry.recording) return this.inner.insert(table, entity);
+    return super.insert(table, entity);
+  }
+
+  override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    if (!this.#telemetry.recording) return this.inner.upsert(table, entity, mode);
+    return super.upsert(table, entity, mode);
+  }
+
+  override update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    if (!this.#telemetry.recording) return this.inner.update(table, entity, mode, ifMatch);
+    return super.update(table, entity, mode, ifMatch);
+  }
+
+  override delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    if (!this.#telemetry.recording) return this.inner.delete(table, partitionKey, rowKey, ifMatch);
+    return super.delete(table, partitionKey, rowKey, ifMatch);
+  }
+
+  override submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    if (!this.#telemetry.recording) return this.inner.submitTransaction(table, partitionKey, actions);
+    return super.submitTransaction(table, partitionKey, actions);
   }
 
   /** Each request (blob requests too, through the inherited `blobs`) in its CLIENT span. */

@@ -1,5 +1,5 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
-import type { WireEntity, WriteMode } from "../../store/table-store.js";
+import type { WireEntity, WriteMode, WriteResult } from "../../store/table-store.js";
 import { deleteExisted, ourEtag, settleLostAnswer } from "./lost-answers.js";
 import type { Requests } from "./requests.js";
 
@@ -26,15 +26,16 @@ export async function insertWire(runner: Requests, table: string, wire: WireEnti
 }
 
 /** InsertOrReplace / InsertOrMerge: unconditional and idempotent, so a lost answer needs no read-back. */
-export async function upsertWire(
+export function upsertWire(
   runner: Requests,
   table: string,
   wire: WireEntity,
   mode: WriteMode,
 ): Promise<string> {
-  const { etag } = await runner.run("upsert", table, (s) => s.upsert(table, wire, mode));
-  return etag;
+  return runner.run("upsert", table, (s) => s.upsert(table, wire, mode)).then(etagOf);
 }
+
+const etagOf = (result: WriteResult): string => result.etag;
 
 /** Conditional replace or merge of an existing entity. */
 export async function updateWire(

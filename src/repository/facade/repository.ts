@@ -115,12 +115,16 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   }
 
   /** Inserts or replaces (default) or merges, without reading first. */
-  async upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
-    const period = this.#route(entity);
-    if (period) return period.upsert(entity, options);
-    const mode = writeMode(options.mode);
-    await this.#creatingTable(() => this.writer.upsert(entity, mode));
-    return entity;
+  upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
+    // No async frame: every upsert comes this way; a refusal is a rejection all the same.
+    try {
+      const period = this.#route(entity);
+      if (period) return period.upsert(entity, options);
+      const mode = writeMode(options.mode);
+      return this.#creatingTable(() => this.writer.upsert(entity, mode)).then(() => entity);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

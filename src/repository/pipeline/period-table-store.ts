@@ -88,10 +88,12 @@ export class PeriodTableStore extends DelegatingStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
+    // A fixed table (every transaction of a context without period tables): no closure, no walk.
+    if (!this.#periods.has(table)) return this.inner.submitTransaction(table, partitionKey, actions);
     const send = () => this.inner.submitTransaction(table, partitionKey, actions);
     // Only deletes and updates: the entities cannot exist, and an empty table helps nobody.
     const writes = actions.some((action) => action.kind === "insert" || action.kind === "upsert");
-    if (!writes || !this.#periods.has(table)) return send();
+    if (!writes) return send();
     this.#assertKnownNotDropped(table);
     return this.#creating(table, send);
   }

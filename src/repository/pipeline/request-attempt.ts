@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { changeFedModels } from "../../schema/entity-model.js";
 
 /**
  * The attempt of a store request in progress, as the runner sends it through the retry policy: a
@@ -17,6 +18,10 @@ const attempts = new AsyncLocalStorage<RequestAttempt>();
 
 /** Runs one attempt of a request with its `RequestAttempt` visible to the stores below. */
 export function withRequestAttempt<R>(attempt: RequestAttempt, send: () => Promise<R>): Promise<R> {
+  // Only the change feed reads it (feeding-store.ts), for the tables of change-fed classes: with none
+  // defined, nothing below can, and the attempt runs outside any async context. Entering one turns on
+  // Node's promise hooks for good, and every promise of the process pays them (~5 µs per upsert).
+  if (changeFedModels().length === 0) return send();
   return attempts.run(attempt, send);
 }
 

@@ -32,7 +32,7 @@ export class RequestSlots {
 
   /** Runs `request` once a slot is free, and frees the slot when it settles. */
   async run<T>(request: () => Promise<T>): Promise<T> {
-    await this.#acquire();
+    if (!this.tryTake()) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     try {
       return await request();
     } finally {
@@ -40,14 +40,33 @@ export class RequestSlots {
     }
   }
 
-  #acquire(): Promise<void> | undefined {
-    // Nobody queued and room left: go at once (a queued request keeps its turn otherwise).
+  /**
+   * Takes a slot at once if one is free and nobody is queued (a queued request keeps its turn), for a
+   * request then sent with `releaseWhenSettled`; false when the request must wait (`run`). The usual
+   * request goes this way, with no async frame or extra promise of its own.
+   */
+  tryTake(): boolean {
     if (this.#inFlight < this.#max && this.#waiting.length === 0) {
       this.#inFlight++;
-      return undefined;
+      return true;
     }
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return false;
   }
+
+  /** `sent`'s outcome, once it has freed the slot `tryTake` took for it. */
+  releaseWhenSettled<T>(sent: Promise<T>): Promise<T> {
+    return sent.then(this.#passValue as (value: T) => T, this.#passError);
+  }
+
+  readonly #passValue = (value: unknown): unknown => {
+    this.#release();
+    return value;
+  };
+
+  readonly #passError = (error: unknown): never => {
+    this.#release();
+    throw error;
+  };
 
   #release(): void {
     const next = this.#waiting.shift();

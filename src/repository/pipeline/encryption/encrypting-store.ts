@@ -140,15 +140,24 @@ export class EncryptingStore extends DelegatingStore {
   // Writes go to `inner` once sealed (this store adds no `send` wrapping); a row with nothing to seal
   // goes on as it is, with no extra promise, and a refusal is a rejected promise.
   override insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.#sendSealed(table, entity, (sealed) => this.inner.insert(table, sealed));
+    const sealed = this.#sealNow(table, entity);
+    return sealed instanceof Promise
+      ? sealed.then((wire) => this.inner.insert(table, wire))
+      : this.inner.insert(table, sealed);
   }
 
   override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.#sendSealed(table, entity, (sealed) => this.inner.upsert(table, sealed, mode));
+    const sealed = this.#sealNow(table, entity);
+    return sealed instanceof Promise
+      ? sealed.then((wire) => this.inner.upsert(table, wire, mode))
+      : this.inner.upsert(table, sealed, mode);
   }
 
   override update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.#sendSealed(table, entity, (sealed) => this.inner.update(table, sealed, mode, ifMatch));
+    const sealed = this.#sealNow(table, entity);
+    return sealed instanceof Promise
+      ? sealed.then((wire) => this.inner.update(table, wire, mode, ifMatch))
+      : this.inner.update(table, sealed, mode, ifMatch);
   }
 
   override submitTransaction(
@@ -185,14 +194,15 @@ export class EncryptingStore extends DelegatingStore {
     return Promise.all(sealed).then((all) => this.inner.submitTransaction(table, partitionKey, all));
   }
 
-  /** Sends the row sealed (see the sealer): synchronously when nothing waits for a resolver. */
-  #sendSealed<R>(table: string, wire: WireEntity, send: (sealed: WireEntity) => Promise<R>): Promise<R> {
-    let sealed: WireEntity | Promise<WireEntity>;
+  /**
+   * The row sealed (see the sealer): at once unless a resolver is still unwrapping a key, so a row
+   * with nothing to seal costs no closure and no promise; a refusal is a rejected promise.
+   */
+  #sealNow(table: string, wire: WireEntity): WireEntity | Promise<WireEntity> {
     try {
-      sealed = this.#sealer.seal(table, wire);
+      return this.#sealer.seal(table, wire);
     } catch (error) {
       return Promise.reject(error);
     }
-    return sealed instanceof Promise ? sealed.then(send) : send(sealed);
   }
 }

@@ -83,29 +83,48 @@ export class FeedingStore extends DelegatingStore {
     return page.continuation === undefined ? { items } : { items, continuation: page.continuation };
   }
 
+  // A write to a table where no change-fed class lives goes on as it is, before anything is
+  // allocated for it: that is every write of a context without a change feed.
   override insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    if (this.#options.tables.lookup(table) === undefined) return this.inner.insert(table, entity);
     return this.#single(table, { kind: "insert", entity }, () => this.inner.insert(table, entity));
   }
 
   override upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
+    if (this.#options.tables.lookup(table) === undefined) return this.inner.upsert(table, entity, mode);
     return this.#single(table, { kind: "upsert", entity, mode }, () =>
       this.inner.upsert(table, entity, mode),
     );
   }
 
   override update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    if (this.#options.tables.lookup(table) === undefined)
+      return this.inner.update(table, entity, mode, ifMatch);
     return this.#single(table, { kind: "update", entity, mode, ifMatch }, () =>
       this.inner.update(table, entity, mode, ifMatch),
     );
   }
 
   override delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    if (this.#options.tables.lookup(table) === undefined)
+      return this.inner.delete(table, partitionKey, rowKey, ifMatch);
     return this.#single(table, { kind: "delete", partitionKey, rowKey, ifMatch }, () =>
       this.inner.delete(table, partitionKey, rowKey, ifMatch),
     );
   }
 
-  override async submitTransaction(
+  override submitTransaction(
+    table: string,
+    partitionKey: string,
+    actions: readonly TransactionAction[],
+  ): Promise<WriteResult[]> {
+    if (this.#options.tables.lookup(table) === undefined)
+      return this.inner.submitTransaction(table, partitionKey, actions);
+    return this.#fedTransaction(table, partitionKey, actions);
+  }
+
+  /** A transaction on a table where change-fed classes live. */
+  async #fedTransaction(
     table: string,
     partitionKey: string,
     actions: readonly TransactionAction[],
