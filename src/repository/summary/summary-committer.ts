@@ -210,6 +210,11 @@ export class SummaryCommitter {
     return this.#cache.get(this.#cacheKey(partitionKey, summary)) !== undefined;
   }
 
+  /** Per summary, in order, whether its row's state in this partition is cached (`SummaryStagePlan.cached`). */
+  cachedRows(partitionKey: string): boolean[] {
+    return this.#summaries.map((summary) => this.isCached(partitionKey, summary));
+  }
+
   /** Remembers the state a committed write left (its ETag known), or forgets it (the answer was lost). */
   remember(
     partitionKey: string,

@@ -57,9 +57,7 @@ export class SummaryCompanion implements GroupCompanion {
   /** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
   describe(): StageDescription {
     const partitionKey = this.#partitionKey;
-    const cached = this.#committer.summaries.map((summary) =>
-      this.#committer.isCached(partitionKey, summary),
-    );
+    const cached = this.#committer.cachedRows(partitionKey);
     return describeSummaryRows({ model: this.#model, table: this.#table, writes: this.#writes, cached });
   }
 

@@ -67,9 +67,7 @@ export class SummaryStage implements GroupCompanion {
   /** What the stage sends, from its plan and the summary rows cached now (`describeSummaryStage`). */
   describe(): StageDescription {
     const partitionKey = (this.#plan.writes[0] as CompanionWrite).partitionKey;
-    const cached = this.#committer.summaries.map((summary) =>
-      this.#committer.isCached(partitionKey, summary),
-    );
+    const cached = this.#committer.cachedRows(partitionKey);
     return describeSummaryStage({ ...this.#plan, cached }, this.#runner);
   }
 

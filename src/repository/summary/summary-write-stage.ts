@@ -147,9 +147,7 @@ export class SummaryWriteStage implements GroupCompanion {
       after: undefined,
     };
     const partitionKey = this.#partitionKey;
-    const cached = this.#committer.summaries.map((summary) =>
-      this.#committer.isCached(partitionKey, summary),
-    );
+    const cached = this.#committer.cachedRows(partitionKey);
     const plan = { model: this.#model, table: this.#table, source: this.#source, writes: [write], cached };
     const described = describeSummaryStage(plan, this.#runner);
     const kind = this.#operation === "patch" ? "merge" : this.#operation;
