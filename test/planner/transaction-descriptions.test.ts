@@ -105,8 +105,8 @@ describe("a transaction's large values described from data", () => {
     return { table: "DescDocs", action, partitionKey: "f", rowKey: id, entity, describe: id, model: docs };
   };
   /** The row an operation sends. */
-  const sent = (operation: PlannedOperation | undefined) =>
-    (operation?.action as { entity: Record<string, unknown> }).entity;
+  const sent = (operation: PlannedOperation | undefined): Record<string, unknown> =>
+    (operation?.action as { entity?: Record<string, unknown> } | undefined)?.entity ?? {};
   const backend = { store: "memory", blobs: true, canSeal: false };
 
   it("uploads each value, reads the references of a replaced row, removes the blobs it no longer points at", () => {
