@@ -69,6 +69,7 @@ export async function planTransaction(
   const expanded = expandIndexCopies(operations, planning, table, planned, stored);
   const localLists: TransactionParts["localLists"] = [];
   const remoteLists = expanded.lists.map((changes, index) => {
+    if (changes.length === 0) return changes;
     const { model, partitionKey } = operations[index] as PlannedOperation;
     const remote: ListChange[] = [];
     for (const change of changes) {
