@@ -74,6 +74,14 @@ export interface BlindIndexing {
   readonly blindIndex: BlindIndex | undefined;
 }
 
+/**
+ * What large values can count on here, as data for planners: the store's name, whether it has a blob
+ * endpoint, whether the context has keys to seal the blobs of encrypted columns.
+ */
+export interface LargeValueSupport {
+  readonly largeValues: { readonly store: string; readonly blobs: boolean; readonly canSeal: boolean };
+}
+
 /** The context's change feed, for explained plans: which tables are change-fed and which partitions are listed. */
 export interface FeedExplaining {
   readonly feed: FeedExplainer | undefined;
@@ -81,11 +89,12 @@ export interface FeedExplaining {
 
 /**
  * What a pure planner is given (issue 30: no planner holds a store): physical table names, where tracked
- * state is valid, the backend's limits, the clock and the blind values of blind-indexed columns. Nothing
+ * state is valid, the backend's limits, the clock, the blind values of blind-indexed columns and what large
+ * values can count on (blobs, keys). Nothing
  * in it sends a request; the executor that runs the plan holds the `Requests`. The context's one object
  * may play both roles, but it is passed as two parameters of two types.
  */
-export type Planning = TableNaming & Scoped & Limited & Clock & BlindIndexing;
+export type Planning = TableNaming & Scoped & Limited & Clock & BlindIndexing & LargeValueSupport;
 
 /** Every role at once: for the façade code that composes an entity's or a transaction's stages. */
 export type RequestContext = Requests &
@@ -98,4 +107,5 @@ export type RequestContext = Requests &
   Backend &
   BlobSealing &
   BlindIndexing &
+  LargeValueSupport &
   FeedExplaining;

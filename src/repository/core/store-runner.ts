@@ -14,6 +14,7 @@ import type {
   BlobSealing,
   Clock,
   FeedExplaining,
+  LargeValueSupport,
   Limited,
   PeriodTableLookup,
   Requests,
@@ -39,6 +40,7 @@ export class StoreRunner
     Backend,
     BlobSealing,
     BlindIndexing,
+    LargeValueSupport,
     FeedExplaining
 {
   readonly retry: RetryPolicy;
@@ -54,6 +56,7 @@ export class StoreRunner
   readonly blobSealer: BlobSealer | undefined;
   /** The blind values of blind-indexed columns (with the context's `blindIndexKey`). */
   readonly blindIndex: BlindIndex | undefined;
+  readonly largeValues: LargeValueSupport["largeValues"];
   /** The clock intents are dated and aged by, in milliseconds (the context's, when it was given one). */
   now: () => number = Date.now;
   /** The context's change feed, for explained plans (set by the context that composed the stack). */
@@ -81,6 +84,11 @@ export class StoreRunner
     this.scope = scope;
     this.periodTables = periodTables;
     this.backend = backend;
+    this.largeValues = {
+      store: backend.name,
+      blobs: backend.blobs !== undefined,
+      canSeal: blobSealer !== undefined,
+    };
   }
 
   /** The physical name of an entity's table. */

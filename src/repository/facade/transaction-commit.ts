@@ -12,13 +12,15 @@ import type { Backoff, Planning, RequestContext, Requests } from "../core/reques
 import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import type { IndexedTarget } from "../index/indexed-target.js";
+import { listCompanion } from "../index/list-membership.js";
 import type { RemoteProtocol } from "../index/remote-protocol.js";
 import { RemoteProtocolRun } from "../index/remote-protocol-run.js";
-import type { SummaryStage } from "../summary/summary-stage.js";
+import { SummaryCommitter } from "../summary/summary-committer.js";
+import { SummaryStage } from "../summary/summary-stage.js";
 import type { PlannedOperation } from "./transaction.js";
 import { conditionAdded, toCallerIndex } from "./transaction-errors.js";
 import type { ExpandedTransaction } from "./transaction-indexes.js";
-import { type LargeWork, readReplaced } from "./transaction-large.js";
+import { LargeSteps } from "./transaction-large.js";
 import type { RemoteCopies } from "./transaction-operation-expansion.js";
 import { planTransaction, type TransactionParts } from "./transaction-parts.js";
 import { type TransactionStep, transactionPlan } from "./transaction-plan.js";
@@ -104,6 +106,7 @@ class CommitAttempt {
   readonly #runner: RequestContext;
   readonly #operations: readonly PlannedOperation[];
   readonly #parts: TransactionParts;
+  readonly #stages: TransactionStages;
   readonly #targets = new Map<EntityModel<object>, IndexedTarget>();
   /** Each caller operation's remote-copy protocol, as planned (`transactionPlan`). */
   readonly #protocols: ReadonlyArray<RemoteProtocol | undefined>;
@@ -127,6 +130,7 @@ class CommitAttempt {
     this.#runner = runner;
     this.#operations = operations;
     this.#parts = parts;
+    this.#stages = transactionStages(runner, parts);
     this.#protocols = protocols;
     const { expanded } = parts;
     this.#actions = expanded.operations.map((operation) => operation.action);
@@ -140,10 +144,11 @@ class CommitAttempt {
 
   /** A step before the commit, as run. */
   before(step: TransactionStep): PlanStep {
-    const { table, large, summaries } = this.#parts;
+    const { table } = this.#parts;
+    const { large, summaries } = this.#stages;
     switch (step.kind) {
       case "replaced references":
-        return { request: step.kind, table, run: () => readReplaced(large) };
+        return { request: step.kind, table, run: () => large.readReplaced() };
       case "uploads":
         // One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
         // failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
@@ -152,7 +157,7 @@ class CommitAttempt {
           table,
           run: async () => {
             try {
-              await Promise.all(large.map((work) => work.large.upload(work.uploads)));
+              await large.upload();
             } catch (error) {
               await this.#abandon(error);
               throw error;
@@ -174,7 +179,8 @@ class CommitAttempt {
 
   /** A step after the commit, as run. */
   after(step: TransactionStep): PlanStep {
-    const { table, large, summaries } = this.#parts;
+    const { table } = this.#parts;
+    const { large, summaries } = this.#stages;
     switch (step.kind) {
       case "remote finish":
         return { request: step.kind, table, run: this.#eachRemote((index) => this.#finishRemote(index)) };
@@ -183,19 +189,14 @@ class CommitAttempt {
         return { request: step.kind, table, run: () => stage.after() };
       }
       default:
-        return {
-          request: step.kind,
-          table,
-          run: async () => {
-            for (const work of large) await removeReplaced(work);
-          },
-        };
+        return { request: step.kind, table, run: () => large.removeReplaced() };
     }
   }
 
   /** Sends the entity group transaction with its rounds; records what it answered. */
   async send(): Promise<void> {
-    const { table, partitionKey, companions, expanded } = this.#parts;
+    const { table, partitionKey, expanded } = this.#parts;
+    const { companions } = this.#stages;
     const actions = this.#actions;
     let results: WriteResult[] | undefined;
     try {
@@ -294,19 +295,36 @@ class CommitAttempt {
 
   /** The commit did not happen (or may not have): each operation's before-steps are undone where that is safe. */
   async #abandon(error: unknown): Promise<void> {
-    const { summaries, large } = this.#parts;
+    const { summaries, large } = this.#stages;
     for (const stage of summaries) await stage.abandon(error);
     for (const run of this.#remote) await run?.abandon(error);
-    for (const work of large) await work.large.discard(work.uploads, error);
+    await large.discard(error);
   }
 }
 
-/** The blobs the operation's stored row pointed at that its written row no longer does, removed. */
-async function removeReplaced(work: LargeWork): Promise<void> {
-  if (work.before === undefined) return;
-  const { action } = work.operation;
-  const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
-  await work.large.replaced(work.before, action.kind === "delete" ? undefined : action.entity, merge);
+/**
+ * What sends, of a transaction's parts (the executor's half, built from the parts as data once every
+ * rule has passed): the summary stages (intents, rows, mirrors), the rows riding in the commit (the
+ * summary rows first: their logs settle a lost answer, see `submitRounds`; then the list entities),
+ * and the large values' steps.
+ */
+interface TransactionStages {
+  summaries: SummaryStage[];
+  companions: GroupCompanion[];
+  large: LargeSteps;
+}
+
+/** Builds the stages that send a transaction's parts through `runner`. */
+function transactionStages(runner: RequestContext, parts: TransactionParts): TransactionStages {
+  const summaries = parts.summaries.map(
+    (plan) => new SummaryStage(plan, runner, new SummaryCommitter(plan.model, plan.table, runner)),
+  );
+  const { localLists } = parts;
+  const companions = [
+    ...summaries.map((stage) => stage.companion),
+    ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
+  ];
+  return { summaries, companions, large: new LargeSteps(runner, parts.large) };
 }
 
 /** A wide entity's ETag: its written rows' ETags, in part order. */

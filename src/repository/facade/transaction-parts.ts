@@ -2,23 +2,13 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { isLocal } from "../core/copy-ref.js";
 import { readEntity } from "../core/entity-layout.js";
-import type { CompanionWrite, GroupCompanion } from "../core/group-companion.js";
+import type { CompanionWrite } from "../core/group-companion.js";
 import { isTableNotFound } from "../core/period-tables.js";
-import type {
-  Backoff,
-  Clock,
-  PeriodTableLookup,
-  Planning,
-  RequestContext,
-  Requests,
-  Scoped,
-  TableNaming,
-} from "../core/requests.js";
+import type { PeriodTableLookup, Planning, RequestContext, Requests } from "../core/requests.js";
 import { readWide } from "../core/wide-reads.js";
-import { type ListChange, listCompanion, listRowKeys } from "../index/list-membership.js";
-import { summarySource } from "../summary/remote-summaries.js";
-import { SummaryCommitter } from "../summary/summary-committer.js";
-import { SummaryStage } from "../summary/summary-stage.js";
+import { type ListChange, listRowKeys } from "../index/list-membership.js";
+import { assertNotSummaryKey } from "../summary/summary-committer.js";
+import { cachedSummaries, planSummaryStage, type SummaryStagePlan } from "../summary/summary-description.js";
 import { assertValidTransaction, type PlannedOperation, passedAsIs } from "./transaction.js";
 import {
   type ExpandedTransaction,
@@ -26,32 +16,35 @@ import {
   plannedReads,
   type StoredRead,
 } from "./transaction-indexes.js";
-import { type LargeWork, prepareLarge } from "./transaction-large.js";
+import { type LargeWrite, planLargeWrites } from "./transaction-large.js";
 
 /**
- * What a transaction writes, planned from what is stored (one read per entity whose copies or
+ * What a transaction writes, as data, planned from what is stored (one read per entity whose copies or
  * summary delta depend on it, through `read`), before anything is sent: its large values pointed at
- * fresh blobs, the caller's operations with each entity's same-partition copies, its copies
- * elsewhere, and the stages whose rows ride in the entity group transaction (summary rows, list
- * entities). `db.transaction` runs it (transaction-commit.ts); `db.explainTransaction` renders it
- * (transaction-explain.ts).
+ * fresh blobs, the caller's operations with each entity's same-partition copies, its copies elsewhere,
+ * and the stages whose rows ride in the entity group transaction (summary rows, list entities). Nothing
+ * in it sends: `transactionPlan` describes it, and the executor builds what sends from it
+ * (`transactionStages`). `db.transaction` runs it (transaction-commit.ts); `db.explainTransaction`
+ * renders it (transaction-explain.ts).
  */
 export interface TransactionParts {
   table: string;
   partitionKey: string;
-  large: LargeWork[];
+  large: LargeWrite[];
   expanded: ExpandedTransaction;
-  summaries: SummaryStage[];
-  /** The rows riding in the transaction besides the operations: summary rows first, then list entities. */
-  companions: GroupCompanion[];
-  isLocalChange: (change: ListChange, index: number) => boolean;
+  /** The summaries of each entity class with summaries (their rows ride first among the companions). */
+  summaries: SummaryStagePlan[];
+  /** The list entities of this partition the operations change (their rows ride after the summary rows). */
+  localLists: Array<{ model: EntityModel<object>; change: ListChange }>;
+  /** For each caller operation, its list changes elsewhere (its remote-copy protocol's). */
+  remoteLists: ListChange[][];
 }
 
 /**
- * Plans a transaction (see `TransactionParts`) for the executor: the stages that send are built here
- * with `runner`; every rule and every row is planned by pure planners from `planning` and from what the
- * reads step returned (`read`: an entity as stored now). Every rule that needs no request is checked
- * before it resolves.
+ * Plans a transaction (see `TransactionParts`) for the executor: the reads step sends through `runner`;
+ * every rule and every row is planned by pure planners from `planning` and from what the reads step
+ * returned (`read`: an entity as stored now). Every rule that needs no request is checked before it
+ * resolves.
  */
 export async function planTransaction(
   runner: RequestContext,
@@ -63,31 +56,31 @@ export async function planTransaction(
   const table = planning.tableName(first.table);
   const partitionKey = first.partitionKey;
 
-  const committers = summaryCommitters(runner, table, operations);
+  for (const { model, rowKey } of operations)
+    if (model.summaries.size > 0) assertNotSummaryKey(model, rowKey);
   // Before: large values (the rows are pointed at them before the copies are derived; nothing is
   // sent for them until every rule has been checked).
-  const large = prepareLarge(runner, table, operations);
+  const large = planLargeWrites(table, operations, planning.largeValues);
   const planned = plannedReads(operations, planning, table);
   // The reads step: each operation's in parallel, only after every rule that needs none has passed.
   const stored = await Promise.all(
     operations.map((operation, index) => readStored(runner, table, operation, planned.reads[index], read)),
   );
   const expanded = expandIndexCopies(operations, planning, table, planned, stored);
-  const isLocalChange = (change: ListChange, index: number) =>
-    isLocal(change.ref, table, (operations[index] as PlannedOperation).partitionKey);
-  const localLists = expanded.lists.flatMap((changes, index) =>
-    changes
-      .filter((change) => isLocalChange(change, index))
-      .map((change) => ({ model: (operations[index] as PlannedOperation).model, change })),
-  );
-  const summaries = summaryStages(runner, planning, table, operations, expanded, committers);
-  // Summary rows first: their logs settle a lost answer (see submitRounds).
-  const companions = [
-    ...summaries.map((stage) => stage.companion),
-    ...(localLists.length === 0 ? [] : [listCompanion(localLists, runner)]),
-  ];
+  const localLists: TransactionParts["localLists"] = [];
+  const remoteLists = expanded.lists.map((changes, index) => {
+    if (changes.length === 0) return changes;
+    const { model, partitionKey } = operations[index] as PlannedOperation;
+    const remote: ListChange[] = [];
+    for (const change of changes) {
+      if (isLocal(change.ref, table, partitionKey)) localLists.push({ model, change });
+      else remote.push(change);
+    }
+    return remote;
+  });
+  const summaries = summaryPlans(planning, table, operations, expanded);
   assertTransactionFits(planning, table, operations, expanded, localLists, large.length > 0);
-  return { table, partitionKey, large, expanded, summaries, companions, isLocalChange };
+  return { table, partitionKey, large, expanded, summaries, localLists, remoteLists };
 }
 
 /** Reads the entity an operation writes as stored now (undefined: absent). */
@@ -157,41 +150,16 @@ function companionRowKeys(
 }
 
 /**
- * The summary committer of each entity class with summaries; refuses, before any request, an entity
- * whose RowKey is a summary row's.
+ * The summaries of each entity class with summaries, as data: rows riding in the transaction, intents
+ * around it (the partition it mirrors named with `planning`; what the scope's cache holds of its rows).
  */
-function summaryCommitters(
-  runner: Requests & Scoped & Backoff,
-  table: string,
-  operations: readonly PlannedOperation[],
-): Map<EntityModel<object>, SummaryCommitter> {
-  const committers = new Map<EntityModel<object>, SummaryCommitter>();
-  operations.forEach((operation) => {
-    const { model } = operation;
-    if (model.summaries.size === 0) return;
-    let committer = committers.get(model);
-    if (committer === undefined) {
-      committer = new SummaryCommitter(model, table, runner);
-      committers.set(model, committer);
-    }
-    committer.assertNotSummaryKey(operation.rowKey);
-  });
-  return committers;
-}
-
-/**
- * The summaries of each entity class with summaries: rows riding in the transaction, intents around it
- * (each stage sends through `runner`; the partition it mirrors is named with `naming`).
- */
-function summaryStages(
-  runner: Requests & TableNaming & Scoped & Clock & Backoff,
-  naming: TableNaming,
+function summaryPlans(
+  planning: Planning,
   table: string,
   operations: readonly PlannedOperation[],
   expanded: ExpandedTransaction,
-  committers: ReadonlyMap<EntityModel<object>, SummaryCommitter>,
-): SummaryStage[] {
-  const byModel = new Map<EntityModel<object>, NonNullable<ExpandedTransaction["summarized"][number]>[]>();
+): SummaryStagePlan[] {
+  const byModel = new Map<EntityModel<object>, CompanionWrite[]>();
   expanded.summarized.forEach((write, index) => {
     if (write === undefined) return;
     const model = (operations[index] as PlannedOperation).model;
@@ -200,13 +168,8 @@ function summaryStages(
     byModel.set(model, writes);
   });
   return [...byModel].map(([model, writes]) => {
-    const source = summarySource(
-      model as EntityModel,
-      naming,
-      table,
-      (writes[0] as CompanionWrite).partitionKey,
-    );
-    return new SummaryStage(model, table, source, runner, committers.get(model) as SummaryCommitter, writes);
+    const cached = cachedSummaries(planning.scope, model, table, (writes[0] as CompanionWrite).partitionKey);
+    return planSummaryStage(model, planning, table, writes, cached);
   });
 }
 

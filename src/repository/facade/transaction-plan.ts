@@ -1,9 +1,11 @@
 import type { StageDescription } from "../core/group-companion.js";
 import type { TableNaming } from "../core/requests.js";
 import type { PlanOperation, StepTarget } from "../core/write-plan.js";
+import { listRowKeys } from "../index/list-membership.js";
 import { planRemoteProtocol, type RemoteProtocol } from "../index/remote-protocol.js";
+import { describeSummaryStage } from "../summary/summary-description.js";
 import type { PlannedOperation } from "./transaction.js";
-import type { LargeWork } from "./transaction-large.js";
+import { largeReads, largeRemovals, largeUploads } from "./transaction-large.js";
 import type { TransactionParts } from "./transaction-parts.js";
 
 /** What a step of a transaction's plan does (the send path runs each kind; explain renders its requests). */
@@ -52,22 +54,22 @@ export interface TransactionPlan {
 }
 
 /**
- * The plan of a transaction from its parts (`planTransaction`). `stored` is the state the plan assumes
- * of each operation's entity: the blobs a replaced row points at are known to the send path only once
- * the first step has read its references, so the send path's plan lists none (its step removes those
- * it finds); an explained plan lists those of the state it is given.
+ * The plan of a transaction from its parts (`planTransaction`), a pure function of data (issue 30: no
+ * planner holds a store). `stored` is the state the plan assumes of each operation's entity: the blobs a
+ * replaced row points at are known to the send path only once the first step has read its references,
+ * so the send path's plan lists none (its step removes those it finds); an explained plan lists those
+ * of the state it is given.
  */
 export function transactionPlan(
-  runner: TableNaming,
+  naming: TableNaming,
   operations: readonly PlannedOperation[],
   parts: TransactionParts,
   stored: (operation: PlannedOperation) => object | undefined,
 ): TransactionPlan {
-  const { table, partitionKey, summaries, companions, large } = parts;
-  const described = summaries.map((stage) => stage.describe());
+  const { table, partitionKey, summaries, large } = parts;
+  const described = summaries.map((stage) => describeSummaryStage(stage, naming));
   const isIntent = (step: StepTarget) => step.request === "insert summary intent";
-  const rows = companions.map((companion) => companion.describe?.());
-  const remote = remoteProtocols(runner, operations, parts);
+  const remote = remoteProtocols(naming, operations, parts);
   const before: TransactionStep[] = [
     { kind: "replaced references", requests: largeReads(large) },
     { kind: "uploads", requests: largeUploads(large) },
@@ -81,7 +83,7 @@ export function transactionPlan(
     { kind: "remote begin", requests: remoteTargets(remote, "before") },
     {
       kind: "companion reads",
-      requests: rows.flatMap((row) => (row?.before ?? []).filter((s) => !isIntent(s))),
+      requests: described.flatMap((description) => description.before.filter((s) => !isIntent(s))),
     },
   ];
   const after: TransactionStep[] = [
@@ -97,16 +99,19 @@ export function transactionPlan(
   ];
   return {
     before,
-    commit: { request: "transaction", table, partitionKey, operations: commitOperations(parts, rows) },
+    commit: { request: "transaction", table, partitionKey, operations: commitOperations(parts, described) },
     after,
     remote,
   };
 }
 
-/** The commit's operations: each entity's action, then its copies and rows, then the companions' rows. */
+/**
+ * The commit's operations: each entity's action, then its copies and rows, then the rows riding along
+ * (each summary stage's, then the list entities', rendered by RowKey).
+ */
 function commitOperations(
-  { expanded, companions }: TransactionParts,
-  rows: ReadonlyArray<StageDescription | undefined>,
+  { expanded, localLists }: TransactionParts,
+  summaries: readonly StageDescription[],
 ): PlanOperation[] {
   const operations: PlanOperation[] = expanded.operations.map((operation, at) => ({
     // An entity's first action is its own; the ones after it (same owner) are its copies and rows.
@@ -116,29 +121,10 @@ function commitOperations(
         : `${operation.action.kind} copy`,
     rowKey: operation.rowKey,
   }));
-  companions.forEach((companion, at) => {
-    const own = rows[at]?.operations;
-    operations.push(...(own ?? companion.rowKeys.map((rowKey) => ({ kind: "update", rowKey }))));
-  });
+  for (const summary of summaries) operations.push(...summary.operations);
+  const lists = listRowKeys(localLists.map(({ change }) => change));
+  operations.push(...lists.map((rowKey) => ({ kind: "update", rowKey })));
   return operations;
-}
-
-/** The references each replacing operation's row holds now (`readReplaced`). */
-function largeReads(large: readonly LargeWork[]): StepTarget[] {
-  return large
-    .filter((work) => work.operation.action.kind !== "insert")
-    .map(({ large: values, operation }) => ({
-      request: "get (large references)",
-      table: values.table,
-      partitionKey: operation.partitionKey,
-      rowKey: operation.rowKey,
-    }));
-}
-
-function largeUploads(large: readonly LargeWork[]): StepTarget[] {
-  return large.flatMap((work) =>
-    work.uploads.map((upload) => ({ request: `putBlob (${upload.field})`, table: work.large.container })),
-  );
 }
 
 /**
@@ -147,22 +133,22 @@ function largeUploads(large: readonly LargeWork[]): StepTarget[] {
  * `delete replaced copy`, and a refusal reconciles), as transactions always have.
  */
 function remoteProtocols(
-  runner: TableNaming,
+  naming: TableNaming,
   operations: readonly PlannedOperation[],
-  { expanded, isLocalChange, table }: TransactionParts,
+  { expanded, remoteLists, table }: TransactionParts,
 ): Array<RemoteProtocol | undefined> {
   return expanded.remote.map((copies, index) => {
     if (copies === undefined) return undefined;
     const { model, partitionKey, rowKey } = operations[index] as PlannedOperation;
     return planRemoteProtocol({
       model,
-      naming: runner,
+      naming,
       table,
       partitionKey,
       rowKey,
       before: copies.before,
       next: copies.next,
-      lists: (expanded.lists[index] ?? []).filter((change) => !isLocalChange(change, index)),
+      lists: remoteLists[index] ?? [],
       priorEtag: copies.priorEtag,
       unknown: false,
     });
@@ -175,21 +161,4 @@ function remoteTargets(
   phase: "before" | "after",
 ): StepTarget[] {
   return protocols.flatMap((protocol) => (protocol?.[phase] ?? []).map((step) => step.target));
-}
-
-/** The blobs each operation's stored row points at that its written row no longer does (`LargeValues.replaced`). */
-function largeRemovals(
-  large: readonly LargeWork[],
-  stored: (operation: PlannedOperation) => object | undefined,
-): StepTarget[] {
-  return large.flatMap(({ large: values, operation }) => {
-    const { action } = operation;
-    if (action.kind === "insert") return [];
-    const row = stored(operation) as Record<string, unknown> | undefined;
-    const written = (operation.entity ?? {}) as Record<string, unknown>;
-    const merge = action.kind !== "delete" && action.mode === "merge";
-    return values.columns
-      .filter((column) => row?.[column.field] != null && !(merge && written[column.field] == null))
-      .map((column) => ({ request: `deleteBlob (replaced ${column.field})`, table: values.container }));
-  });
 }

@@ -25,7 +25,7 @@ import { containerOf, formatReference, newBlobName, parseReference } from "./lar
 export const LARGE_READ_CONCURRENCY = 8;
 
 /** One value to upload before the row is written. */
-interface Upload {
+export interface Upload {
   /** The column's field, for a write's plan. */
   readonly field: string;
   readonly name: string;
@@ -61,13 +61,76 @@ export function largeColumnsOf(model: EntityModel): ColumnModel[] | undefined {
   return large.length > 0 ? large : undefined;
 }
 
+/** The large columns of an entity class in one physical table, as data (what `prepareUploads` needs). */
+export interface LargeColumns {
+  /** The entity class's name, for errors. */
+  readonly model: string;
+  readonly columns: readonly ColumnModel[];
+  readonly table: string;
+}
+
+/**
+ * Encodes the entity's large values (a `ValidationError` before any request), points `wire` at new
+ * blob names for them, and returns what to upload. `canSeal`: the context has keys (an encrypted
+ * column's value is refused without them). Pure: no request.
+ */
+export function prepareUploads(
+  large: LargeColumns,
+  entity: object,
+  wire: WireEntity,
+  canSeal: boolean,
+): Upload[] {
+  const uploads: Upload[] = [];
+  const values = entity as Record<string, unknown>;
+  for (const column of large.columns) {
+    const value = values[column.field];
+    if (value === undefined || value === null) continue;
+    const bytes = encodeLargeValue(column, value);
+    const name = newBlobName({
+      partitionKey: wire.partitionKey,
+      rowKey: wire.rowKey,
+      property: column.property,
+    });
+    (wire as Record<string, unknown>)[column.property] = formatReference(bytes.byteLength, name);
+    if (!column.encrypted) {
+      uploads.push({ field: column.field, name, bytes });
+      continue;
+    }
+    // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
+    if (!canSeal) throw blobKeysMissing(large.model, column.field);
+    const sealed = sealedOwner(large.table, column, name, wire.partitionKey, wire.rowKey);
+    uploads.push({ field: column.field, name, bytes, sealed });
+  }
+  return uploads;
+}
+
+/** Whose value a blob of an encrypted column holds: the column of the row with these keys. */
+function sealedOwner(
+  table: string,
+  column: ColumnModel,
+  blob: string,
+  partitionKey: string,
+  rowKey: string,
+): SealedBlobOwner {
+  return { table, blob, property: column.property, column: column.field, partitionKey, rowKey };
+}
+
 /** Refuses an entity with large columns on a store without blobs, before any request. */
 export function assertBlobStore(model: EntityModel, store: Pick<TableStore, "name" | "blobs">): void {
   const large = largeColumnsOf(model);
   if (large === undefined || store.blobs !== undefined) return;
-  throw new ValidationError(
+  throw blobStoreMissing(model.name, large, store.name);
+}
+
+/** The `ValidationError` of an entity with large columns on a store without blobs. */
+export function blobStoreMissing(
+  model: string,
+  large: readonly ColumnModel[],
+  store: string,
+): ValidationError {
+  return new ValidationError(
     "no-blob-store",
-    `${model.name} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${store.name}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
+    `${model} has large columns (${large.map((c) => c.field).join(", ")}), but the store '${store}' has no blob endpoint: use a connection string with BlobEndpoint (or UseDevelopmentStorage=true), AzureStore's blobEndpoint option, or a MemoryStore`,
   );
 }
 
@@ -128,31 +191,11 @@ export class LargeValues {
 
   /**
    * Encodes the entity's large values (a `ValidationError` before any request), points `wire` at
-   * new blob names for them, and returns what to upload.
+   * new blob names for them, and returns what to upload (`prepareUploads`).
    */
   prepare(entity: object, wire: WireEntity): Upload[] {
-    const uploads: Upload[] = [];
-    const values = entity as Record<string, unknown>;
-    for (const column of this.columns) {
-      const value = values[column.field];
-      if (value === undefined || value === null) continue;
-      const bytes = encodeLargeValue(column, value);
-      const name = newBlobName({
-        partitionKey: wire.partitionKey,
-        rowKey: wire.rowKey,
-        property: column.property,
-      });
-      (wire as Record<string, unknown>)[column.property] = formatReference(bytes.byteLength, name);
-      if (!column.encrypted) {
-        uploads.push({ field: column.field, name, bytes });
-        continue;
-      }
-      // Sealed before the upload (the row's reference is sealed by the encrypting store): refused here without keys.
-      if (this.#runner.blobSealer === undefined) throw blobKeysMissing(this.#model, column.field);
-      const sealed = this.#owner(column, name, wire.partitionKey, wire.rowKey);
-      uploads.push({ field: column.field, name, bytes, sealed });
-    }
-    return uploads;
+    const columns = { model: this.#model, columns: this.columns, table: this.table };
+    return prepareUploads(columns, entity, wire, this.#runner.blobSealer !== undefined);
   }
 
   /** Uploads the values (in parallel: one entity has few large columns). */
@@ -174,7 +217,7 @@ export class LargeValues {
 
   /** Whose value a blob of an encrypted column holds: the column of the row with these keys. */
   #owner(column: ColumnModel, blob: string, partitionKey: string, rowKey: string): SealedBlobOwner {
-    return { table: this.table, blob, property: column.property, column: column.field, partitionKey, rowKey };
+    return sealedOwner(this.table, column, blob, partitionKey, rowKey);
   }
 
   /** The blobs the stored row points at now, by property (one point read of the references). */

@@ -30,6 +30,35 @@ export interface SummarizedOutcome {
 const READS_IN_FLIGHT = 16;
 
 /**
+ * Refuses, before any request, an entity whose RowKey is a summary row's (possible only where the
+ * RowKey template has no literal prefix).
+ */
+export function assertNotSummaryKey(model: EntityModel<object>, rowKey: string): void {
+  for (const summary of model.summaries.values()) {
+    const remote = summary.remote;
+    // Contribution rows of a remote summary in the entity's own table take `<rowKey>~…` RowKeys.
+    if (
+      remote &&
+      remote.table.toLowerCase() === model.table.toLowerCase() &&
+      rowKey.startsWith(`${remote.rowKey}~`)
+    ) {
+      throw new ValidationError(
+        "summary-row-key",
+        `${model.name}: RowKey '${rowKey}' starts with '${remote.rowKey}~', the RowKeys of summary ${summary.name}'s rows in this table; an entity cannot have it`,
+        { field: "RowKey" },
+      );
+    }
+    if (rowKey === summary.rowKey) {
+      throw new ValidationError(
+        "summary-row-key",
+        `${model.name}: RowKey '${rowKey}' is the row of summary ${summary.name}; an entity cannot have it`,
+        { field: "RowKey" },
+      );
+    }
+  }
+}
+
+/**
  * Commits entity writes of one partition together with their summary rows, in one entity group
  * transaction: the old state of each entity (read, unless it is an insert) and each summary row
  * (read, unless its state is cached) give the delta; every entity action is conditional on the state
@@ -58,30 +87,9 @@ export class SummaryCommitter {
     return this.#summaries.length;
   }
 
-  /** Refuses an entity whose RowKey is a summary row's (possible only where the RowKey template has no literal prefix). */
+  /** Refuses an entity whose RowKey is a summary row's (see `assertNotSummaryKey`). */
   assertNotSummaryKey(rowKey: string): void {
-    for (const summary of this.#summaries) {
-      const remote = summary.remote;
-      // Contribution rows of a remote summary in the entity's own table take `<rowKey>~…` RowKeys.
-      if (
-        remote &&
-        remote.table.toLowerCase() === this.#model.table.toLowerCase() &&
-        rowKey.startsWith(`${remote.rowKey}~`)
-      ) {
-        throw new ValidationError(
-          "summary-row-key",
-          `${this.#model.name}: RowKey '${rowKey}' starts with '${remote.rowKey}~', the RowKeys of summary ${summary.name}'s rows in this table; an entity cannot have it`,
-          { field: "RowKey" },
-        );
-      }
-      if (rowKey === summary.rowKey) {
-        throw new ValidationError(
-          "summary-row-key",
-          `${this.#model.name}: RowKey '${rowKey}' is the row of summary ${summary.name}; an entity cannot have it`,
-          { field: "RowKey" },
-        );
-      }
-    }
+    assertNotSummaryKey(this.#model, rowKey);
   }
 
   /** Rounds a write goes before giving up on lost races (`exhausted`). */
@@ -200,6 +208,11 @@ export class SummaryCommitter {
   /** Whether a summary row's state is cached (a write's first round then reads nothing for it). */
   isCached(partitionKey: string, summary: SummaryModel): boolean {
     return this.#cache.get(this.#cacheKey(partitionKey, summary)) !== undefined;
+  }
+
+  /** Per summary, in order, whether its row's state in this partition is cached (`SummaryStagePlan.cached`). */
+  cachedRows(partitionKey: string): boolean[] {
+    return this.#summaries.map((summary) => this.isCached(partitionKey, summary));
   }
 
   /** Remembers the state a committed write left (its ETag known), or forgets it (the answer was lost). */

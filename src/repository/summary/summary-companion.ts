@@ -8,6 +8,7 @@ import type { CompanionWrite, GroupCompanion, StageDescription } from "../core/g
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Requests } from "../core/requests.js";
 import type { SummaryCommitter } from "./summary-committer.js";
+import { describeSummaryRows } from "./summary-description.js";
 import {
   addTotals,
   committedWrite,
@@ -56,22 +57,8 @@ export class SummaryCompanion implements GroupCompanion {
   /** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
   describe(): StageDescription {
     const partitionKey = this.#partitionKey;
-    const before: StageDescription["before"] = [];
-    for (const { rowKey, condition, before: stored } of this.#writes) {
-      if (condition === undefined || stored?.etag === condition) continue;
-      const request = "get (row before, for the summary delta)";
-      before.push({ request, table: this.#table, partitionKey, rowKey });
-    }
-    for (const summary of this.#committer.summaries) {
-      if (this.#committer.isCached(partitionKey, summary)) continue;
-      const request = `get (summary ${summary.name})`;
-      before.push({ request, table: this.#table, partitionKey, rowKey: summary.rowKey });
-    }
-    const operations = this.#committer.summaries.map((summary) => ({
-      kind: `update summary (${summary.name})`,
-      rowKey: summary.rowKey,
-    }));
-    return { before, operations, after: [] };
+    const cached = this.#committer.cachedRows(partitionKey);
+    return describeSummaryRows({ model: this.#model, table: this.#table, writes: this.#writes, cached });
   }
 
   async plan(round: number): Promise<TransactionAction[]> {

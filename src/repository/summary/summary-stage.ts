@@ -7,7 +7,6 @@ import type {
   GroupCompanion,
   StageDescription,
 } from "../core/group-companion.js";
-import { INTENTS_TABLE } from "../core/intent-log.js";
 import { isOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Clock, Requests, Scoped, TableNaming } from "../core/requests.js";
 import {
@@ -19,6 +18,7 @@ import {
 } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import { SummaryCompanion } from "./summary-companion.js";
+import { describeSummaryStage, type SummaryStagePlan } from "./summary-description.js";
 import type { SummaryIntent } from "./summary-intents.js";
 import { SummaryIntents } from "./summary-intents.js";
 
@@ -32,6 +32,8 @@ import { SummaryIntents } from "./summary-intents.js";
 export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
   readonly #summaries: SummaryCompanion;
+  readonly #plan: Omit<SummaryStagePlan, "cached">;
+  readonly #committer: SummaryCommitter;
   readonly #model: EntityModel<object>;
   readonly #runner: Requests & TableNaming & Scoped & Clock & Backoff;
   /** The source partition (and period table) whose local rows are mirrored (see `summarySource`). */
@@ -39,15 +41,15 @@ export class SummaryStage implements GroupCompanion {
   readonly #remote: RemoteSummary[];
   #intent: SummaryIntent | undefined;
 
-  /** `source`: the partition the writes are of, as `summarySource` names it (a planner's naming, no request). */
+  /** `plan.source`: the partition the writes are of, as `summarySource` names it (a planner's naming, no request). */
   constructor(
-    model: EntityModel<object>,
-    table: string,
-    source: string,
+    plan: Omit<SummaryStagePlan, "cached">,
     runner: Requests & TableNaming & Scoped & Clock & Backoff,
     committer: SummaryCommitter,
-    writes: readonly CompanionWrite[],
   ) {
+    const { model, table, source, writes } = plan;
+    this.#plan = plan;
+    this.#committer = committer;
     this.#model = model;
     this.#runner = runner;
     this.#source = source;
@@ -62,24 +64,11 @@ export class SummaryStage implements GroupCompanion {
     return this.#summaries.rowKeys;
   }
 
-  /** The intent first when a summary is kept elsewhere, the rows' reads; after, each contribution and the intent removed. */
+  /** What the stage sends, from its plan and the summary rows cached now (`describeSummaryStage`). */
   describe(): StageDescription {
-    const own = this.#summaries.describe();
-    if (this.#remote.length === 0) return own;
-    const intents = this.#runner.tableName(INTENTS_TABLE);
-    const mirrors = new RemoteSummaries(this.#model as EntityModel, this.#runner);
-    return {
-      before: [{ request: "insert summary intent", table: intents }, ...own.before],
-      operations: own.operations,
-      after: [
-        ...this.#remote.map((summary) => ({
-          request: `upsert contribution (${summary.name})`,
-          table: mirrors.tableOf(summary),
-          partitionKey: remotePartitionOf(this.#model as EntityModel, summary, this.#source),
-        })),
-        { request: "delete summary intent", table: intents },
-      ],
-    };
+    const partitionKey = (this.#plan.writes[0] as CompanionWrite).partitionKey;
+    const cached = this.#committer.cachedRows(partitionKey);
+    return describeSummaryStage({ ...this.#plan, cached }, this.#runner);
   }
 
   plan(round: number): Promise<TransactionAction[]> {
@@ -152,7 +141,7 @@ export function summaryCompanions(
       table,
       (writes[0] as CompanionWrite).partitionKey,
     );
-    return new SummaryStage(model, table, source, runner, committer, writes);
+    return new SummaryStage({ model, table, source, writes }, runner, committer);
   };
   return {
     reserved: committer.reserved,

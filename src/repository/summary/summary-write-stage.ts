@@ -19,10 +19,10 @@ import type {
   SummarizedWrite,
   SummaryCommitter,
 } from "./summary-committer.js";
+import { describeSummaryStage } from "./summary-description.js";
 import type { SummaryIntent } from "./summary-intents.js";
 import { SummaryIntents } from "./summary-intents.js";
 import type { SummaryState } from "./summary-row.js";
-import { SummaryStage } from "./summary-stage.js";
 
 type Recorded = { intent: SummaryIntent } | { error: unknown };
 
@@ -146,10 +146,10 @@ export class SummaryWriteStage implements GroupCompanion {
       before: undefined,
       after: undefined,
     };
-    const stage = new SummaryStage(this.#model, this.#table, this.#source, this.#runner, this.#committer, [
-      write,
-    ]);
-    const described = stage.describe();
+    const partitionKey = this.#partitionKey;
+    const cached = this.#committer.cachedRows(partitionKey);
+    const plan = { model: this.#model, table: this.#table, source: this.#source, writes: [write], cached };
+    const described = describeSummaryStage(plan, this.#runner);
     const kind = this.#operation === "patch" ? "merge" : this.#operation;
     return { ...described, operations: [{ kind, rowKey: this.#rowKey }, ...described.operations] };
   }

@@ -1,0 +1,113 @@
+import type { EntityModel, SummaryModel } from "../../schema/entity-model.js";
+import type { StateScope } from "../../util/scoped-state.js";
+import type { CompanionWrite, StageDescription } from "../core/group-companion.js";
+import { INTENTS_TABLE } from "../core/intent-log.js";
+import type { TableNaming } from "../core/requests.js";
+import { remotePartitionOf, remoteSummariesOf, summarySource } from "./remote-summaries.js";
+import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
+import { summaryMarker } from "./summary-row.js";
+
+/**
+ * The summaries of entity writes of one partition, as data (issue 30: a description holds no store):
+ * what a summary stage sends is described from these alone (`describeSummaryStage`).
+ */
+export interface SummaryStagePlan {
+  readonly model: EntityModel<object>;
+  /** The physical table of the entities and of their partition's summary rows. */
+  readonly table: string;
+  /** The partition the writes are of, as `summarySource` names it (a remote summary's contribution). */
+  readonly source: string;
+  readonly writes: readonly CompanionWrite[];
+  /** Per summary of the model, in order: whether its row's state is cached (a first round reads none for it). */
+  readonly cached: readonly boolean[];
+}
+
+/** The summaries kept by an entity class, in the order their rows join a transaction. */
+export function summariesOf(model: EntityModel<object>): SummaryModel[] {
+  return [...model.summaries.values()];
+}
+
+/** Per summary of the model, whether the scope's cache holds its row in this partition (see `SummaryCache`). */
+export function cachedSummaries(
+  scope: StateScope,
+  model: EntityModel<object>,
+  table: string,
+  partitionKey: string,
+): boolean[] {
+  const cache = SummaryCache.of(scope);
+  return summariesOf(model).map(
+    (summary) =>
+      cache.get(summaryCacheKey(table, partitionKey, summary.rowKey, summaryMarker(model, summary))) !==
+      undefined,
+  );
+}
+
+/** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
+export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): StageDescription {
+  const { model, table, writes, cached } = plan;
+  const partitionKey = (writes[0] as CompanionWrite).partitionKey;
+  const summaries = summariesOf(model);
+  const before: StageDescription["before"] = [];
+  for (const { rowKey, condition, before: stored } of writes) {
+    if (condition === undefined || stored?.etag === condition) continue;
+    const request = "get (row before, for the summary delta)";
+    before.push({ request, table, partitionKey, rowKey });
+  }
+  summaries.forEach((summary, at) => {
+    if (cached[at] === true) return;
+    const request = `get (summary ${summary.name})`;
+    before.push({ request, table, partitionKey, rowKey: summary.rowKey });
+  });
+  const operations = summaries.map((summary) => ({
+    kind: `update summary (${summary.name})`,
+    rowKey: summary.rowKey,
+  }));
+  return { before, operations, after: [] };
+}
+
+/**
+ * What a summary stage sends: the intent first when a summary is kept elsewhere, the rows' reads; its
+ * rows in the transaction; after, each contribution mirrored and the intent removed.
+ */
+export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming): StageDescription {
+  const own = describeSummaryRows(plan);
+  const model = plan.model as EntityModel;
+  const remote = remoteSummariesOf(model);
+  if (remote.length === 0) return own;
+  const intents = naming.tableName(INTENTS_TABLE);
+  return {
+    before: [{ request: "insert summary intent", table: intents }, ...own.before],
+    operations: own.operations,
+    after: [
+      ...remote.map((summary) => ({
+        request: `upsert contribution (${summary.name})`,
+        table: naming.tableName(summary.remote.table),
+        partitionKey: remotePartitionOf(model, summary, plan.source),
+      })),
+      { request: "delete summary intent", table: intents },
+    ],
+  };
+}
+
+/**
+ * The summary stage of writes of one partition, as data: the partition it mirrors named, a remote
+ * summary's PartitionKey checked (a `ValidationError` before any request). `cached`: what the scope's
+ * cache holds of its rows now (`cachedSummaries`).
+ */
+export function planSummaryStage(
+  model: EntityModel<object>,
+  naming: TableNaming,
+  table: string,
+  writes: readonly CompanionWrite[],
+  cached: readonly boolean[],
+): SummaryStagePlan {
+  const source = summarySource(
+    model as EntityModel,
+    naming,
+    table,
+    (writes[0] as CompanionWrite).partitionKey,
+  );
+  for (const summary of remoteSummariesOf(model as EntityModel))
+    remotePartitionOf(model as EntityModel, summary, source);
+  return { model, table, source, writes, cached };
+}
