@@ -62,10 +62,15 @@ export async function planTransaction(
   // sent for them until every rule has been checked).
   const large = planLargeWrites(table, operations, planning.largeValues);
   const planned = plannedReads(operations, planning, table);
-  // The reads step: each operation's in parallel, only after every rule that needs none has passed.
-  const stored = await Promise.all(
-    operations.map((operation, index) => readStored(runner, table, operation, planned.reads[index], read)),
-  );
+  // The reads step: each operation's in parallel, only after every rule that needs none has passed. A
+  // transaction that reads nothing (a plain one, or every entity tracked) awaits nothing: no promise per operation.
+  const stored = planned.reads.some((wanted) => wanted !== undefined)
+    ? await Promise.all(
+        operations.map((operation, index) =>
+          readStored(runner, table, operation, planned.reads[index], read),
+        ),
+      )
+    : operations.map(() => undefined);
   const expanded = expandIndexCopies(operations, planning, table, planned, stored);
   const localLists: TransactionParts["localLists"] = [];
   const remoteLists = expanded.lists.map((changes, index) => {
