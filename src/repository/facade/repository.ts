@@ -280,11 +280,21 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     const period = this.#route(value);
     if (period) return period.explainWrite(operation, value, options);
     const scope = this.runner.scope;
+    // A patch is explained as `patch` sends it: its changes made an instance (a series' slot map included).
+    if (operation === "patch") value = this.#patchOf(value);
     const plan = explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
     const assumed = assumedState(this.model, value as T, { ...options, scope });
     const stored = (_: string, partitionKey: string, rowKey: string) =>
       assumed(partitionKey, rowKey) !== undefined;
     return { steps: withFeedSteps(plan.steps, this.runner.feed, stored) };
+  }
+
+  /** The instance `patch(key, changes)` writes, for `explainWrite("patch", { ...key, ...changes })`. */
+  #patchOf(value: Partial<T>): Partial<T> {
+    if (value === null || typeof value !== "object") return value;
+    const keyFields = new Set<string>([...this.model.partitionKey.fields, ...this.model.rowKey.fields]);
+    const changes = Object.fromEntries(Object.entries(value).filter(([field]) => !keyFields.has(field)));
+    return patchInstance(this.model, value, changes as PatchChanges<T>);
   }
 
   /**
