@@ -9,7 +9,11 @@ import type { RecordingStore } from "../support/recording-store.js";
 /** The store request a step of a plan stands for. */
 export function methodOf(step: WriteStep): string {
   const { request } = step;
-  if (step.phase === "commit") return request === "transaction" ? "submitTransaction" : request;
+  if (step.phase === "commit") {
+    if (request === "transaction") return "submitTransaction";
+    // A patch without `ifMatch` is the service's InsertOrMerge: the store's upsert in merge mode.
+    return request === "merge" ? "upsert" : request;
+  }
   if (request.startsWith("get")) return "getEntity";
   // A wide entity's rows are read as one range query.
   if (request.startsWith("query")) return "queryPage";
@@ -45,9 +49,10 @@ export function expectSentAsPlanned(store: RecordingStore, steps: readonly Write
     return part;
   });
   if (at < sent.length) received.push(sent.slice(at));
-  const detail = `${what}: ${JSON.stringify(steps)}`;
+  const detail = `${what}: sent ${JSON.stringify(sent)} for the plan ${JSON.stringify(steps)}`;
   expect(received, detail).toEqual(segments.map((segment) => [...segment].sort()));
-  const commits = steps.filter((s) => s.phase === "commit");
+  // Only an entity group transaction is a `$batch` (a single-row commit lists its one operation too).
+  const commits = steps.filter((s) => s.phase === "commit" && s.request === "transaction");
   const grouped = commits.some((s) => s.group !== undefined);
   const counts = commits.map((s) => s.operations?.length);
   // Batches sent in parallel finish in any order.
