@@ -35,8 +35,8 @@ import { expectSentAsExplained } from "./plan-compare.js";
 const SEED = testSeed(0x3030);
 const FULL = process.env.TABLEKIT_COMPOSE_MATRIX === "full";
 /** Pairs sampled for Azurite and for `tablekit serve` in the default run (every form each). */
-const AZURITE_SAMPLE = 3;
-const SERVE_SAMPLE = 2;
+const AZURITE_SAMPLE = 4;
+const SERVE_SAMPLE = 3;
 
 const SINGLES: Feature[][] = FEATURES.map((f) => [f]);
 /** Refused by schema (test/compose/pairs.test.ts asserts the refusals). */
