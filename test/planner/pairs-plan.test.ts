@@ -274,8 +274,6 @@ function gapOf(entity: FeatureEntity, form: Form): string | undefined {
   if (entity.has("listIndex") && several)
     return "db.explainTransaction and explainBulk leave out the reads of the same-partition list rows";
   if (entity.has("wide")) {
-    if (hasAny(entity, ["indexElsewhere", "uniqueIndex", "blindIndex"]))
-      return "the remote-copy protocol's read of a wide entity (settle race) is a range query, planned as a get";
     if (entity.has("large") && form !== "insert")
       return "the large-value stage's read of a wide entity's references is a range query, planned as a get";
     if (entity.has("summaryHere") && ["upsert (tracked)", "update", "delete"].includes(form))
