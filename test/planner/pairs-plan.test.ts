@@ -281,8 +281,6 @@ function gapOf(entity: FeatureEntity, form: Form): string | undefined {
     const plain = !hasAny(entity, [...INDEXES, "summaryHere"]);
     if (plain && several)
       return "db.explainTransaction does not explain a wide entity without indexes or summaries (docs/features-compose.md)";
-    if (plain && form === "eventually")
-      return "db.explainEventually plans a wide entity's version read and its rows' read as two queries; one is sent";
   }
   return undefined;
 }
