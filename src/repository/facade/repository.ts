@@ -18,6 +18,7 @@ import {
   type ExplainOptions,
   explainWrite,
   type WritePlan,
+  type WriteStep,
 } from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
 import { PlannedBulk } from "./planned-bulk.js";
@@ -284,11 +285,21 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     const period = this.#route(value);
     if (period) return period.explainWrite(operation, value, options);
     const scope = this.runner.scope;
+    // A patch is explained as `patch` sends it: its changes made an instance (a series' slot map included).
+    if (operation === "patch") value = this.#patchOf(value);
     const plan = explainWrite(this.model, this.table, this.writer, operation, value, { ...options, scope });
     const assumed = assumedState(this.model, value as T, { ...options, scope });
     const stored = (_: string, partitionKey: string, rowKey: string) =>
       assumed(partitionKey, rowKey) !== undefined;
     return { steps: withFeedSteps(plan.steps, this.runner.feed, stored) };
+  }
+
+  /** The instance `patch(key, changes)` writes, for `explainWrite("patch", { ...key, ...changes })`. */
+  #patchOf(value: Partial<T>): Partial<T> {
+    if (value === null || typeof value !== "object") return value;
+    const keyFields = new Set<string>([...this.model.partitionKey.fields, ...this.model.rowKey.fields]);
+    const changes = Object.fromEntries(Object.entries(value).filter(([field]) => !keyFields.has(field)));
+    return patchInstance(this.model, value, changes as PatchChanges<T>);
   }
 
   /**
@@ -303,11 +314,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
     items: readonly Partial<T>[],
     options: ExplainOptions<T> & UpsertOptions = {},
   ): Promise<WritePlan> {
-    if (this.periods)
-      throw new ValidationError(
-        "explain",
-        `${this.model.name}: explainBulk does not explain a table per period`,
-      );
+    if (this.periods) return this.#explainPeriodBulk(operation, items, options);
     const write: BulkKind =
       operation === "upsert" ? { kind: "upsert", mode: writeMode(options.mode) } : { kind: operation };
     const all = items as readonly T[];
@@ -326,6 +333,36 @@ export class Repository<T extends object> extends RepositoryBase<T> {
       }),
     );
     return { steps: withFeedSteps(steps, this.runner.feed, (...at) => stored.has(rowAt(...at))) };
+  }
+
+  /**
+   * The plan of a bulk write of a table per period: each period's bulk write in turn, as `periodBulk`
+   * sends them (its batches' groups numbered apart from the other periods').
+   */
+  async #explainPeriodBulk(
+    operation: "insert" | "upsert" | "delete",
+    items: readonly Partial<T>[],
+    options: ExplainOptions<T> & UpsertOptions,
+  ): Promise<WritePlan> {
+    const byPeriod = new Map<Repository<T>, Partial<T>[]>();
+    for (const item of items) {
+      const period = this.#periodOf(item);
+      byPeriod.set(period, [...(byPeriod.get(period) ?? []), item]);
+    }
+    const steps: WriteStep[] = [];
+    let offset = 0;
+    for (const [period, group] of byPeriod) {
+      let next = offset;
+      for (const step of (await period.explainBulk(operation, group, options)).steps) {
+        if (step.group === undefined) steps.push(step);
+        else {
+          steps.push({ ...step, group: step.group + offset });
+          next = Math.max(next, step.group + offset + 1);
+        }
+      }
+      offset = next;
+    }
+    return { steps };
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */

@@ -3,7 +3,7 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { stageSteps, type WritePlan } from "../core/write-plan.js";
 import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
-import { submitEntityTransaction } from "./entity-transaction.js";
+import { listReads, submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { membershipChanges } from "./list-membership.js";
 import { planRemoteProtocol } from "./remote-protocol.js";
@@ -66,7 +66,7 @@ export function planEntityDelete(
     : { before: [], after: [] };
   const localLists = listChanges.filter((c) => local(c.ref));
   return {
-    before: [...before, ...(stage?.before ?? [])],
+    before: [...before, ...listReads(localLists), ...(stage?.before ?? [])],
     commit: {
       ...commitTarget(table, partitionKey),
       operations: [

@@ -9,7 +9,7 @@ import {
 } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import { type PlanOperation, type StepTarget, stageSteps, type WritePlan } from "../core/write-plan.js";
-import { submitEntityTransaction } from "./entity-transaction.js";
+import { listReads, submitEntityTransaction } from "./entity-transaction.js";
 import type { IndexedTarget, Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
 import { membershipChanges } from "./list-membership.js";
@@ -92,7 +92,7 @@ export function planEntityWrite(
     : { before: [], after: [] };
   const stage = companion && stageSteps(companion);
   return {
-    before: [...remote.before, ...(stage?.before ?? [])],
+    before: [...remote.before, ...listReads(localLists), ...(stage?.before ?? [])],
     commit: {
       ...commitTarget(table, wire.partitionKey),
       operations: [

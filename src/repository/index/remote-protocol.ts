@@ -125,7 +125,11 @@ export function planRemoteProtocol(write: RemoteWrite): RemoteProtocol | undefin
     });
   const { table, partitionKey, rowKey } = write;
   after.push(
-    { kind: "settle", target: { request: "get (settle race)", table, partitionKey, rowKey } },
+    // A wide entity's rows are read as one range query.
+    {
+      kind: "settle",
+      target: { request: `${model.wide ? "query" : "get"} (settle race)`, table, partitionKey, rowKey },
+    },
     { kind: "delete intent", target: { request: "delete intent", ...intents } },
   );
   return { before, after, priorEtag: write.priorEtag, onRefusal: write.deletes ? "drop" : "reconcile" };

@@ -9,6 +9,7 @@ import type { TransactionAction, WireEntity } from "../../store/table-store.js";
 import {
   actionOf,
   type ExplainedOperation,
+  type ExplainedPlan,
   type PlanOperation,
   type PlanStep,
   type WritePlan,
@@ -20,8 +21,9 @@ import { plan } from "./wide-actions.js";
  * `WideWriter` sends it: one entity group transaction over the entity's rows (`partRowKey`), the
  * first named by the operation, the others `<action> part`. An insert needs no read, nor do an
  * update and a delete conditional on the instance's tracked ETag (it lists every stored row's). The others read the stored rows first (a query of the entity's RowKey range: only
- * their keys, or every column to merge onto); the rows they replace or delete are then known only
- * once read, and the plan names them from the first one that may exist (`<action> stored parts`).
+ * their keys, or every column to merge onto); the rows they replace or delete are those of the state
+ * assumed (`stored`: `null` for none, or a read's ETag listing every row's). A patch, or a stored
+ * entity without a read's ETag, names them from the first one that may exist (`<action> stored parts`).
  */
 export function explainWide<T extends object>(
   model: EntityModel<T>,
@@ -30,7 +32,8 @@ export function explainWide<T extends object>(
   operation: ExplainedOperation,
   value: T,
   tracked: string | undefined,
-): WritePlan<unknown> {
+  stored: string | null | undefined = undefined,
+): ExplainedPlan {
   const values = value as Record<string, unknown>;
   const partitionKey = model.partitionKey.encode(values, "PartitionKey");
   const base = model.rowKey.encode(values, "RowKey");
@@ -62,6 +65,13 @@ export function explainWide<T extends object>(
     partitionKey,
     rowKey: base,
   };
+  // The rows the read finds, when the assumed state says: none (`null`), or those a read's ETag lists.
+  const found = stored === undefined ? undefined : stored === null ? [] : parseWideEtag(model.name, stored);
+  if (found !== undefined && !merge) {
+    // Nothing stored: an update fails on the read (EntityNotFoundError) and a delete ends there.
+    if (found.length === 0 && operation !== "upsert") return { before: [read], after: [] };
+    return planOf([read], known(plan(keys, operation === "delete" ? [] : parts(), found)));
+  }
   // The new version's rows (a merge's and a delete's first row: the rest are known once read), then
   // the stored rows from the first that may exist beyond them (replaced by a merge, else deleted).
   const head = operation === "delete" || merge ? 1 : parts().length;

@@ -25,7 +25,12 @@ import { batchBodyBytesOver } from "../core/payload-size.js";
 import type { Backoff, Limited, Requests, Scoped } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
 import { readWide } from "../core/wide-reads.js";
-import type { ExplainedOperation, WritePlan } from "../core/write-plan.js";
+import {
+  type AssumedState,
+  type ExplainedOperation,
+  type ExplainedPlan,
+  NOTHING_STORED,
+} from "../core/write-plan.js";
 import { KEYS_ONLY, keysOf, merged, plan, type WideKeys } from "./wide-actions.js";
 import { explainWide } from "./wide-explain.js";
 
@@ -120,9 +125,25 @@ export class WideWriter<T extends object> implements EntityWriter<T> {
   }
 
   /** The plan of one write, its rows in the commit and the read it needs first, if any (see `explainWide`). */
-  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
-    const tracked = etagIn(value, this.#runner.scope);
-    return explainWide(this.#model, this.#table, (wire) => this.#split(wire), operation, value, tracked);
+  explain(operation: ExplainedOperation, value: T, assumed: AssumedState = NOTHING_STORED): ExplainedPlan {
+    const scope = this.#runner.scope;
+    const tracked = etagIn(value, scope);
+    const values = value as Record<string, unknown>;
+    const current = assumed(
+      this.#model.partitionKey.encode(values, "PartitionKey"),
+      this.#model.rowKey.encode(values, "RowKey"),
+    );
+    // The rows the read will find: none when nothing is assumed stored, else those its read ETag lists.
+    const stored = current === undefined ? null : etagIn(current, scope);
+    return explainWide(
+      this.#model,
+      this.#table,
+      (wire) => this.#split(wire),
+      operation,
+      value,
+      tracked,
+      stored,
+    );
   }
 
   track(_entity: T, _stored: StoredEntity): void {

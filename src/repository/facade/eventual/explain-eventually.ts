@@ -87,5 +87,13 @@ function stepPlan(deps: EventualExplainDeps, step: PlannedStep, stored: object |
   const current = stored === undefined ? [] : [stored];
   return known.repository
     .explainWrite(operation, step.source, { current })
-    .steps.filter((s) => !s.request.startsWith("putBlob"));
+    .steps.filter((s) => !s.request.startsWith("putBlob") && !(exists && rereadsWideRows(step, s)));
+}
+
+/**
+ * A wide entity's write conditional on the version read before the intent (its ETag lists every
+ * row's) knows the stored rows: it does not read them again, as an unconditional one would.
+ */
+function rereadsWideRows(step: PlannedStep, planned: RenderedStep): boolean {
+  return step.model.wide && planned.phase === "before" && planned.request === "query (stored rows' keys)";
 }
