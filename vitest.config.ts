@@ -28,8 +28,11 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["**/node_modules/**", ...(withAzurite ? [] : ["test/store-azure/**"])],
     globalSetup: ["test/support/azurite-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Hang guards, not performance limits: with a file per core (below), a heavy file (16 contending
+    // writers, a crash sweep, a TypeScript program over every guide) takes 20-30 s on an idle 2-core
+    // machine and up to three times that while the other core is busy too.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     pool: "forks",
     // One test file per core, not vitest's default of one fewer: the files spend much of their time
     // waiting on Azurite and `tablekit serve` (processes of their own), so on a 2-core machine a second
