@@ -271,8 +271,6 @@ function gapOf(entity: FeatureEntity, form: Form): string | undefined {
   const several = form === "transaction" || form === "bulk";
   if (entity.has("summaryElsewhere"))
     return "a summary elsewhere's contribution is planned as one upsert; it is sent as a read and an insert, or an update conditional on its cached ETag (summary/summary-stage.ts)";
-  if (entity.has("listIndex") && several)
-    return "db.explainTransaction and explainBulk leave out the reads of the same-partition list rows";
   if (entity.has("wide")) {
     if (entity.has("large") && form !== "insert")
       return "the large-value stage's read of a wide entity's references is a range query, planned as a get";

@@ -1,7 +1,8 @@
+import { refKey } from "../core/copy-ref.js";
 import type { StageDescription } from "../core/group-companion.js";
 import type { TableNaming } from "../core/requests.js";
 import type { PlanOperation, StepTarget } from "../core/write-plan.js";
-import { listRowKeys } from "../index/list-membership.js";
+import { type ListChange, listReads } from "../index/list-membership.js";
 import { planRemoteProtocol, type RemoteProtocol } from "../index/remote-protocol.js";
 import { describeSummaryStage } from "../summary/summary-description.js";
 import type { PlannedOperation } from "./transaction.js";
@@ -83,7 +84,11 @@ export function transactionPlan(
     { kind: "remote begin", requests: remoteTargets(remote, "before") },
     {
       kind: "companion reads",
-      requests: described.flatMap((description) => description.before.filter((s) => !isIntent(s))),
+      requests: [
+        ...described.flatMap((description) => description.before.filter((s) => !isIntent(s))),
+        // Each same-partition list row the transaction changes, read once as its round is planned (`listCompanion`).
+        ...listReads(uniqueLists(parts.localLists)),
+      ],
     },
   ];
   const after: TransactionStep[] = [
@@ -122,8 +127,9 @@ function commitOperations(
     rowKey: operation.rowKey,
   }));
   for (const summary of summaries) operations.push(...summary.operations);
-  const lists = listRowKeys(localLists.map(({ change }) => change));
-  operations.push(...lists.map((rowKey) => ({ kind: "update", rowKey })));
+  // Named as a single write names them: a list row records no change in the feed (explain-feed.ts).
+  for (const { ref } of uniqueLists(localLists))
+    operations.push({ kind: `update list (${ref.index})`, rowKey: ref.rowKey });
   return operations;
 }
 
@@ -161,4 +167,11 @@ function remoteTargets(
   phase: "before" | "after",
 ): StepTarget[] {
   return protocols.flatMap((protocol) => (protocol?.[phase] ?? []).map((step) => step.target));
+}
+
+/** The list changes of distinct list rows (the companion reads each once, however many entities change it). */
+function uniqueLists(lists: TransactionParts["localLists"]): ListChange[] {
+  const byRow = new Map<string, ListChange>();
+  for (const { change } of lists) if (!byRow.has(refKey(change.ref))) byRow.set(refKey(change.ref), change);
+  return [...byRow.values()];
 }

@@ -3,9 +3,9 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { stageSteps, type WritePlan } from "../core/write-plan.js";
 import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
-import { listReads, submitEntityTransaction } from "./entity-transaction.js";
+import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
-import { membershipChanges } from "./list-membership.js";
+import { listReads, membershipChanges } from "./list-membership.js";
 import { planRemoteProtocol } from "./remote-protocol.js";
 import { RemoteProtocolRun } from "./remote-protocol-run.js";
 

@@ -9,10 +9,10 @@ import {
 } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import { type PlanOperation, type StepTarget, stageSteps, type WritePlan } from "../core/write-plan.js";
-import { listReads, submitEntityTransaction } from "./entity-transaction.js";
+import { submitEntityTransaction } from "./entity-transaction.js";
 import type { IndexedTarget, Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
-import { membershipChanges } from "./list-membership.js";
+import { listReads, membershipChanges } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { planRemoteProtocol } from "./remote-protocol.js";
 import { RemoteProtocolRun } from "./remote-protocol-run.js";

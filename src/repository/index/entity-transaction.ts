@@ -5,7 +5,6 @@ import type { CopyRef } from "../core/copy-ref.js";
 import type { EntityLayout } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import type { Backoff, Requests } from "../core/requests.js";
-import type { PlanStep } from "../core/write-plan.js";
 import { type ListChange, MAX_LIST_ROUNDS, planList } from "./list-membership.js";
 import { translateSubmitError } from "./write-errors.js";
 
@@ -47,19 +46,6 @@ export async function submitEntityTransaction(
   // Dropped actions (stale copies already gone) come after the entity's own: these are as sent.
   const sent = actions.slice(0, own.count);
   return results === undefined ? own.layout.appliedEtag(sent) : own.layout.etagOf(sent, results);
-}
-
-/**
- * The reads of an entity transaction's list changes, for its plan: each list's rows are read (in
- * parallel) as its commit plans its first round, before a companion plans its rows (see `listStage`).
- */
-export function listReads(changes: readonly ListChange[]): PlanStep[] {
-  return changes.map(({ ref }) => ({
-    request: `query (list ${ref.index})`,
-    table: ref.table,
-    partitionKey: ref.partitionKey,
-    rowKey: ref.rowKey,
-  }));
 }
 
 /** The same-partition list entities an entity write changes, as a stage: read and planned afresh each round. */

@@ -5,6 +5,7 @@ import { type CopyRef, refKey } from "../core/copy-ref.js";
 import type { GroupCompanion } from "../core/group-companion.js";
 import type { Backoff, Requests } from "../core/requests.js";
 import { submitTransaction } from "../core/submit-transaction.js";
+import type { StepTarget } from "../core/write-plan.js";
 import { planListChange, readListOrEmpty } from "./list-index.js";
 
 /** How many times a write re-reads index entities after losing a race on them (concurrent writers). */
@@ -111,4 +112,17 @@ export function listCompanion(
     // A membership is a set: a lost answer is settled by the entity rows (the writer's rules).
     settle: async () => undefined,
   };
+}
+
+/**
+ * The reads of an entity transaction's list changes, for its plan: each list's rows are read (in
+ * parallel) as its commit plans its first round, before a companion plans its rows (see `listStage`).
+ */
+export function listReads(changes: readonly ListChange[]): StepTarget[] {
+  return changes.map(({ ref }) => ({
+    request: `query (list ${ref.index})`,
+    table: ref.table,
+    partitionKey: ref.partitionKey,
+    rowKey: ref.rowKey,
+  }));
 }
