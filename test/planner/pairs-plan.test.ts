@@ -272,10 +272,6 @@ function gapOf(entity: FeatureEntity, form: Form): string | undefined {
   if (entity.has("summaryElsewhere"))
     return "a summary elsewhere's contribution is planned as one upsert; it is sent as a read and an insert, or an update conditional on its cached ETag (summary/summary-stage.ts)";
   if (entity.has("wide")) {
-    if (entity.has("large") && form !== "insert")
-      return "the large-value stage's read of a wide entity's references is a range query, planned as a get";
-    if (entity.has("summaryHere") && ["upsert (tracked)", "update", "delete"].includes(form))
-      return "the summary's read of a wide entity's row before is a range query, planned as a get";
     const plain = !hasAny(entity, [...INDEXES, "summaryHere"]);
     if (plain && several)
       return "db.explainTransaction does not explain a wide entity without indexes or summaries (docs/features-compose.md)";

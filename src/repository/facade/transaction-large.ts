@@ -67,7 +67,8 @@ export function largeReads(writes: readonly LargeWrite[]): StepTarget[] {
   return writes
     .filter((write) => write.operation.action.kind !== "insert")
     .map(({ table, operation }) => ({
-      request: "get (large references)",
+      // A wide entity's rows are read as one range query.
+      request: operation.model.wide ? "query (large references)" : "get (large references)",
       table,
       partitionKey: operation.partitionKey,
       rowKey: operation.rowKey,

@@ -166,7 +166,8 @@ function largeSteps(
   const { partitionKey, rowKey } = row;
   if (replaces) {
     before.push({
-      request: "get (large references)",
+      // A wide entity's rows are read as one range query.
+      request: large.wide ? "query (large references)" : "get (large references)",
       table: large.table,
       partitionKey,
       rowKey,

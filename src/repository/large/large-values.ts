@@ -168,8 +168,8 @@ export class LargeValues {
   readonly table: string;
   readonly #runner: Requests & BlobSealing;
   readonly #properties: string[];
-  /** A wide entity's references may be in any of its rows: they are read assembled. */
-  readonly #wide: boolean;
+  /** A wide entity's references may be in any of its rows: they are read assembled (one range query). */
+  readonly wide: boolean;
   readonly #pending = new WeakMap<object, PendingValue[]>();
   readonly #model: string;
 
@@ -186,7 +186,7 @@ export class LargeValues {
     this.table = table;
     this.#runner = runner;
     this.#properties = columns.map((c) => c.property);
-    this.#wide = model.wide;
+    this.wide = model.wide;
   }
 
   /**
@@ -223,7 +223,7 @@ export class LargeValues {
   /** The blobs the stored row points at now, by property (one point read of the references). */
   async current(partitionKey: string, rowKey: string): Promise<Map<string, string>> {
     const table = this.table;
-    const stored = this.#wide
+    const stored = this.wide
       ? await readWide(this.#runner, table, partitionKey, rowKey, this.#properties)
       : await this.#runner.run("get", table, (s) =>
           // With the keys and type: an encrypted column's reference opens only bound to its row.

@@ -50,7 +50,8 @@ export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): Sta
   const before: StageDescription["before"] = [];
   for (const { rowKey, condition, before: stored } of writes) {
     if (condition === undefined || stored?.etag === condition) continue;
-    const request = "get (row before, for the summary delta)";
+    // A wide entity's rows are read as one range query.
+    const request = `${model.wide ? "query" : "get"} (row before, for the summary delta)`;
     before.push({ request, table, partitionKey, rowKey });
   }
   summaries.forEach((summary, at) => {
