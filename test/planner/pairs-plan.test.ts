@@ -269,8 +269,6 @@ function summarizedWithoutIndexes(entity: FeatureEntity): boolean {
  */
 function gapOf(entity: FeatureEntity, form: Form): string | undefined {
   const several = form === "transaction" || form === "bulk";
-  if (entity.has("summaryElsewhere"))
-    return "a summary elsewhere's contribution is planned as one upsert; it is sent as a read and an insert, or an update conditional on its cached ETag (summary/summary-stage.ts)";
   if (entity.has("wide")) {
     const plain = !hasAny(entity, [...INDEXES, "summaryHere"]);
     if (plain && several)

@@ -20,8 +20,8 @@ export function methodOf(step: WriteStep): string {
   if (request.startsWith("putBlob")) return "putBlob";
   if (request.startsWith("deleteBlob")) return "deleteBlob";
   // An intent is recorded with an upsert (its id is random: a retry must not fail on its own row).
-  if (request === "insert intent") return "upsert";
-  if (request.startsWith("claim")) return "insert";
+  if (request === "insert intent" || request === "insert summary intent") return "upsert";
+  if (request.startsWith("claim") || request.startsWith("insert")) return "insert";
   if (request.startsWith("upsert")) return "upsert";
   // A unique value's copy after the commit: a replace conditional on its claim's (or its read) ETag.
   if (request.startsWith("replace")) return "update";

@@ -77,8 +77,25 @@ describe("a summary stage described from its plan", () => {
       { kind: "update summary (local)", rowKey: localRow },
       { kind: "update summary (perRegion)", rowKey: hiddenRow },
     ]);
+    // Its contribution (`region~<source partition>`) is not cached: read, then inserted (a plan assumes absence).
+    const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
     expect(described.after).toEqual([
-      { request: "upsert contribution (perRegion)", table: "xDescStats", partitionKey: "north" },
+      { request: "get contribution (perRegion)", ...contribution },
+      { request: "insert contribution (perRegion)", ...contribution },
+      { request: "delete summary intent", table: "xTablekitIntents" },
+    ]);
+  });
+
+  it("replaces a contribution the scope's cache holds, on its ETag, with no read", () => {
+    const plan = planSummaryStage(sales, naming, "xDescSales", [write("a")], [true, true]);
+    const described = describeSummaryStage({ ...plan, mirrored: [true] }, naming);
+    expect(described.after).toEqual([
+      {
+        request: "replace contribution (perRegion)",
+        table: "xDescStats",
+        partitionKey: "north",
+        rowKey: "region~north",
+      },
       { request: "delete summary intent", table: "xTablekitIntents" },
     ]);
   });

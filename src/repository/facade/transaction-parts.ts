@@ -8,7 +8,12 @@ import type { PeriodTableLookup, Planning, RequestContext, Requests } from "../c
 import { readWide } from "../core/wide-reads.js";
 import { type ListChange, listRowKeys } from "../index/list-membership.js";
 import { assertNotSummaryKey } from "../summary/summary-committer.js";
-import { cachedSummaries, planSummaryStage, type SummaryStagePlan } from "../summary/summary-description.js";
+import {
+  cachedContributions,
+  cachedSummaries,
+  planSummaryStage,
+  type SummaryStagePlan,
+} from "../summary/summary-description.js";
 import { assertValidTransaction, type PlannedOperation, passedAsIs } from "./transaction.js";
 import {
   type ExpandedTransaction,
@@ -174,7 +179,8 @@ function summaryPlans(
   });
   return [...byModel].map(([model, writes]) => {
     const cached = cachedSummaries(planning.scope, model, table, (writes[0] as CompanionWrite).partitionKey);
-    return planSummaryStage(model, planning, table, writes, cached);
+    const plan = planSummaryStage(model, planning, table, writes, cached);
+    return { ...plan, mirrored: cachedContributions(planning.scope, model, planning, plan.source) };
   });
 }
 

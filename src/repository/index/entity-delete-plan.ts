@@ -2,7 +2,13 @@ import type { TransactionAction } from "../../store/table-store.js";
 import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import { entityLayout } from "../core/entity-layout.js";
 import { stageSteps, type WritePlan } from "../core/write-plan.js";
-import { commitTarget, describeActions, type Existing, type IndexedTarget } from "./entity-plan.js";
+import {
+  commitTarget,
+  describeActions,
+  type Existing,
+  type IndexedTarget,
+  roundReadsAfterIntent,
+} from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
 import { listReads, membershipChanges } from "./list-membership.js";
@@ -66,7 +72,7 @@ export function planEntityDelete(
     : { before: [], after: [] };
   const localLists = listChanges.filter((c) => local(c.ref));
   return {
-    before: [...before, ...listReads(localLists), ...(stage?.before ?? [])],
+    before: [...before, ...roundReadsAfterIntent(listReads(localLists), stage?.before ?? [])],
     commit: {
       ...commitTarget(table, partitionKey),
       operations: [

@@ -8,7 +8,13 @@ import {
   isLocal,
 } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
-import { type PlanOperation, type StepTarget, stageSteps, type WritePlan } from "../core/write-plan.js";
+import {
+  type PlanOperation,
+  type PlanStep,
+  type StepTarget,
+  stageSteps,
+  type WritePlan,
+} from "../core/write-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import type { IndexedTarget, Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
@@ -92,7 +98,7 @@ export function planEntityWrite(
     : { before: [], after: [] };
   const stage = companion && stageSteps(companion);
   return {
-    before: [...remote.before, ...listReads(localLists), ...(stage?.before ?? [])],
+    before: [...remote.before, ...roundReadsAfterIntent(listReads(localLists), stage?.before ?? [])],
     commit: {
       ...commitTarget(table, wire.partitionKey),
       operations: [
@@ -139,4 +145,15 @@ export function describeActions(
     const index = refs.find((r) => r.rowKey === rowKey)?.index ?? "?";
     return { kind: `${action.kind} copy (${index})`, rowKey };
   });
+}
+
+/**
+ * The before-steps of a write with list rows and a summary stage, in the order they are sent: the
+ * stage's intent (a summary kept elsewhere) is recorded before the commit's first round, whose reads
+ * follow: the list rows', then the stage's own.
+ */
+export function roundReadsAfterIntent(lists: readonly PlanStep[], stage: readonly PlanStep[]): PlanStep[] {
+  const [first, ...rest] = stage;
+  if (first?.request === "insert summary intent") return [first, ...lists, ...rest];
+  return [...lists, ...stage];
 }

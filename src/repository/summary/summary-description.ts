@@ -3,7 +3,12 @@ import type { StateScope } from "../../util/scoped-state.js";
 import type { CompanionWrite, StageDescription } from "../core/group-companion.js";
 import { INTENTS_TABLE } from "../core/intent-log.js";
 import type { TableNaming } from "../core/requests.js";
-import { remotePartitionOf, remoteSummariesOf, summarySource } from "./remote-summaries.js";
+import {
+  contributionRowKey,
+  remotePartitionOf,
+  remoteSummariesOf,
+  summarySource,
+} from "./remote-summaries.js";
 import { SummaryCache, summaryCacheKey } from "./summary-cache.js";
 import { summaryMarker } from "./summary-row.js";
 
@@ -20,6 +25,12 @@ export interface SummaryStagePlan {
   readonly writes: readonly CompanionWrite[];
   /** Per summary of the model, in order: whether its row's state is cached (a first round reads none for it). */
   readonly cached: readonly boolean[];
+  /**
+   * Per summary kept elsewhere (`remoteSummariesOf`), in order: whether its contribution's state is
+   * cached (`cachedContributions`): the mirror then replaces it on that ETag with no read; otherwise it
+   * reads the contribution and, as a plan assumes what it is not given is absent, inserts it.
+   */
+  readonly mirrored?: readonly boolean[];
 }
 
 /** The summaries kept by an entity class, in the order their rows join a transaction. */
@@ -80,11 +91,20 @@ export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming
     before: [{ request: "insert summary intent", table: intents }, ...own.before],
     operations: own.operations,
     after: [
-      ...remote.map((summary) => ({
-        request: `upsert contribution (${summary.name})`,
-        table: naming.tableName(summary.remote.table),
-        partitionKey: remotePartitionOf(model, summary, plan.source),
-      })),
+      ...remote.flatMap((summary, at) => {
+        const place = {
+          table: naming.tableName(summary.remote.table),
+          partitionKey: remotePartitionOf(model, summary, plan.source),
+          rowKey: contributionRowKey(summary, plan.source),
+        };
+        // `RemoteSummaries.mirror`: a cached contribution replaced on its ETag; else read, then written.
+        if (plan.mirrored?.[at] === true)
+          return [{ request: `replace contribution (${summary.name})`, ...place }];
+        return [
+          { request: `get contribution (${summary.name})`, ...place },
+          { request: `insert contribution (${summary.name})`, ...place },
+        ];
+      }),
       { request: "delete summary intent", table: intents },
     ],
   };
@@ -111,4 +131,22 @@ export function planSummaryStage(
   for (const summary of remoteSummariesOf(model as EntityModel))
     remotePartitionOf(model as EntityModel, summary, source);
   return { model, table, source, writes, cached };
+}
+
+/** Per summary kept elsewhere, whether the scope's cache holds the contribution of `source` (see `SummaryStagePlan.mirrored`). */
+export function cachedContributions(
+  scope: StateScope,
+  model: EntityModel<object>,
+  naming: TableNaming,
+  source: string,
+): boolean[] {
+  const cache = SummaryCache.of(scope);
+  return remoteSummariesOf(model as EntityModel).map((summary) => {
+    const table = naming.tableName(summary.remote.table);
+    const partitionKey = remotePartitionOf(model as EntityModel, summary, source);
+    const rowKey = contributionRowKey(summary, source);
+    return (
+      cache.get(summaryCacheKey(table, partitionKey, rowKey, summaryMarker(model, summary))) !== undefined
+    );
+  });
 }

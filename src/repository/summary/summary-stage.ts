@@ -18,7 +18,7 @@ import {
 } from "./remote-summaries.js";
 import type { SummaryCommitter } from "./summary-committer.js";
 import { SummaryCompanion } from "./summary-companion.js";
-import { describeSummaryStage, type SummaryStagePlan } from "./summary-description.js";
+import { cachedContributions, describeSummaryStage, type SummaryStagePlan } from "./summary-description.js";
 import type { SummaryIntent } from "./summary-intents.js";
 import { SummaryIntents } from "./summary-intents.js";
 
@@ -68,7 +68,9 @@ export class SummaryStage implements GroupCompanion {
   describe(): StageDescription {
     const partitionKey = (this.#plan.writes[0] as CompanionWrite).partitionKey;
     const cached = this.#committer.cachedRows(partitionKey);
-    return describeSummaryStage({ ...this.#plan, cached }, this.#runner);
+    const runner = this.#runner;
+    const mirrored = cachedContributions(runner.scope, this.#plan.model, runner, this.#plan.source);
+    return describeSummaryStage({ ...this.#plan, cached, mirrored }, runner);
   }
 
   plan(round: number): Promise<TransactionAction[]> {

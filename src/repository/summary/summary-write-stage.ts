@@ -19,7 +19,7 @@ import type {
   SummarizedWrite,
   SummaryCommitter,
 } from "./summary-committer.js";
-import { describeSummaryStage } from "./summary-description.js";
+import { cachedContributions, describeSummaryStage } from "./summary-description.js";
 import type { SummaryIntent } from "./summary-intents.js";
 import { SummaryIntents } from "./summary-intents.js";
 import type { SummaryState } from "./summary-row.js";
@@ -148,7 +148,15 @@ export class SummaryWriteStage implements GroupCompanion {
     };
     const partitionKey = this.#partitionKey;
     const cached = this.#committer.cachedRows(partitionKey);
-    const plan = { model: this.#model, table: this.#table, source: this.#source, writes: [write], cached };
+    const mirrored = cachedContributions(this.#runner.scope, this.#model, this.#runner, this.#source);
+    const plan = {
+      model: this.#model,
+      table: this.#table,
+      source: this.#source,
+      writes: [write],
+      cached,
+      mirrored,
+    };
     const described = describeSummaryStage(plan, this.#runner);
     const kind = this.#operation === "patch" ? "merge" : this.#operation;
     return { ...described, operations: [{ kind, rowKey: this.#rowKey }, ...described.operations] };
