@@ -32,8 +32,8 @@ export const REPEATED_FILES = [
   "test/compose/",
 ];
 
-/** Switches the repeated files' big matrices to their full size (the default run keeps a sample). */
-const REPEAT_ENV = { TABLEKIT_COMPOSE_MATRIX: "full" };
+/** Switches the repeated files' big matrices and crash sweeps to their full size (the default run keeps a sample). */
+const REPEAT_ENV = { TABLEKIT_COMPOSE_MATRIX: "full", TABLEKIT_CRASH_SWEEPS: "full" };
 
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -70,7 +70,7 @@ for (let run = 1; run <= times; run++) {
   if (result.status !== 0) {
     console.error(
       `\ntest:repeat: run ${run}/${times} FAILED (TABLEKIT_TEST_SEED=${seed}); replay with\n` +
-        `  TABLEKIT_COMPOSE_MATRIX=full TABLEKIT_TEST_SEED=${seed} npx vitest run ${REPEATED_FILES.join(" ")}`,
+        `  TABLEKIT_COMPOSE_MATRIX=full TABLEKIT_CRASH_SWEEPS=full TABLEKIT_TEST_SEED=${seed} npx vitest run ${REPEATED_FILES.join(" ")}`,
     );
     process.exit(result.status ?? 1);
   }

@@ -4,6 +4,7 @@ import { stores } from "../fixtures/context.js";
 import type { CrashMode } from "../indexes/crash-store.js";
 import { expectNoDrift } from "../indexes/helpers.js";
 import { RxEmployee } from "../indexes/models.js";
+import { sweepModes } from "../support/sweep-modes.js";
 import { eventualContext, expectNoIntents, MOVE } from "./harness.js";
 
 /**
@@ -14,8 +15,8 @@ import { eventualContext, expectNoIntents, MOVE } from "./harness.js";
  * entities exactly as before the move or exactly as after it: nothing lost, nothing duplicated,
  * no step applied twice with a different result (no conflicts met by repair).
  */
-describe.each(stores)("db.eventually interrupted at each request, then db.repair, on %s", (_name, kind) => {
-  for (const mode of ["crash", "refused", "lost"] as CrashMode[]) {
+describe.each(stores)("db.eventually interrupted at each request, then db.repair, on %s", (name, kind) => {
+  for (const mode of sweepModes(name, ["crash", "refused", "lost"] as CrashMode[])) {
     it(`${mode}: every request of the archive move`, async () => {
       const { db, store, fresh, intents } = await eventualContext(kind);
       let id = 0;
@@ -67,8 +68,8 @@ describe.each(stores)("db.eventually interrupted at each request, then db.repair
  * recording its intent), then a second repair once the first one's claim has run out: the move
  * ends complete, with no conflict met (a step replayed twice finds its own earlier effect).
  */
-describe.each(stores)("db.repair interrupted at each request, then repaired again, on %s", (_name, kind) => {
-  for (const mode of ["crash", "lost"] as CrashMode[]) {
+describe.each(stores)("db.repair interrupted at each request, then repaired again, on %s", (name, kind) => {
+  for (const mode of sweepModes(name, ["crash", "lost"] as CrashMode[])) {
     it(`${mode}: every request of the repair`, async () => {
       const { db, store, prefix, intents } = await eventualContext(kind);
       let now = 1_000_000_000_000;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TableContext } from "../../src/index.js";
 import { stores } from "../fixtures/context.js";
+import { sweepModes } from "../support/sweep-modes.js";
 import { crashAt, requestsOf, WRITE_CASES } from "./crash-points.js";
 import type { CrashMode } from "./crash-store.js";
 import { crashContext, expectNoDrift } from "./helpers.js";
@@ -12,8 +13,8 @@ import { RxEmployee, rxEmployee } from "./models.js";
  * N is applied but its answer lost). After each, `repairIndexes` without scan must leave no intent,
  * no drift, and the entity exactly old or exactly new.
  */
-describe.each(stores)("repairIndexes after a write interrupted at each request, on %s", (_name, kind) => {
-  for (const mode of ["crash", "refused", "lost"] as CrashMode[]) {
+describe.each(stores)("repairIndexes after a write interrupted at each request, on %s", (name, kind) => {
+  for (const mode of sweepModes(name, ["crash", "refused", "lost"] as CrashMode[])) {
     it(`${mode}: every request of insert, updates, upsert and delete`, async () => {
       const { db, store, prefix, tables } = await crashContext(kind);
       const fresh = () => new TableContext({ store, tablePrefix: prefix, retry: false });

@@ -4,6 +4,7 @@ import { stores, uniquePrefix } from "../fixtures/context.js";
 import { type CrashMode, CrashStore } from "../indexes/crash-store.js";
 import { readAll } from "../support/read-all.js";
 import type { StoreKind } from "../support/stores.js";
+import { sweepModes } from "../support/sweep-modes.js";
 import { employee, expectExact, RsEmployee } from "./models.js";
 
 const REGIONS = ["eu", "us"];
@@ -55,45 +56,42 @@ async function writes(db: TableContext, id: number): Promise<void> {
  * lost). After each, `repair` in a fresh process must leave no intent, and every remote summary
  * must equal a recount of the stored rows (no delta lost, none applied twice).
  */
-describe.each(stores)(
-  "remote summaries interrupted at each request, then db.repair, on %s",
-  (_name, kind) => {
-    for (const mode of ["crash", "refused", "lost"] as CrashMode[]) {
-      it(`${mode}: every request of a round of writes`, async () => {
-        const { db, store, prefix, fresh, intents } = await crashContext(kind);
-        await db.repository(RsEmployee).insert(employee("eu", "sales", 1, 1));
-        let id = 1;
+describe.each(stores)("remote summaries interrupted at each request, then db.repair, on %s", (name, kind) => {
+  for (const mode of sweepModes(name, ["crash", "refused", "lost"] as CrashMode[])) {
+    it(`${mode}: every request of a round of writes`, async () => {
+      const { db, store, prefix, fresh, intents } = await crashContext(kind);
+      await db.repository(RsEmployee).insert(employee("eu", "sales", 1, 1));
+      let id = 1;
+      store.reset();
+      await writes(db, ++id);
+      const total = store.requests;
+      await expectExact(db, prefix, REGIONS, "clean round");
+      let mirrored = 0;
+      for (let at = 1; at <= total; at++) {
+        store.arm(at, mode);
+        // A writer that has run before (warm caches) and a cold one, alternately.
+        await writes(at % 2 ? db : fresh(), ++id);
         store.reset();
-        await writes(db, ++id);
-        const total = store.requests;
-        await expectExact(db, prefix, REGIONS, "clean round");
-        let mirrored = 0;
-        for (let at = 1; at <= total; at++) {
-          store.arm(at, mode);
-          // A writer that has run before (warm caches) and a cold one, alternately.
-          await writes(at % 2 ? db : fresh(), ++id);
-          store.reset();
-          const where = `${mode} at request ${at} of ${total}`;
-          const restarted = fresh();
-          const report = await restarted.repair({ entities: [RsEmployee] });
-          mirrored += report.summaries?.mirrored ?? 0;
-          expect(report.summaries?.failed, where).toBe(0);
-          expect(await intents(), where).toEqual([]);
-          await expectExact(restarted, prefix, REGIONS, where);
-        }
-        // Repair did finish writes a crash had left unmirrored.
-        if (mode === "crash") expect(mirrored).toBeGreaterThan(0);
-      });
-    }
-  },
-);
+        const where = `${mode} at request ${at} of ${total}`;
+        const restarted = fresh();
+        const report = await restarted.repair({ entities: [RsEmployee] });
+        mirrored += report.summaries?.mirrored ?? 0;
+        expect(report.summaries?.failed, where).toBe(0);
+        expect(await intents(), where).toEqual([]);
+        await expectExact(restarted, prefix, REGIONS, where);
+      }
+      // Repair did finish writes a crash had left unmirrored.
+      if (mode === "crash") expect(mirrored).toBeGreaterThan(0);
+    });
+  }
+});
 
 /**
  * The repair itself interrupted at every one of its requests (after a write that died right after
  * its transaction), then repaired again: the remote summaries end exact.
  */
-describe.each(stores)("db.repair of remote summaries interrupted at each request, on %s", (_name, kind) => {
-  for (const mode of ["crash", "lost"] as CrashMode[]) {
+describe.each(stores)("db.repair of remote summaries interrupted at each request, on %s", (name, kind) => {
+  for (const mode of sweepModes(name, ["crash", "lost"] as CrashMode[])) {
     it(`${mode}: every request of the repair`, async () => {
       const { db, store, prefix, fresh, intents } = await crashContext(kind);
       const employees = db.repository(RsEmployee);
