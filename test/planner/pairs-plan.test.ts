@@ -184,11 +184,8 @@ const FORMS = {
     await single(w, "delete", key, [now], () => w.repo.delete(key), "delete by key");
     const read = await stored(w, "B", w.b1);
     await single(w, "delete", read, [read], () => w.repo.delete(read), "delete of what was read");
-    // Nothing stored: the plan assumes absence. Left out for a summarized entity without indexes: its
-    // plan (summary/summary-writer.ts, which takes no assumed state) lists a commit the write never
-    // sends once its read finds nothing.
-    if (!summarizedWithoutIndexes(w.entity))
-      await single(w, "delete", key, [], () => w.repo.delete(key), "delete of an absent entity");
+    // Nothing stored: the plan assumes absence.
+    await single(w, "delete", key, [], () => w.repo.delete(key), "delete of an absent entity");
   },
   async transaction(w) {
     const inserted = makeRow(w.entity, "A", fresh(w, "A", w.a1), 1);
@@ -255,13 +252,6 @@ const INDEXES: Feature[] = [
   "expiresAt",
 ];
 const hasAny = (entity: FeatureEntity, features: readonly Feature[]) => features.some((f) => entity.has(f));
-
-/** A summary and no index: written by the summary writer. */
-function summarizedWithoutIndexes(entity: FeatureEntity): boolean {
-  return (
-    hasAny(entity, ["summaryHere", "summaryElsewhere"]) && !hasAny(entity, INDEXES) && !entity.has("wide")
-  );
-}
 
 /**
  * Where a plan does not yet show what is sent (each a gap in src, named here and reported on issue

@@ -4,7 +4,15 @@ import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-stor
 import { type CommitResults, commitRounds } from "../core/commit-rounds.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import type { Backoff, Clock, Limited, Requests, Scoped, TableNaming } from "../core/requests.js";
-import { type ExplainedOperation, runPlan, stageSteps, type WritePlan } from "../core/write-plan.js";
+import {
+  type AssumedState,
+  type ExplainedOperation,
+  type ExplainedPlan,
+  NOTHING_STORED,
+  runPlan,
+  stageSteps,
+  type WritePlan,
+} from "../core/write-plan.js";
 import { holdsWrittenState } from "../core/written-state.js";
 import type { SummarizedWrite, SummaryCommitter } from "./summary-committer.js";
 import { SummaryWriteStage } from "./summary-write-stage.js";
@@ -65,14 +73,23 @@ export class SummaryWriter<T extends object> implements EntityWriter<T> {
    * before (not for an insert) and of uncached summary rows; one transaction with the entity and the
    * summary rows; after it, each contribution mirrored and the intent removed (see `SummaryWriteStage`).
    */
-  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+  explain(operation: ExplainedOperation, value: T, assumed: AssumedState = NOTHING_STORED): ExplainedPlan {
     const values = value as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
     this.#committer.assertNotSummaryKey(rowKey);
     // The write is never sent: only its keys and operation shape the rendered plan.
     const write: SummarizedWrite = { kind: "delete", partitionKey, rowKey, ifMatch: undefined };
-    return this.#plan(operation, partitionKey, rowKey, write).plan;
+    const plan = this.#plan(operation, partitionKey, rowKey, write).plan;
+    // A delete of an entity the state says is absent: its first round reads the row and finds nothing to
+    // do, so nothing is committed (`commitRounds` sends no empty transaction) and nothing is mirrored;
+    // a summary kept elsewhere still removes its intent.
+    if (operation === "delete" && assumed(partitionKey, rowKey) === undefined)
+      return {
+        before: plan.before,
+        after: plan.after.filter((step) => step.request === "delete summary intent"),
+      };
+    return plan;
   }
 
   /** The plan of one write, its summary rows the stage whose rows are the whole transaction (see `SummaryWriteStage`). */
