@@ -4,11 +4,9 @@
 // bench/profiles/; `--top FILE.cpuprofile` prints the heaviest frames of one by self-time instead.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import esbuild from "esbuild";
+import { join } from "node:path";
+import { bundleBench, root } from "./bench-bundle.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 
 /** Self-time in µs per frame ("function file:line") of a V8 CPU profile. */
@@ -57,20 +55,7 @@ if (args[0] === "--top") {
   process.exit(0);
 }
 
-const outfile = join(root, "bench", ".write-profile.bundle.mjs");
-await esbuild.build({
-  absWorkingDir: root,
-  entryPoints: ["bench/write-profile.ts"],
-  outfile,
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  packages: "external",
-  tsconfig: "tsconfig.json",
-  logLevel: "warning",
-  sourcemap: "inline",
-});
+const outfile = await bundleBench("write-profile", { sourcemap: "inline" });
 const profiling = args.includes("--cpu-prof");
 const node = profiling ? ["--cpu-prof", "--cpu-prof-dir", join(root, "bench", "profiles")] : [];
 const run = spawnSync(process.execPath, [...node, outfile, ...args.filter((a) => a !== "--cpu-prof")], {
