@@ -2,13 +2,13 @@ import type { PlanStep, RenderedPlan, WritePlan } from "../../core/write-plan.js
 import { renderPlan } from "../../core/write-plan.js";
 import { containerOf } from "../../large/large-reference.js";
 import { largeColumnsOf } from "../../large/large-values.js";
-import { intentShard } from "./eventual-log.js";
 import type { PlannedStep, StepOp } from "./eventual-transaction.js";
 
 /** Where an eventual transaction's intent lives: the intents table, its partition (a shard) and, once recorded, its RowKey. */
 export interface IntentPlace {
   table: string;
-  partitionKey: string;
+  /** The shard the intent is recorded in; undefined in an explained plan (the run draws it, `intentShard`). */
+  partitionKey?: string | undefined;
   rowKey?: string | undefined;
 }
 
@@ -80,7 +80,7 @@ export function eventualPlan<R>(
   }
   const place = {
     table: intent.table,
-    partitionKey: intent.partitionKey,
+    ...(intent.partitionKey === undefined ? {} : { partitionKey: intent.partitionKey }),
     ...(intent.rowKey === undefined ? {} : { rowKey: intent.rowKey }),
   };
   if (!recorded) before.push({ request: "insert intent", ...place, run: work && (() => work.record()) });
@@ -130,7 +130,5 @@ export function plannedSteps(
  * physical intents table (its partition: a shard at random, as when it runs).
  */
 export function explainEventually(steps: readonly PlannedStep[], intentTable: string): RenderedPlan {
-  return renderPlan(
-    eventualPlan({ table: intentTable, partitionKey: intentShard() }, plannedSteps(steps), false),
-  );
+  return renderPlan(eventualPlan({ table: intentTable }, plannedSteps(steps), false));
 }

@@ -5,7 +5,6 @@ import type { Requests, TableNaming } from "../../core/requests.js";
 import type { ExplainedOperation, RenderedStep } from "../../core/write-plan.js";
 import { renderPlan } from "../../core/write-plan.js";
 import type { ExplainOptions, WritePlan } from "../explain-write.js";
-import { intentShard } from "./eventual-log.js";
 import { eventualPlan, plannedSteps } from "./eventual-plan.js";
 import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
 
@@ -42,12 +41,10 @@ export async function explainEventually(
   const steps = tx.steps;
   if (steps.length === 0)
     throw new ValidationError("eventual-empty", "an eventual transaction needs at least one step");
-  const place = { table: deps.runner.tableName(INTENTS_TABLE), partitionKey: intentShard() };
   // The intent's partition is a shard drawn when the transaction runs (`intentShard`): the plan names
   // its table only, as it does for an index intent, never a shard the run will not use.
-  const rendered = renderPlan(eventualPlan(place, plannedSteps(steps), false)).steps.map((step) =>
-    step.table === place.table ? withoutPartition(step) : step,
-  );
+  const place = { table: deps.runner.tableName(INTENTS_TABLE) };
+  const rendered = renderPlan(eventualPlan(place, plannedSteps(steps), false)).steps;
   const applied = steps.flatMap((step) => stepPlan(deps, step, assumed(step)));
   return {
     steps: [
@@ -56,10 +53,6 @@ export async function explainEventually(
       ...rendered.filter((s) => s.phase === "after"),
     ],
   };
-}
-
-function withoutPartition({ partitionKey: _, ...step }: RenderedStep): RenderedStep {
-  return step;
 }
 
 /** The write a step's class makes for it, as its repository explains it (none: a delete of nothing). */
