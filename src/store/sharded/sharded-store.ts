@@ -25,7 +25,8 @@ import type {
   WriteResult,
 } from "../table-store.js";
 import { singlePartitionOf } from "./filter-partition.js";
-import { queryAcrossShards, stripKeys, withKeys } from "./merged-query.js";
+import { stripKeys, withKeys } from "./merge-rows.js";
+import { queryAcrossShards } from "./merged-query.js";
 import { isMarkerRow } from "./partition-markers.js";
 import { FENCE_ROWS, PartitionRouter } from "./partition-router.js";
 import { DIRECTORY_TABLE, ShardDirectory } from "./shard-directory.js";
