@@ -12,6 +12,7 @@ import type {
 import { expectRejection } from "../support/rejection.js";
 import { STORE_METHODS } from "../support/store-wrapper.js";
 import { uniqueTableName } from "../support/table-names.js";
+import { movingToD, nameWhere, partitionKeys } from "./moving-table.js";
 import { type ShardKind, shardKinds } from "./shard-kinds.js";
 
 /** One request as the crash plan sees it: the shard, the method and its arguments. */
@@ -147,7 +148,11 @@ describe.each(shardKinds)(
       );
       const { d: dyingD, ...dyingAbc } = dying as Record<string, TableStore>;
       const mover = new ShardedStore({ shards: dyingAbc, mapLeaseMs: 0 });
-      const table = uniqueTableName("repair");
+      // The crash points at a move's second partition (`nth: 2`) need two partitions to move.
+      const table = nameWhere(
+        () => uniqueTableName("repair"),
+        (name) => movingToD(name, partitionKeys(partitions)) >= 2,
+      );
       await mover.createTable(table);
       const last = new Map<string, number>();
       for (let p = 0; p < partitions; p++) {
