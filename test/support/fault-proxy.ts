@@ -6,14 +6,11 @@
  */
 import {
   Agent,
-  createServer,
-  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from "node:http";
-import type { Socket } from "node:net";
 import type { StoreMethod } from "./counting-store.js";
 import {
   type FaultDecision,
@@ -22,6 +19,7 @@ import {
   type FaultPlanOptions,
   RETRY_AFTER_SECONDS,
 } from "./faulty-store.js";
+import { endToEnd, forwardRequest, listenLoopback } from "./loopback-proxy.js";
 
 export interface FaultProxy {
   /** Azurite's connection string with the TableEndpoint pointing at the proxy. */
@@ -39,58 +37,31 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-/** Hop-by-hop headers: each side of the proxy manages its own connection. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer"]);
-
 /** Starts a proxy on a free loopback port in front of the TableEndpoint of `targetConnectionString`. */
 export async function startFaultProxy(
   targetConnectionString: string,
   options: FaultPlanOptions | FaultPlan = {},
 ): Promise<FaultProxy> {
   const target = new URL(tableEndpointOf(targetConnectionString));
-  const targetPort = Number(target.port || 80);
   const plan = options instanceof FaultPlan ? options : new FaultPlan(options);
-  const upstream = new Agent({ keepAlive: true, maxSockets: 64 });
-  const sockets = new Set<Socket>();
+  const upstream = { target, agent: new Agent({ keepAlive: true, maxSockets: 64 }) };
   let forwarded = 0;
   let closing = false;
 
   type Answer = { status: number; headers: OutgoingHttpHeaders; body: Buffer };
-  const forward = (request: IncomingMessage, body: Buffer, reuse = true): Promise<Answer> =>
-    new Promise<Answer>((resolve, reject) => {
-      const outgoing = httpRequest(
-        {
-          host: target.hostname,
-          port: targetPort,
-          method: request.method,
-          path: request.url,
-          headers: endToEnd(request.headers),
-          agent: upstream,
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", reject);
-          response.on("end", () =>
-            resolve({
-              status: response.statusCode ?? 502,
-              headers: endToEnd(response.headers),
-              body: Buffer.concat(chunks),
-            }),
-          );
-        },
-      );
-      outgoing.on("error", (error: NodeJS.ErrnoException) => {
-        // A kept-alive socket Azurite closed meanwhile: the request never reached it, send it once more.
-        if (reuse && outgoing.reusedSocket && error.code === "ECONNRESET") {
-          forward(request, body, false).then(resolve, reject);
-        } else {
-          reject(error);
-        }
-      });
+  const forward = async (request: IncomingMessage, body: Buffer): Promise<Answer> => {
+    const { method, url: path, headers } = request;
+    const response = await forwardRequest(upstream, { method, path, headers, body }, () => {
       forwarded += 1;
-      outgoing.end(body);
     });
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    return {
+      status: response.statusCode ?? 502,
+      headers: endToEnd(response.headers),
+      body: Buffer.concat(chunks),
+    };
+  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
     const method = classifyRequest(request.method ?? "GET", request.url ?? "/", request.headers);
@@ -120,30 +91,13 @@ export async function startFaultProxy(
     sendFault(response, kind);
   };
 
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      handle(request, response, Buffer.concat(chunks)).catch((error: unknown) => {
-        // Azurite unreachable or the hook failed: the client sees a dropped connection, the test a failure.
-        if (!closing) console.error("fault proxy:", error);
-        request.socket.destroy();
-      });
+  const { port, close } = await listenLoopback((request, response, body) => {
+    handle(request, response, body).catch((error: unknown) => {
+      // Azurite unreachable or the hook failed: the client sees a dropped connection, the test a failure.
+      if (!closing) console.error("fault proxy:", error);
+      request.socket.destroy();
     });
   });
-  // Never close an idle client socket while a test runs: a client reusing a socket the server closes at
-  // that moment sees a reset that never reached the plan, and request counts would drift by luck.
-  server.keepAliveTimeout = 0;
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
   const endpoint = `http://127.0.0.1:${port}${target.pathname.replace(/\/$/, "")}`;
   const connectionString = withTableEndpoint(targetConnectionString, endpoint);
 
@@ -163,11 +117,8 @@ export async function startFaultProxy(
     },
     close() {
       closing = true;
-      return new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        for (const socket of sockets) socket.destroy();
-        upstream.destroy();
-      });
+      upstream.agent.destroy();
+      return close();
     },
   };
 }
@@ -251,14 +202,6 @@ function sendFault(response: ServerResponse, kind: Exclude<FaultKind, "reset" | 
   if (kind === "busyRetryAfter") headers["retry-after"] = String(RETRY_AFTER_SECONDS);
   response.writeHead(status, headers);
   response.end(body);
-}
-
-function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const result: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name)) result[name] = value;
-  }
-  return result;
 }
 
 function tableEndpointOf(connectionString: string): string {

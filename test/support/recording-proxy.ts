@@ -5,15 +5,9 @@
  * forwards byte for byte and never alters an answer. One proxy per endpoint of a connection string:
  * the TableEndpoint always, the BlobEndpoint when there is one (large values).
  */
-import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type ServerResponse,
-} from "node:http";
-import type { Socket } from "node:net";
+import { Agent, type IncomingHttpHeaders } from "node:http";
 import { classifyRequest } from "./fault-proxy.js";
+import { endToEnd, forwardRequest, listenLoopback } from "./loopback-proxy.js";
 
 /** One operation of a `$batch` changeset. */
 export interface BatchOperation {
@@ -46,8 +40,6 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer"]);
-
 /** Starts a recording proxy in front of each endpoint of `targetConnectionString`. */
 export async function startRecordingProxy(targetConnectionString: string): Promise<RecordingProxy> {
   const requests: WireRequest[] = [];
@@ -78,70 +70,25 @@ export async function startRecordingProxy(targetConnectionString: string): Promi
 type Recorder = (method: string, url: string, headers: IncomingHttpHeaders, body: Buffer) => void;
 
 async function proxy(target: URL, record: Recorder): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const upstream = new Agent({ keepAlive: true, maxSockets: 64 });
-  const sockets = new Set<Socket>();
-  const forward = (
-    method: string | undefined,
-    path: string | undefined,
-    headers: IncomingHttpHeaders,
-    body: Buffer,
-    response: ServerResponse,
-    reuse: boolean,
-  ): void => {
-    const outgoing = httpRequest(
-      {
-        host: target.hostname,
-        port: Number(target.port || 80),
-        method,
-        path,
-        headers: endToEnd(headers),
-        agent: upstream,
-      },
+  const upstream = { target, agent: new Agent({ keepAlive: true, maxSockets: 64 }) };
+  const { port, close } = await listenLoopback((request, response, body) => {
+    const { method, url: path, headers } = request;
+    // Recorded on arrival: the order the client sent them in.
+    record(method ?? "GET", path ?? "/", headers, body);
+    forwardRequest(upstream, { method, path, headers, body }).then(
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
         answer.pipe(response);
       },
+      () => response.socket?.destroy(),
     );
-    outgoing.on("error", (error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the service closed meanwhile: the request never reached it, send it once
-      // more (the client must not retry: it would be recorded twice).
-      if (reuse && outgoing.reusedSocket && error.code === "ECONNRESET") {
-        forward(method, path, headers, body, response, false);
-      } else {
-        response.socket?.destroy();
-      }
-    });
-    outgoing.end(body);
-  };
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const body = Buffer.concat(chunks);
-      // Recorded on arrival: the order the client sent them in.
-      record(request.method ?? "GET", request.url ?? "/", request.headers, body);
-      forward(request.method, request.url, request.headers, body, response, true);
-    });
   });
-  server.keepAliveTimeout = 0;
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
   return {
     endpoint: `http://127.0.0.1:${port}${target.pathname.replace(/\/$/, "")}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        for (const socket of sockets) socket.destroy();
-        upstream.destroy();
-      }),
+    close: () => {
+      upstream.agent.destroy();
+      return close();
+    },
   };
 }
 
@@ -227,14 +174,6 @@ function blobRequest(method: string, url: string): WireRequest {
     partitionKey: undefined,
     rowKey: undefined,
   };
-}
-
-function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const result: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name)) result[name] = value;
-  }
-  return result;
 }
 
 function endpointOf(connectionString: string, name: string): string | undefined {
