@@ -1,5 +1,5 @@
-import type { PlanStep, RenderedPlan, WritePlan } from "../../core/write-plan.js";
-import { renderPlan } from "../../core/write-plan.js";
+import type { PlanCommit, PlanStep, RenderedPlan, StepTarget } from "../../core/write-plan.js";
+import { renderPlan, runPlan } from "../../core/write-plan.js";
 import { containerOf } from "../../large/large-reference.js";
 import { largeColumnsOf } from "../../large/large-values.js";
 import type { PlannedStep, StepOp } from "./eventual-transaction.js";
@@ -28,7 +28,7 @@ export interface EventualPlanStep {
   uploads?: { container: string; fields: readonly string[] } | undefined;
 }
 
-/** What running the plan does; absent, the plan is only rendered. */
+/** What running the plan does (`runEventualPlan`). */
 export interface EventualWork<R> {
   /** Reads the version step `index` is conditional on. */
   read(index: number): Promise<void>;
@@ -43,6 +43,30 @@ export interface EventualWork<R> {
 }
 
 /**
+ * What a step of the plan asks the executor to do (`EventualWork`): read step `index`'s version,
+ * upload the values (the first upload step sends them all), record or remove the intent. `none`: the
+ * step's request is sent by an earlier one.
+ */
+export type EventualAction =
+  | { kind: "read"; index: number }
+  | { kind: "upload" }
+  | { kind: "record" }
+  | { kind: "complete" }
+  | { kind: "none" };
+
+/** A step of an eventual plan: its request, and the action that sends it. */
+export interface EventualStep extends StepTarget {
+  readonly action: EventualAction;
+}
+
+/** The plan of one eventual transaction: data, rendered by `renderPlan` and run by `runEventualPlan`. */
+export interface EventualPlan {
+  before: EventualStep[];
+  commit: PlanCommit<unknown>;
+  after: EventualStep[];
+}
+
+/**
  * The plan of one eventual transaction (`db.eventually`), or of its replay by `db.repair()`
  * (`recorded`: the intent exists, and the versions and uploads it names were settled before it).
  * Before: the versions read, the large values uploaded, the intent recorded; none of them is
@@ -52,14 +76,13 @@ export interface EventualWork<R> {
  * placed at the intent, in the intents table and the intent's partition: the intent is what makes
  * the steps one transaction (repair replays them from it). After: the intent removed.
  */
-export function eventualPlan<R>(
+export function eventualPlan(
   intent: IntentPlace,
   steps: readonly EventualPlanStep[],
   recorded: boolean,
-  work?: EventualWork<R>,
-): WritePlan<R> {
-  const before: PlanStep[] = [];
-  steps.forEach((step, i) => {
+): EventualPlan {
+  const before: EventualStep[] = [];
+  steps.forEach((step, index) => {
     if (step.read === undefined) return;
     const { table, partitionKey, rowKey } = step;
     before.push({
@@ -67,15 +90,15 @@ export function eventualPlan<R>(
       table,
       partitionKey,
       rowKey,
-      run: work && (() => work.read(i)),
+      action: { kind: "read", index },
     });
   });
   // One step per value, all sent together by the first (as a single write's uploads).
   let uploads = 0;
   for (const step of steps) {
     for (const field of step.uploads?.fields ?? []) {
-      const run = uploads++ === 0 ? work && (() => work.upload()) : undefined;
-      before.push({ request: `putBlob (${field})`, table: step.uploads?.container ?? "", run });
+      const action: EventualAction = { kind: uploads++ === 0 ? "upload" : "none" };
+      before.push({ request: `putBlob (${field})`, table: step.uploads?.container ?? "", action });
     }
   }
   const place = {
@@ -83,17 +106,35 @@ export function eventualPlan<R>(
     ...(intent.partitionKey === undefined ? {} : { partitionKey: intent.partitionKey }),
     ...(intent.rowKey === undefined ? {} : { rowKey: intent.rowKey }),
   };
-  if (!recorded) before.push({ request: "insert intent", ...place, run: work && (() => work.record()) });
+  if (!recorded) before.push({ request: "insert intent", ...place, action: { kind: "record" } });
   return {
     before,
     commit: {
       request: "eventual steps",
       ...place,
       operations: steps.map((step) => ({ kind: step.op, rowKey: step.rowKey })),
-      send: work && (() => work.apply()),
     },
-    after: [{ request: "delete intent", ...place, run: work && (() => work.complete()) }],
+    after: [{ request: "delete intent", ...place, action: { kind: "complete" } }],
   };
+}
+
+/** Runs an eventual plan: each step's action done by `work`, the commit as `work.apply()` (`runPlan`'s order). */
+export function runEventualPlan<R>(plan: EventualPlan, work: EventualWork<R>): Promise<R> {
+  const bound = (step: EventualStep): PlanStep => {
+    const { action } = step;
+    const run =
+      action.kind === "read"
+        ? () => work.read(action.index)
+        : action.kind === "none"
+          ? undefined
+          : () => work[action.kind]();
+    return { ...step, run };
+  };
+  return runPlan({
+    before: plan.before.map(bound),
+    commit: { ...plan.commit, send: () => work.apply() },
+    after: plan.after.map(bound),
+  });
 }
 
 /**

@@ -1,10 +1,9 @@
 import { ValidationError } from "../../../errors.js";
-import { runPlan } from "../../core/write-plan.js";
 import { MAX_REPLAY_ATTEMPTS } from "../../index/index-repairer.js";
 import { containerOf, parseReference } from "../../large/large-reference.js";
 import { applyStep } from "./apply-step.js";
 import { type EventualIntent, EventualLog, recordedAt } from "./eventual-log.js";
-import { type EventualWork, eventualPlan } from "./eventual-plan.js";
+import { type EventualWork, eventualPlan, runEventualPlan } from "./eventual-plan.js";
 import type { EventualDeps } from "./run-eventually.js";
 
 /** How long a repairer's claim on an intent keeps other repairers away. */
@@ -134,7 +133,7 @@ async function replay(
     },
     complete: () => log.complete(intent, intent.etag),
   };
-  await runPlan(eventualPlan(place, steps, true, work));
+  await runEventualPlan(eventualPlan(place, steps, true), work);
 }
 
 /** The blobs an intent's steps point at, as `<container>/<blob name>` (large columns are recorded as references). */

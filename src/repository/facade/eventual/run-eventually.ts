@@ -2,7 +2,6 @@ import { type EventualStepConflict, EventualStepError, ValidationError } from ".
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
 import type { Backend, BlobSealing, Limited, Requests, TableNaming } from "../../core/requests.js";
-import { runPlan } from "../../core/write-plan.js";
 import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
@@ -10,7 +9,7 @@ import type { Repository } from "../repository.js";
 import { applyStep, type StepOutcome } from "./apply-step.js";
 import { readEntityRow } from "./entity-row.js";
 import { type EventualIntent, EventualLog, intentShard, payloadOf } from "./eventual-log.js";
-import { type EventualWork, eventualPlan, plannedSteps } from "./eventual-plan.js";
+import { type EventualWork, eventualPlan, plannedSteps, runEventualPlan } from "./eventual-plan.js";
 import type { EventualTransaction, PlannedStep } from "./eventual-transaction.js";
 import type { RecordedStep } from "./recorded-step.js";
 import { encodeWire } from "./wire-json.js";
@@ -124,7 +123,7 @@ export async function runEventually(deps: EventualDeps, tx: EventualTransaction)
   };
   const planned = plannedSteps(steps, (i) => large[i]?.uploads.map((upload) => upload.field) ?? []);
   // No before-step is abandoned: after the intent, a failure (a fault, an unknown outcome) leaves it for repair.
-  const { outcomes, conflicts } = await runPlan(eventualPlan(place, planned, false, work));
+  const { outcomes, conflicts } = await runEventualPlan(eventualPlan(place, planned, false), work);
   const [first, ...rest] = conflicts;
   if (first) throw new EventualStepError([first, ...rest]);
   return { outcomes };
