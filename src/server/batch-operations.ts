@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { TransactionAction, WriteMode } from "../store/table-store.js";
+import type { EntityRecord } from "../store/served-store.js";
+import type { TransactionAction, WriteMode, WriteResult } from "../store/table-store.js";
 import { type BatchOperation, boundaryOf, parseBatch } from "./batch-body.js";
 import { getEntity, readBack } from "./entity-operations.js";
 import { metadataLevel, type RenderContext, readEntityBody } from "./odata-entity.js";
@@ -43,92 +44,156 @@ export async function submitBatch(service: ServiceContext, call: Call): Promise<
   const operations = batch.operations;
   const batchId = randomUUID();
   const changesetId = randomUUID();
-  const planned: { action: TransactionAction; table: string }[] = [];
+  try {
+    const changeset = planChangeset(service, call, operations);
+    const { submitted, created } = submitChangeset(service, changeset, operations);
+    const results = await submitted;
+    const parts = changesetParts(service, changesetId, operations, changeset.steps, results, created);
+    return batchAnswer(batchId, changesetId, parts);
+  } catch (error) {
+    return failedChangeset(batchId, changesetId, error);
+  }
+}
+
+/** One changeset operation as the action it sends to its table. */
+interface BatchStep {
+  table: string;
+  action: TransactionAction;
+}
+
+/** A changeset's steps, all on one table and one partition. */
+interface PlannedChangeset {
+  table: string;
+  partitionKey: string;
+  steps: BatchStep[];
+}
+
+/**
+ * Parses and checks each operation in order (its SAS permission, then one table and one partition
+ * for all); a failure names the operation's index.
+ */
+function planChangeset(
+  service: ServiceContext,
+  call: Call,
+  operations: readonly BatchOperation[],
+): PlannedChangeset {
+  const steps: BatchStep[] = [];
   let table: string | undefined;
   let partitionKey: string | undefined;
-  try {
-    for (let index = 0; index < operations.length; index++) {
-      try {
-        const step = batchAction(service, operations[index] as BatchOperation);
-        const keys = step.action.kind === "delete" ? step.action : step.action.entity;
-        if (call.grant !== undefined) {
-          authorize(call.grant, {
-            kind: "entity",
-            table: step.table,
-            verb: SAS_VERBS[step.action.kind],
-            partitionKey: keys.partitionKey,
-            rowKey: keys.rowKey,
-          });
-        }
-        if (table !== undefined && step.table !== table && step.table.toLowerCase() !== table.toLowerCase()) {
-          throw badRequest("InvalidInput", "all operations of a batch must address one table");
-        }
-        if (partitionKey !== undefined && keys.partitionKey !== partitionKey) {
-          throw badRequest(
-            "CommandsInBatchActOnDifferentPartitions",
-            "all operations of a batch must share one PartitionKey",
-          );
-        }
-        table = step.table;
-        partitionKey = keys.partitionKey;
-        planned.push(step);
-      } catch (error) {
-        throw new IndexedFailure(index, error);
+  for (let index = 0; index < operations.length; index++) {
+    try {
+      const step = batchAction(service, operations[index] as BatchOperation);
+      const keys = step.action.kind === "delete" ? step.action : step.action.entity;
+      if (call.grant !== undefined) {
+        authorize(call.grant, {
+          kind: "entity",
+          table: step.table,
+          verb: SAS_VERBS[step.action.kind],
+          partitionKey: keys.partitionKey,
+          rowKey: keys.rowKey,
+        });
       }
+      if (table !== undefined && step.table !== table && step.table.toLowerCase() !== table.toLowerCase()) {
+        throw badRequest("InvalidInput", "all operations of a batch must address one table");
+      }
+      if (partitionKey !== undefined && keys.partitionKey !== partitionKey) {
+        throw badRequest(
+          "CommandsInBatchActOnDifferentPartitions",
+          "all operations of a batch must share one PartitionKey",
+        );
+      }
+      table = step.table;
+      partitionKey = keys.partitionKey;
+      steps.push(step);
+    } catch (error) {
+      throw new IndexedFailure(index, error);
     }
-    if (table === undefined || partitionKey === undefined)
-      throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
-    // The body was judged by its bytes as received (table-service.ts): not sized again as the SDK would write it.
-    const submitted = service.store.submitReceivedTransaction(
-      table,
-      partitionKey,
-      planned.map((p) => p.action),
-    );
-    // An insert sent without `Prefer: return-no-content` is answered 201 with the entity, as a single
-    // insert is ("Performing entity group transactions": its sample answers 201 Created with the
-    // entity). The records are read in the same synchronous step as the write, before any other request.
-    const created = planned.map((step, i) =>
-      step.action.kind === "insert" && !prefersNoContent(operations[i]?.header("prefer"))
-        ? readBack(service, step.table, step.action.entity)
-        : undefined,
-    );
-    const results = await submitted;
-    // Every part starts alike: its MIME header is written once per batch.
-    const start = partStart(changesetId);
-    let changeset = "";
-    for (let i = 0; i < planned.length; i++) {
-      const { action, table } = planned[i] as (typeof planned)[number];
-      const record = created[i];
-      const etag = `ETag: ${results[i]?.etag ?? ""}\r\n`;
-      if (action.kind !== "insert") {
-        changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n`;
-        changeset += action.kind === "delete" ? "\r\n" : `${etag}\r\n`;
-        continue;
-      }
-      const { partitionKey, rowKey } = action.entity;
-      const location = `${service.base}/${entityPath(table, partitionKey, rowKey)}`;
-      const where = `Location: ${location}\r\nDataServiceId: ${location}\r\n`;
-      if (record === undefined) {
-        changeset += `${start}HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n${etag}${where}Preference-Applied: return-no-content\r\n\r\n`;
-        continue;
-      }
-      const operation = operations[i] as BatchOperation;
-      const context: RenderContext = {
-        level: metadataLevel(operation.header("accept"), formatOf(operation.url)),
-        base: service.base,
-        account: service.account.name,
-        table,
-      };
-      const json = service.json.write(record, context, undefined, true);
-      changeset += `${start}HTTP/1.1 201 Created\r\nDataServiceVersion: 3.0;\r\nContent-Type: ${jsonType(context.level)}\r\n${etag}${where}Preference-Applied: return-content\r\n\r\n${json}\r\n`;
-    }
-    return batchAnswer(batchId, changesetId, changeset);
-  } catch (error) {
-    const failure = error instanceof IndexedFailure ? indexed(error) : toFailure(error);
-    const json = errorBody(failure, randomUUID(), new Date());
-    const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
-    return batchAnswer(batchId, changesetId, partStart(changesetId) + part);
   }
+  if (table === undefined || partitionKey === undefined)
+    throw new IndexedFailure(0, badRequest("InvalidInput", "a batch needs at least one operation"));
+  return { table, partitionKey, steps };
+}
+
+/**
+ * Submits the changeset, and reads back the entities its inserts answer with in the same
+ * synchronous step as the write, before any other request.
+ */
+function submitChangeset(
+  service: ServiceContext,
+  changeset: PlannedChangeset,
+  operations: readonly BatchOperation[],
+): { submitted: Promise<WriteResult[]>; created: Array<EntityRecord | undefined> } {
+  // The body was judged by its bytes as received (table-service.ts): not sized again as the SDK would write it.
+  const submitted = service.store.submitReceivedTransaction(
+    changeset.table,
+    changeset.partitionKey,
+    changeset.steps.map((p) => p.action),
+  );
+  // An insert sent without `Prefer: return-no-content` is answered 201 with the entity, as a single
+  // insert is ("Performing entity group transactions": its sample answers 201 Created with the
+  // entity).
+  const created = changeset.steps.map((step, i) =>
+    step.action.kind === "insert" && !prefersNoContent(operations[i]?.header("prefer"))
+      ? readBack(service, step.table, step.action.entity)
+      : undefined,
+  );
+  return { submitted, created };
+}
+
+/** The changeset's response parts, one per operation in order. */
+function changesetParts(
+  service: ServiceContext,
+  changesetId: string,
+  operations: readonly BatchOperation[],
+  steps: readonly BatchStep[],
+  results: readonly WriteResult[],
+  created: ReadonlyArray<EntityRecord | undefined>,
+): string {
+  // Every part starts alike: its MIME header is written once per batch.
+  const start = partStart(changesetId);
+  let changeset = "";
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as BatchStep;
+    const etag = `ETag: ${results[i]?.etag ?? ""}\r\n`;
+    changeset += start + stepResponse(service, step, operations[i] as BatchOperation, etag, created[i]);
+  }
+  return changeset;
+}
+
+/** One operation's HTTP response: 204 for an update or delete; for an insert 204, or 201 with the entity. */
+function stepResponse(
+  service: ServiceContext,
+  { action, table }: BatchStep,
+  operation: BatchOperation,
+  etag: string,
+  record: EntityRecord | undefined,
+): string {
+  if (action.kind !== "insert") {
+    const end = action.kind === "delete" ? "\r\n" : `${etag}\r\n`;
+    return `HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n${end}`;
+  }
+  const { partitionKey, rowKey } = action.entity;
+  const location = `${service.base}/${entityPath(table, partitionKey, rowKey)}`;
+  const where = `Location: ${location}\r\nDataServiceId: ${location}\r\n`;
+  if (record === undefined) {
+    return `HTTP/1.1 204 No Content\r\nDataServiceVersion: 3.0;\r\n${etag}${where}Preference-Applied: return-no-content\r\n\r\n`;
+  }
+  const context: RenderContext = {
+    level: metadataLevel(operation.header("accept"), formatOf(operation.url)),
+    base: service.base,
+    account: service.account.name,
+    table,
+  };
+  const json = service.json.write(record, context, undefined, true);
+  return `HTTP/1.1 201 Created\r\nDataServiceVersion: 3.0;\r\nContent-Type: ${jsonType(context.level)}\r\n${etag}${where}Preference-Applied: return-content\r\n\r\n${json}\r\n`;
+}
+
+/** A changeset that failed: one part with the failure, its message naming the operation's index. */
+function failedChangeset(batchId: string, changesetId: string, error: unknown): Answer {
+  const failure = error instanceof IndexedFailure ? indexed(error) : toFailure(error);
+  const json = errorBody(failure, randomUUID(), new Date());
+  const part = `HTTP/1.1 ${failure.status} ${statusText(failure.status)}\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n${json}\r\n`;
+  return batchAnswer(batchId, changesetId, partStart(changesetId) + part);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { ipInRange, normalizeIp, parseIpRange } from "./ip-range.js";
+import { type IpRange, ipInRange, normalizeIp, parseIpRange } from "./ip-range.js";
 import { AUTHENTICATION_FAILED, ServiceFailureError } from "./service-error.js";
 import { type AccountCredentials, secretKey } from "./shared-key.js";
 import { type AccessPolicy, parseSasTime } from "./table-acl.js";
@@ -73,93 +73,152 @@ const SAS_FIELDS = [
  * `authorize` checks each operation against it.
  */
 export function checkSas(account: AccountCredentials, query: URLSearchParams, context: SasContext): SasGrant {
+  const token = readToken(query);
+  const { toSign, grant } =
+    query.get("tn") !== null ? signedTableSas(account, token) : signedAccountSas(account, token);
+  checkSignature(account, toSign, token.sig);
+  const terms = completeFromPolicy(token, grant, context);
+  checkTimeWindow(terms, context.now);
+  checkSource(token, context);
+  return { ...grant, permissions: terms.permissions };
+}
+
+/** The token's fields a check reads again after its well-formedness is settled. */
+interface SasToken {
+  readonly query: URLSearchParams;
+  readonly sig: string;
+  readonly version: string;
+  readonly protocol: string;
+  readonly ipRange: IpRange | undefined;
+  readonly start: string;
+  readonly expiry: string;
+}
+
+/** The string a SAS signs and what the token grants once its signature matches. */
+interface SignedSas {
+  readonly toSign: string;
+  readonly grant: SasGrant;
+}
+
+/** Start, expiry and permissions from the token, completed by a stored access policy. */
+interface SasTerms {
+  readonly start: string | undefined;
+  readonly expiry: string;
+  readonly permissions: string;
+}
+
+/** A field of the token; an absent one reads as empty, as it is signed. */
+function field(query: URLSearchParams, name: string): string {
+  return query.get(name) ?? "";
+}
+
+/** Refuses a token that is not well formed, before its signature is checked. */
+function readToken(query: URLSearchParams): SasToken {
   // A SAS field given twice has no single signed value (`sig=a&sig=b` must not pass on the first one).
   for (const name of SAS_FIELDS) {
     if (query.getAll(name).length > 1) throw refused("AuthenticationFailed", `the SAS repeats '${name}'`);
   }
-  const get = (name: string) => query.get(name) ?? "";
   const sig = query.get("sig");
-  const version = get("sv");
+  const version = field(query, "sv");
   if (sig === null || version === "") throw refused("AuthenticationFailed", "the SAS lacks sig or sv");
   for (const name of NON_EMPTY) {
-    if (query.has(name) && get(name).trim() === "")
+    if (query.has(name) && field(query, name).trim() === "")
       throw refused("AuthenticationFailed", `${name} is optional but cannot be empty`);
   }
-  const protocol = get("spr");
+  const protocol = field(query, "spr");
   if (protocol !== "" && protocol !== "https" && protocol !== "https,http" && protocol !== "http,https") {
     throw refused("AuthenticationFailed", "spr must be https or https,http");
   }
-  const ipRange = query.has("sip") ? parseIpRange(get("sip")) : undefined;
-  const start = get("st");
-  const expiry = get("se");
-  let toSign: string;
-  let grant: SasGrant;
-  const table = query.get("tn");
-  if (table !== null) {
-    toSign = [
-      get("sp"),
-      start,
-      expiry,
-      `/table/${account.name}/${table.toLowerCase()}`,
-      get("si"),
-      get("sip"),
-      protocol,
-      version,
-      get("spk"),
-      get("srk"),
-      get("epk"),
-      get("erk"),
-    ].join("\n");
-    grant = {
-      kind: "table",
-      permissions: get("sp"),
-      table: table.toLowerCase(),
-      ...optional("startPartitionKey", query.get("spk")),
-      ...optional("startRowKey", query.get("srk")),
-      ...optional("endPartitionKey", query.get("epk")),
-      ...optional("endRowKey", query.get("erk")),
-    };
-  } else {
-    // A table SAS must name its table ("tn: Required"); without it the token can only be an account
-    // SAS, and those cannot name a stored access policy.
-    if (query.has("si"))
-      throw refused(
-        "AuthenticationFailed",
-        "a table SAS must name its table (tn); an account SAS cannot name a stored access policy (si)",
-      );
-    if (!get("ss").includes("t"))
-      throw refused("AuthorizationServiceMismatch", "the account SAS does not cover the table service");
-    toSign = [
-      account.name,
-      get("sp"),
-      get("ss"),
-      get("srt"),
-      start,
-      expiry,
-      get("sip"),
-      protocol,
-      version,
-      "",
-    ].join("\n");
-    grant = { kind: "account", permissions: get("sp"), resourceTypes: get("srt") };
-  }
+  const ipRange = query.has("sip") ? parseIpRange(field(query, "sip")) : undefined;
+  return { query, sig, version, protocol, ipRange, start: field(query, "st"), expiry: field(query, "se") };
+}
+
+/** A table SAS (`tn` given): its string-to-sign and the table and key range it grants. */
+function signedTableSas(account: AccountCredentials, token: SasToken): SignedSas {
+  const { query } = token;
+  const table = field(query, "tn").toLowerCase();
+  const toSign = [
+    field(query, "sp"),
+    token.start,
+    token.expiry,
+    `/table/${account.name}/${table}`,
+    field(query, "si"),
+    field(query, "sip"),
+    token.protocol,
+    token.version,
+    field(query, "spk"),
+    field(query, "srk"),
+    field(query, "epk"),
+    field(query, "erk"),
+  ].join("\n");
+  const grant: SasGrant = {
+    kind: "table",
+    permissions: field(query, "sp"),
+    table,
+    ...optional("startPartitionKey", query.get("spk")),
+    ...optional("startRowKey", query.get("srk")),
+    ...optional("endPartitionKey", query.get("epk")),
+    ...optional("endRowKey", query.get("erk")),
+  };
+  return { toSign, grant };
+}
+
+/** An account SAS (no `tn`): its string-to-sign and the resource types it grants. */
+function signedAccountSas(account: AccountCredentials, token: SasToken): SignedSas {
+  const { query } = token;
+  // A table SAS must name its table ("tn: Required"); without it the token can only be an account
+  // SAS, and those cannot name a stored access policy.
+  if (query.has("si"))
+    throw refused(
+      "AuthenticationFailed",
+      "a table SAS must name its table (tn); an account SAS cannot name a stored access policy (si)",
+    );
+  if (!field(query, "ss").includes("t"))
+    throw refused("AuthorizationServiceMismatch", "the account SAS does not cover the table service");
+  const toSign = [
+    account.name,
+    field(query, "sp"),
+    field(query, "ss"),
+    field(query, "srt"),
+    token.start,
+    token.expiry,
+    field(query, "sip"),
+    token.protocol,
+    token.version,
+    "",
+  ].join("\n");
+  return {
+    toSign,
+    grant: { kind: "account", permissions: field(query, "sp"), resourceTypes: field(query, "srt") },
+  };
+}
+
+/** Compares the signature with the account key's HMAC of `toSign`, in constant time. */
+function checkSignature(account: AccountCredentials, toSign: string, sig: string): void {
   const expected = createHmac("sha256", secretKey(account)).update(toSign, "utf8").digest();
   const given = Buffer.from(sig, "base64");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw refused("AuthenticationFailed", "the SAS signature does not match");
   }
-  // Fields from the token, completed by the stored access policy a table SAS names.
-  let startText: string | undefined = start === "" ? undefined : start;
-  let expiryText: string | undefined = expiry === "" ? undefined : expiry;
-  let permissions: string | undefined = query.has("sp") ? get("sp") : undefined;
+}
+
+/**
+ * The token's start, expiry and permissions, completed by the stored access policy a table SAS names
+ * (a field given by both is refused); expiry and permissions must come from one or the other.
+ */
+function completeFromPolicy(token: SasToken, grant: SasGrant, context: SasContext): SasTerms {
+  const { query } = token;
+  let start: string | undefined = token.start === "" ? undefined : token.start;
+  let expiry: string | undefined = token.expiry === "" ? undefined : token.expiry;
+  let permissions: string | undefined = query.has("sp") ? field(query, "sp") : undefined;
   const id = query.get("si");
   if (id !== null && grant.kind === "table") {
     const policy = context.policy(grant.table as string, id);
     if (policy === undefined)
       throw refused("AuthenticationFailed", "SAS identifier cannot be found for specified signed identifier");
     if (
-      (startText !== undefined && policy.start !== undefined) ||
-      (expiryText !== undefined && policy.expiry !== undefined) ||
+      (start !== undefined && policy.start !== undefined) ||
+      (expiry !== undefined && policy.expiry !== undefined) ||
       (permissions !== undefined && policy.permission !== undefined)
     ) {
       throw refused(
@@ -167,42 +226,50 @@ export function checkSas(account: AccountCredentials, query: URLSearchParams, co
         "Access policy fields can be associated with signature or SAS identifier but not both",
       );
     }
-    startText ??= policy.start;
-    expiryText ??= policy.expiry;
+    start ??= policy.start;
+    expiry ??= policy.expiry;
     permissions ??= policy.permission;
   }
-  if (expiryText === undefined)
+  if (expiry === undefined)
     throw refused("AuthenticationFailed", "Signed expiry must be specified in signature or SAS identifier");
   if (permissions === undefined)
     throw refused(
       "AuthenticationFailed",
       "Signed permission must be specified in signature or SAS identifier",
     );
-  const startMs = startText === undefined ? undefined : parseSasTime(startText)?.ms;
-  const expiryMs = parseSasTime(expiryText)?.ms;
-  if (expiryMs === undefined || (startText !== undefined && startMs === undefined)) {
+  return { start, expiry, permissions };
+}
+
+/** Refuses malformed or inverted times, and a request outside the window [start, expiry). */
+function checkTimeWindow(terms: SasTerms, now: number): void {
+  const startMs = terms.start === undefined ? undefined : parseSasTime(terms.start)?.ms;
+  const expiryMs = parseSasTime(terms.expiry)?.ms;
+  if (expiryMs === undefined || (terms.start !== undefined && startMs === undefined)) {
     throw refused("AuthenticationFailed", "Signature fields not well formed.");
   }
   if (startMs !== undefined && startMs >= expiryMs)
     throw refused("AuthenticationFailed", "Signed expiry time has to be after signed start time");
   // The window is [start, expiry): valid from the start instant, no longer at the expiry instant.
-  if ((startMs !== undefined && context.now < startMs) || context.now >= expiryMs)
+  if ((startMs !== undefined && now < startMs) || now >= expiryMs)
     throw refused("AuthenticationFailed", "Signature not valid in the specified time frame");
-  if (ipRange !== undefined && !ipInRange(context.clientAddress, ipRange)) {
+}
+
+/** Refuses a client outside the token's address range (`sip`), or plain HTTP for `spr=https`. */
+function checkSource(token: SasToken, context: SasContext): void {
+  if (token.ipRange !== undefined && !ipInRange(context.clientAddress, token.ipRange)) {
     throw new ServiceFailureError(
       403,
       "AuthorizationSourceIPMismatch",
       `This request is not authorized to perform this operation using this source IP ${normalizeIp(context.clientAddress) ?? ""}.`,
     );
   }
-  if (protocol === "https" && !context.https) {
+  if (token.protocol === "https" && !context.https) {
     throw new ServiceFailureError(
       403,
       "AuthorizationProtocolMismatch",
       "This request is not authorized to perform this operation using this protocol.",
     );
   }
-  return { ...grant, permissions };
 }
 
 /** Refuses an operation the grant does not cover (403, the service's codes). */

@@ -1,11 +1,11 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import { ValidationError } from "../errors.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
-import type { ServableStore } from "../store/served-store.js";
+import type { ServableStore, ServedStore } from "../store/served-store.js";
 import type { TableServerOAuth } from "./bearer-token.js";
 import { ExplorerGate, isLoopbackHost } from "./explorer/explorer-gate.js";
 import { TableService } from "./table-service.js";
@@ -86,6 +86,46 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   const port = options.port ?? 10002;
   const account = options.account ?? DEV_STORE_ACCOUNT;
   const key = options.key ?? DEV_STORE_KEY;
+  checkEndpoint(port, account, key);
+  const oauth = checkOAuth(options);
+  const served = servedStoreOf(options);
+  requireBoolean(options.skipApiVersionCheck, "skipApiVersionCheck", "server-skip-api-version-check");
+  const service = new TableService(
+    served,
+    { name: account, key: Buffer.from(key, "base64") },
+    { oauth, skipApiVersionCheck: options.skipApiVersionCheck },
+  );
+  requireBoolean(options.explorer, "explorer", "server-explorer");
+  const explorer =
+    (options.explorer ?? isLoopbackHost(host))
+      ? new ExplorerGate({ account, key: Buffer.from(key, "base64"), host })
+      : undefined;
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    // The explorer answers its page and refused calls; admitted calls go on to the Table service.
+    if (explorer?.intercept(req, res) === true) return;
+    void service.handle(req, res);
+  };
+  const server = await listen(options.tls, handler, port, host);
+  const chosen = (server.address() as AddressInfo).port;
+  const hostInUrl = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const protocol = options.tls === undefined ? "http" : "https";
+  const url = `${protocol}://${hostInUrl}:${chosen}/${account}`;
+  service.base = url;
+  return {
+    url,
+    port: chosen,
+    connectionString: `DefaultEndpointsProtocol=${protocol};AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
+    explorerUrl: explorer === undefined ? undefined : `${protocol}://${hostInUrl}:${chosen}/`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** Checks the port, the account name and the key (base64) the server answers with. */
+function checkEndpoint(port: number, account: string, key: string): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ValidationError(
       "server-port",
@@ -103,6 +143,10 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
   if (typeof key !== "string" || key === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
     throw new ValidationError("server-key", "startTableServer: key must be base64", { field: "key" });
   }
+}
+
+/** The OAuth mode, `"basic"` or none; it needs TLS. */
+function checkOAuth(options: TableServerOptions): TableServerOAuth | undefined {
   const oauth = options.oauth;
   if (oauth !== undefined && oauth !== "basic") {
     throw new ValidationError(
@@ -119,6 +163,11 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       { field: "oauth" },
     );
   }
+  return oauth;
+}
+
+/** The store to serve (the one given, or a new one), through the served-store port. */
+function servedStoreOf(options: TableServerOptions): ServedStore {
   if (options.store !== undefined && options.tableDeleteDelayMs !== undefined) {
     throw new ValidationError(
       "server-table-delete-delay",
@@ -136,36 +185,23 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       { field: "store" },
     );
   }
-  if (options.skipApiVersionCheck !== undefined && typeof options.skipApiVersionCheck !== "boolean") {
-    throw new ValidationError(
-      "server-skip-api-version-check",
-      "startTableServer: skipApiVersionCheck must be a boolean",
-      {
-        field: "skipApiVersionCheck",
-      },
-    );
+  return served;
+}
+
+function requireBoolean(value: unknown, field: string, code: string): void {
+  if (value !== undefined && typeof value !== "boolean") {
+    throw new ValidationError(code, `startTableServer: ${field} must be a boolean`, { field });
   }
-  const service = new TableService(
-    served,
-    { name: account, key: Buffer.from(key, "base64") },
-    { oauth, skipApiVersionCheck: options.skipApiVersionCheck },
-  );
-  if (options.explorer !== undefined && typeof options.explorer !== "boolean") {
-    throw new ValidationError("server-explorer", "startTableServer: explorer must be a boolean", {
-      field: "explorer",
-    });
-  }
-  const explorer =
-    (options.explorer ?? isLoopbackHost(host))
-      ? new ExplorerGate({ account, key: Buffer.from(key, "base64"), host })
-      : undefined;
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    // The explorer answers its page and refused calls; admitted calls go on to the Table service.
-    if (explorer?.intercept(req, res) === true) return;
-    void service.handle(req, res);
-  };
-  const server =
-    options.tls === undefined ? createServer(handler) : createTlsServer(tlsOptions(options.tls), handler);
+}
+
+/** Listens with HTTP, or HTTPS with `tls`; resolves once listening, rejects if it cannot. */
+async function listen(
+  tls: TableServerTls | undefined,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  port: number,
+  host: string,
+): Promise<Server> {
+  const server = tls === undefined ? createServer(handler) : createTlsServer(tlsOptions(tls), handler);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -174,22 +210,7 @@ export async function startTableServer(options: TableServerOptions = {}): Promis
       resolve();
     });
   });
-  const chosen = (server.address() as AddressInfo).port;
-  const hostInUrl = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
-  const protocol = options.tls === undefined ? "http" : "https";
-  const url = `${protocol}://${hostInUrl}:${chosen}/${account}`;
-  service.base = url;
-  return {
-    url,
-    port: chosen,
-    connectionString: `DefaultEndpointsProtocol=${protocol};AccountName=${account};AccountKey=${key};TableEndpoint=${url};`,
-    explorerUrl: explorer === undefined ? undefined : `${protocol}://${hostInUrl}:${chosen}/`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeIdleConnections();
-      }),
-  };
+  return server;
 }
 
 /** Checks the TLS option before anything listens: PEM text or bytes that Node's TLS accepts as a pair. */

@@ -1,3 +1,4 @@
+import type { TableTemplate } from "../../keys/table-template.js";
 import { quoteString } from "../../query/odata.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoreContinuation, StoredEntity, WireEntity } from "../../store/table-store.js";
@@ -88,131 +89,195 @@ export async function scanIndexes<T extends object>(
   model: EntityModel<T>,
   runner: Requests & TableNaming,
 ): Promise<IndexScan> {
-  const entityTables = model.tableTemplate
-    ? (await listPeriodTables(runner, model.tableTemplate)).map((t) => t.name)
-    : [runner.tableName(model.table)];
-  // Per table, the indexes keeping copies in it and the list indexes keeping index entities in it.
-  const indexTables = new Map<string, { copies: Set<string>; lists: Set<string> }>();
+  const entityTables = await physicalTables(runner, model);
+  const indexTables = await indexTablesOf(model, runner);
+  const scanner = new IndexScanner(model, runner);
+  for (const entityTable of entityTables)
+    await scanner.scanEntityTable(entityTable, indexTables.get(entityTable));
+  for (const [table, names] of indexTables) {
+    if (entityTables.includes(table)) continue;
+    await scanner.scanIndexTable(table, names);
+  }
+  return scanner.result();
+}
+
+/** The indexes keeping copies in a table and the list indexes keeping index entities in it. */
+interface TableIndexes {
+  copies: Set<string>;
+  lists: Set<string>;
+}
+
+/** The physical tables of an entity or index: its one table, or every existing period table. */
+async function physicalTables(
+  runner: Requests & TableNaming,
+  owner: { readonly table: string; readonly tableTemplate?: TableTemplate | undefined },
+): Promise<string[]> {
+  return owner.tableTemplate
+    ? (await listPeriodTables(runner, owner.tableTemplate)).map((t) => t.name)
+    : [runner.tableName(owner.table)];
+}
+
+/** Per table, the indexes writing to it (listed index by index, in the model's order). */
+async function indexTablesOf<T extends object>(
+  model: EntityModel<T>,
+  runner: Requests & TableNaming,
+): Promise<Map<string, TableIndexes>> {
+  const indexTables = new Map<string, TableIndexes>();
   for (const index of model.indexes.values()) {
-    const tables = index.tableTemplate
-      ? (await listPeriodTables(runner, index.tableTemplate)).map((t) => t.name)
-      : [runner.tableName(index.table)];
-    for (const table of tables) {
+    for (const table of await physicalTables(runner, index)) {
       const names = indexTables.get(table) ?? { copies: new Set<string>(), lists: new Set<string>() };
       (keepsCopies(index) ? names.copies : names.lists).add(index.name);
       indexTables.set(table, names);
     }
   }
-  const lists = new ListTally(model as EntityModel<object>);
+  return indexTables;
+}
 
-  const expected = new Map<string, Expected[]>();
-  const present = new Map<string, { ref: CopyRef; row: StoredEntity }>();
-  const entities = new Map<string, DriftingEntity>();
-  const entityOf = (table: string, partitionKey: string, rowKey: string): DriftingEntity => {
-    const key = entityKey(table, partitionKey, rowKey);
-    let entity = entities.get(key);
-    if (!entity) {
-      entity = { table, partitionKey, rowKey, refs: [] };
-      entities.set(key, entity);
+/** What one scan gathers table by table, and the drift it then judges. */
+class IndexScanner<T extends object> {
+  readonly #model: EntityModel<T>;
+  readonly #runner: Requests & TableNaming;
+  readonly #lists: ListTally;
+  /** Per copy ref key, the entities deriving that copy. */
+  readonly #expected = new Map<string, Expected[]>();
+  /** Per copy ref key, the copy row stored. */
+  readonly #present = new Map<string, { ref: CopyRef; row: StoredEntity }>();
+  readonly #entities = new Map<string, DriftingEntity>();
+  // Entities written by a newer version of the class: neither they nor their copies are judged here.
+  readonly #newer = new Set<string>();
+
+  constructor(model: EntityModel<T>, runner: Requests & TableNaming) {
+    this.#model = model;
+    this.#runner = runner;
+    this.#lists = new ListTally(model as EntityModel<object>);
+  }
+
+  /** Reads an entity table: its entities, and the copies and index entities stored beside them. */
+  async scanEntityTable(entityTable: string, tableIndexes: TableIndexes | undefined): Promise<void> {
+    const model = this.#model;
+    // A wide entity's rows are gathered into the whole entity (its copies derive from all its columns).
+    await scanTable(this.#runner, entityTable, undefined, model.wide, (row) => {
+      if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
+        this.#newer.add(entityKey(entityTable, row.partitionKey, row.rowKey));
+        this.#lists.newer(entityMember(model, this.#runner, entityTable, row.partitionKey, row.rowKey));
+      } else if (isEntityRowOf(model, row)) {
+        this.#expectFrom(entityTable, row);
+      } else if (tableIndexes && !this.#lists.collect(entityTable, tableIndexes.lists, row)) {
+        this.#collectCopy(entityTable, tableIndexes.copies, row);
+      }
+    });
+  }
+
+  /** Reads a table only indexes write to, just the rows of this type's indexes. */
+  async scanIndexTable(table: string, names: TableIndexes): Promise<void> {
+    const filter = [...names.copies, ...names.lists]
+      .map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`)
+      .join(" or ");
+    await scanTable(this.#runner, table, filter, false, (row) => {
+      if (!this.#lists.collect(table, names.lists, row)) this.#collectCopy(table, names.copies, row);
+    });
+  }
+
+  /** Records what an entity derives: its list memberships and its copies, and a copy list that disagrees. */
+  #expectFrom(entityTable: string, row: StoredEntity): void {
+    const model = this.#model;
+    const state = entityStateOf(model, this.#runner, row);
+    const member = entityMember(model, this.#runner, entityTable, row.partitionKey, row.rowKey);
+    for (const ref of state.refs)
+      if (!keepsCopies(model.indexes.get(ref.index))) this.#lists.expect(ref, member);
+    for (const ref of state.copies) {
+      const key = refKey(ref);
+      const claimants = this.#expected.get(key) ?? [];
+      claimants.push({
+        ref,
+        copy: buildCopy(model, state.wire, ref),
+        table: entityTable,
+        partitionKey: row.partitionKey,
+        rowKey: row.rowKey,
+      });
+      this.#expected.set(key, claimants);
     }
-    return entity;
-  };
-  const collectCopy = (table: string, names: ReadonlySet<string>, row: StoredEntity) => {
-    if (!isCopyRowOf(model, row, names)) return;
+    // A copy list that disagrees with the values: the next write would miss stale copies.
+    const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
+    if (recorded === undefined || !sameRefSet(recorded, state.refs))
+      this.#entityOf(entityTable, row.partitionKey, row.rowKey);
+  }
+
+  #collectCopy(table: string, names: ReadonlySet<string>, row: StoredEntity): void {
+    if (!isCopyRowOf(this.#model, row, names)) return;
     const ref: CopyRef = {
       index: String(row[COPY_INDEX_PROPERTY]),
       table,
       partitionKey: row.partitionKey,
       rowKey: row.rowKey,
     };
-    present.set(refKey(ref), { ref, row });
-  };
+    this.#present.set(refKey(ref), { ref, row });
+  }
 
-  // Entities written by a newer version of the class: neither they nor their copies are judged here.
-  const newer = new Set<string>();
-  for (const entityTable of entityTables) {
-    const entityTableIndexes = indexTables.get(entityTable);
-    // A wide entity's rows are gathered into the whole entity (its copies derive from all its columns).
-    await scanTable(runner, entityTable, undefined, model.wide, (row) => {
-      if (isEntityRowOf(model, row) && isNewerRow(model, row)) {
-        newer.add(entityKey(entityTable, row.partitionKey, row.rowKey));
-        lists.newer(entityMember(model, runner, entityTable, row.partitionKey, row.rowKey));
-      } else if (isEntityRowOf(model, row)) {
-        const state = entityStateOf(model, runner, row);
-        const member = entityMember(model, runner, entityTable, row.partitionKey, row.rowKey);
-        for (const ref of state.refs)
-          if (!keepsCopies(model.indexes.get(ref.index))) lists.expect(ref, member);
-        for (const ref of state.copies) {
-          const key = refKey(ref);
-          const claimants = expected.get(key) ?? [];
-          claimants.push({
-            ref,
-            copy: buildCopy(model, state.wire, ref),
-            table: entityTable,
-            partitionKey: row.partitionKey,
-            rowKey: row.rowKey,
-          });
-          expected.set(key, claimants);
+  #entityOf(table: string, partitionKey: string, rowKey: string): DriftingEntity {
+    const key = entityKey(table, partitionKey, rowKey);
+    let entity = this.#entities.get(key);
+    if (!entity) {
+      entity = { table, partitionKey, rowKey, refs: [] };
+      this.#entities.set(key, entity);
+    }
+    return entity;
+  }
+
+  /** The drift found, each list sorted, with the entities, unowned copies and lists to reconcile. */
+  result(): IndexScan {
+    const drift: IndexDrift = { missing: [], stale: [], orphans: [] };
+    this.#judgeExpected(drift);
+    const unowned = this.#judgeUnexpected(drift);
+    const verdict = this.#lists.verdict();
+    drift.missing.push(...verdict.missing);
+    drift.stale.push(...verdict.stale);
+    drift.orphans.push(...verdict.orphans);
+    drift.missing.sort(compareRefs);
+    drift.stale.sort(compareRefs);
+    drift.orphans.sort(compareRefs);
+    return { drift, entities: [...this.#entities.values()], unowned, lists: verdict.lists };
+  }
+
+  /** Each derived copy is `missing` without a row, `stale` when its row holds other values. */
+  #judgeExpected(drift: IndexDrift): void {
+    for (const [key, claimants] of this.#expected) {
+      const found = this.#present.get(key);
+      // Two entities deriving one key (a unique violation): the one the row names is compared, the others miss it.
+      const holder =
+        (found &&
+          claimants.find((c) => {
+            const owner = ownerOf(this.#model, this.#runner, found.ref.table, found.row);
+            return (
+              owner?.table === c.table && owner.partitionKey === c.partitionKey && owner.rowKey === c.rowKey
+            );
+          })) ??
+        claimants[0];
+      for (const claimant of claimants) {
+        if (found && claimant === holder) {
+          if (holdsCopy(claimant.copy, found.row)) continue;
+          drift.stale.push(claimant.ref);
+        } else {
+          drift.missing.push(claimant.ref);
         }
-        // A copy list that disagrees with the values: the next write would miss stale copies.
-        const recorded = decodeCopyRefs(row[COPY_REFS_PROPERTY]);
-        if (recorded === undefined || !sameRefSet(recorded, state.refs))
-          entityOf(entityTable, row.partitionKey, row.rowKey);
-      } else if (entityTableIndexes && !lists.collect(entityTable, entityTableIndexes.lists, row)) {
-        collectCopy(entityTable, entityTableIndexes.copies, row);
+        this.#entityOf(claimant.table, claimant.partitionKey, claimant.rowKey).refs.push(claimant.ref);
       }
-    });
-  }
-  for (const [table, names] of indexTables) {
-    if (entityTables.includes(table)) continue;
-    const filter = [...names.copies, ...names.lists]
-      .map((name) => `${COPY_INDEX_PROPERTY} eq ${quoteString(name)}`)
-      .join(" or ");
-    await scanTable(runner, table, filter, false, (row) => {
-      if (!lists.collect(table, names.lists, row)) collectCopy(table, names.copies, row);
-    });
-  }
-
-  const drift: IndexDrift = { missing: [], stale: [], orphans: [] };
-  const unowned: IndexScan["unowned"] = [];
-  for (const [key, claimants] of expected) {
-    const found = present.get(key);
-    // Two entities deriving one key (a unique violation): the one the row names is compared, the others miss it.
-    const holder =
-      (found &&
-        claimants.find((c) => {
-          const owner = ownerOf(model, runner, found.ref.table, found.row);
-          return (
-            owner?.table === c.table && owner.partitionKey === c.partitionKey && owner.rowKey === c.rowKey
-          );
-        })) ??
-      claimants[0];
-    for (const claimant of claimants) {
-      if (found && claimant === holder) {
-        if (holdsCopy(claimant.copy, found.row)) continue;
-        drift.stale.push(claimant.ref);
-      } else {
-        drift.missing.push(claimant.ref);
-      }
-      entityOf(claimant.table, claimant.partitionKey, claimant.rowKey).refs.push(claimant.ref);
     }
   }
-  for (const [key, { ref, row }] of present) {
-    if (expected.has(key)) continue;
-    const owner = ownerOf(model, runner, ref.table, row);
-    if (owner && newer.has(entityKey(owner.table, owner.partitionKey, owner.rowKey))) continue;
-    drift.orphans.push(ref);
-    if (owner) entityOf(owner.table, owner.partitionKey, owner.rowKey).refs.push(ref);
-    else unowned.push({ ref, etag: row.etag });
+
+  /** A copy row no entity derives is an `orphan` (unless its owner is newer); returns those naming no entity. */
+  #judgeUnexpected(drift: IndexDrift): IndexScan["unowned"] {
+    const unowned: IndexScan["unowned"] = [];
+    for (const [key, { ref, row }] of this.#present) {
+      if (this.#expected.has(key)) continue;
+      const owner = ownerOf(this.#model, this.#runner, ref.table, row);
+      if (owner && this.#newer.has(entityKey(owner.table, owner.partitionKey, owner.rowKey))) continue;
+      drift.orphans.push(ref);
+      if (owner) this.#entityOf(owner.table, owner.partitionKey, owner.rowKey).refs.push(ref);
+      else unowned.push({ ref, etag: row.etag });
+    }
+    return unowned;
   }
-  const verdict = lists.verdict();
-  drift.missing.push(...verdict.missing);
-  drift.stale.push(...verdict.stale);
-  drift.orphans.push(...verdict.orphans);
-  drift.missing.sort(compareRefs);
-  drift.stale.sort(compareRefs);
-  drift.orphans.sort(compareRefs);
-  return { drift, entities: [...entities.values()], unowned, lists: verdict.lists };
 }
 
 /** Reads every row of a table (optionally filtered), page by page. */

@@ -63,8 +63,38 @@ export function feedRowsNeeded(actions: readonly TransactionAction[], fed: reado
  * carry keys and versions only.
  */
 export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
-  const { state, actions, fed, partitionKey } = input;
-  const needed = feedRowsNeeded(actions, fed);
+  checkFeedRoom(input);
+  const changes = stampChanges(input);
+  const { journal, seq } = planJournal(input, changes);
+  const head = headAction(input.state, input.partitionKey, seq);
+  return {
+    actions: layOut(input, head, changes, journal),
+    first: 1,
+    count: input.actions.length,
+    journalRowKey: journal[0]?.rowKey ?? "",
+    versions: new Map(changes.entries.map((entry) => [entry.rowKey, entry.version])),
+  };
+}
+
+/** The caller's actions stamped with their versions, and the change rows they call for. */
+interface StampedChanges {
+  /** The caller's actions, each fed row stamped with its next version. */
+  written: TransactionAction[];
+  /** Per change, the entity it writes (undefined for a delete), for the journal row's copy. */
+  copies: Array<WireEntity | undefined>;
+  /** Per change, what its journal row records. */
+  entries: Array<{ kind: JournalKind; rowKey: string; version: number }>;
+  /** Per delete, its tombstone. */
+  tombstones: TransactionAction[];
+  /** The index in the caller's actions of each change, and of each delete. */
+  fedIndexes: number[];
+  deleteIndexes: number[];
+}
+
+/** Refuses, before anything is sent, a transaction its change rows would take over the service's operation limit. */
+function checkFeedRoom(input: FeedPlanInput): void {
+  const { actions } = input;
+  const needed = feedRowsNeeded(actions, input.fed);
   const total = actions.length + needed;
   if (total > input.limits.maxTransactionOperations) {
     throw new ValidationError(
@@ -72,107 +102,134 @@ export function planFeedTransaction(input: FeedPlanInput): FeedPlan {
       `a transaction of ${actions.length} operations on table ${input.table} needs ${needed} more for its change feed (a head, a journal row per change, a tombstone per delete): ${total} is over the service's ${input.limits.maxTransactionOperations} operations per entity group transaction`,
     );
   }
-  let seq = headSeq(state);
-  const written: TransactionAction[] = [];
-  const journal: WireEntity[] = [];
-  const tombstones: TransactionAction[] = [];
-  const copies: Array<WireEntity | undefined> = [];
-  const entries: Array<{ kind: JournalKind; rowKey: string; version: number }> = [];
-  const fedIndexes: number[] = [];
-  const deleteIndexes: number[] = [];
-  actions.forEach((action, i) => {
+}
+
+/** Stamps each fed row with its next version and notes its change (and a delete's tombstone), in the caller's order. */
+function stampChanges(input: FeedPlanInput): StampedChanges {
+  const { state, fed } = input;
+  const changes: StampedChanges = {
+    written: [],
+    copies: [],
+    entries: [],
+    tombstones: [],
+    fedIndexes: [],
+    deleteIndexes: [],
+  };
+  input.actions.forEach((action, i) => {
     if (!fed[i]) {
-      written.push(action);
+      changes.written.push(action);
       return;
     }
-    fedIndexes.push(i);
+    changes.fedIndexes.push(i);
     const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
     const version = nextVersion(state, rowKey);
-    entries.push({ kind: journalKind(action), rowKey, version });
+    changes.entries.push({ kind: journalKind(action), rowKey, version });
     if (action.kind === "delete") {
-      written.push(action);
-      copies.push(undefined);
-      deleteIndexes.push(i);
-      tombstones.push({
-        kind: "upsert",
-        mode: "replace",
-        entity: {
-          partitionKey,
-          rowKey: tombstoneRowKey(rowKey),
-          [FeedProperties.version]: version,
-          [FeedProperties.at]: input.at,
-        },
-      });
+      changes.written.push(action);
+      changes.copies.push(undefined);
+      changes.deleteIndexes.push(i);
+      changes.tombstones.push(tombstoneAction(input, rowKey, version));
       return;
     }
     const entity = { ...action.entity, [FEED_VERSION_PROPERTY]: version };
-    written.push({ ...action, entity });
-    copies.push(action.entity);
+    changes.written.push({ ...action, entity });
+    changes.copies.push(action.entity);
   });
-  let copyRows = input.copies;
-  for (let pass = 0; pass < 2; pass++) {
-    journal.length = 0;
-    entries.forEach((entry, i) => {
-      seq++;
-      journal.push(
-        journalRow(
-          partitionKey,
-          seq,
-          { ...entry, at: input.at, reason: input.reason, write: input.writeId },
-          copies[i],
-          copyRows,
-          input.limits,
-        ),
-      );
-    });
-    if (!copyRows || bytesOf(written, journal) <= input.limits.maxTransactionBytes * 0.9) break;
-    // The copies would pass the service's 4 MiB per transaction (10% kept for the request's framing).
-    seq = headSeq(state);
-    copyRows = false;
-  }
-  const head: TransactionAction =
-    state.head === undefined
-      ? {
-          kind: "insert",
-          entity: {
-            partitionKey,
-            rowKey: HEAD_ROW_KEY,
-            [FeedProperties.seq]: seq,
-            [FeedProperties.trimmed]: 0,
-          },
-        }
-      : {
-          kind: "update",
-          mode: "merge",
-          ifMatch: state.head.etag,
-          entity: { partitionKey, rowKey: HEAD_ROW_KEY, [FeedProperties.seq]: seq },
-        };
-  // Laid out as explained plans list it (feed-requests.ts).
-  const slots = feedTransactionLayout(
-    fed,
-    actions.map((action) => action.kind === "delete"),
+  return changes;
+}
+
+/** The tombstone a delete leaves: the deleted row's last version and when. */
+function tombstoneAction(input: FeedPlanInput, rowKey: string, version: number): TransactionAction {
+  return {
+    kind: "upsert",
+    mode: "replace",
+    entity: {
+      partitionKey: input.partitionKey,
+      rowKey: tombstoneRowKey(rowKey),
+      [FeedProperties.version]: version,
+      [FeedProperties.at]: input.at,
+    },
+  };
+}
+
+/**
+ * The journal rows with consecutive sequence numbers after the head's, and the head's new sequence
+ * number. With copies asked for, they are left out when they would take the transaction too large.
+ */
+function planJournal(input: FeedPlanInput, changes: StampedChanges): { journal: WireEntity[]; seq: number } {
+  const start = headSeq(input.state);
+  let journal = journalRows(input, changes, start, input.copies);
+  // The copies would pass the service's 4 MiB per transaction (10% kept for the request's framing).
+  if (input.copies && bytesOf(changes.written, journal) > input.limits.maxTransactionBytes * 0.9)
+    journal = journalRows(input, changes, start, false);
+  return { journal, seq: start + changes.entries.length };
+}
+
+function journalRows(
+  input: FeedPlanInput,
+  changes: StampedChanges,
+  start: number,
+  copyRows: boolean,
+): WireEntity[] {
+  return changes.entries.map((entry, i) =>
+    journalRow(
+      input.partitionKey,
+      start + i + 1,
+      { ...entry, at: input.at, reason: input.reason, write: input.writeId },
+      changes.copies[i],
+      copyRows,
+      input.limits,
+    ),
   );
-  const journalOf = new Map(fedIndexes.map((of, change) => [of, journal[change] as WireEntity]));
-  const tombstoneOf = new Map(deleteIndexes.map((of, at) => [of, tombstones[at] as TransactionAction]));
-  const sent = slots.map((slot): TransactionAction => {
+}
+
+/** The head at its new sequence number: updated on the ETag it was read with, or inserted. */
+function headAction(state: FeedState, partitionKey: string, seq: number): TransactionAction {
+  return state.head === undefined
+    ? {
+        kind: "insert",
+        entity: {
+          partitionKey,
+          rowKey: HEAD_ROW_KEY,
+          [FeedProperties.seq]: seq,
+          [FeedProperties.trimmed]: 0,
+        },
+      }
+    : {
+        kind: "update",
+        mode: "merge",
+        ifMatch: state.head.etag,
+        entity: { partitionKey, rowKey: HEAD_ROW_KEY, [FeedProperties.seq]: seq },
+      };
+}
+
+/** The transaction's actions laid out as explained plans list them (feed-requests.ts). */
+function layOut(
+  input: FeedPlanInput,
+  head: TransactionAction,
+  changes: StampedChanges,
+  journal: readonly WireEntity[],
+): TransactionAction[] {
+  const slots = feedTransactionLayout(
+    input.fed,
+    input.actions.map((action) => action.kind === "delete"),
+  );
+  const journalOf = new Map(changes.fedIndexes.map((of, change) => [of, journal[change] as WireEntity]));
+  const tombstoneOf = new Map(
+    changes.deleteIndexes.map((of, at) => [of, changes.tombstones[at] as TransactionAction]),
+  );
+  return slots.map((slot): TransactionAction => {
     switch (slot.row) {
       case "head":
         return head;
       case "caller":
-        return written[slot.index] as TransactionAction;
+        return changes.written[slot.index] as TransactionAction;
       case "journal":
         return { kind: "insert", entity: journalOf.get(slot.of) as WireEntity };
       default:
         return tombstoneOf.get(slot.of) as TransactionAction;
     }
   });
-  return {
-    actions: sent,
-    first: 1,
-    count: actions.length,
-    journalRowKey: journal[0]?.rowKey ?? "",
-    versions: new Map(entries.map((entry) => [entry.rowKey, entry.version])),
-  };
 }
 
 function journalKind(action: TransactionAction): JournalKind {
