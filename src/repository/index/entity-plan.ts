@@ -1,12 +1,5 @@
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
-import {
-  COPY_REFS_PROPERTY,
-  type CopyRef,
-  deriveCopyRefs,
-  encodeCopyRefs,
-  indexOf,
-  isLocal,
-} from "../core/copy-ref.js";
+import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import {
   type PlanOperation,
@@ -45,7 +38,7 @@ export function planEntityWrite(
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remoteBefore = before.filter((r) => !local(r));
   const remoteNext = next.filter((r) => !local(r));
-  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const row = withCopyRefs(model, wire, next);
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
