@@ -91,7 +91,7 @@ export function planEntityWrite(
     : { before: [], after: [] };
   const stage = companion && stageSteps(companion);
   return {
-    before: [...remote.before, ...roundReadsAfterIntent(listReads(localLists), stage?.before ?? [])],
+    before: [...remote.before, ...roundBefore(listReads(localLists), stage)],
     commit: {
       ...commitTarget(table, wire.partitionKey),
       operations: [
@@ -141,12 +141,13 @@ export function describeActions(
 }
 
 /**
- * The before-steps of a write with list rows and a summary stage, in the order they are sent: the
- * stage's intent (a summary kept elsewhere) is recorded before the commit's first round, whose reads
- * follow: the list rows', then the stage's own.
+ * The before-steps of a write's commit, in the order they are sent: the stage's own (a summary kept
+ * elsewhere records its intent), then the first round's reads as it is planned: the list rows', then the
+ * stage's (`StageDescription.reads`).
  */
-export function roundReadsAfterIntent(lists: readonly PlanStep[], stage: readonly PlanStep[]): PlanStep[] {
-  const [first, ...rest] = stage;
-  if (first?.request === "insert summary intent") return [first, ...lists, ...rest];
-  return [...lists, ...stage];
+export function roundBefore(
+  lists: readonly PlanStep[],
+  stage: { before: readonly PlanStep[]; reads: readonly PlanStep[] } | undefined,
+): PlanStep[] {
+  return [...(stage?.before ?? []), ...lists, ...(stage?.reads ?? [])];
 }

@@ -151,6 +151,5 @@ export function summaryCompanions(
     // With a summary kept in another partition, the stage adds its intent before and its mirror after.
     companion: (write) =>
       remote ? stageOf([write]) : new SummaryCompanion(model, table, runner, committer, [write]),
-    companionOfAll: stageOf,
   };
 }
