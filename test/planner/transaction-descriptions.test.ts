@@ -75,8 +75,9 @@ describe("a summary stage described from its plan", () => {
       { request: "get (summary perRegion)", table: "xDescSales", partitionKey: "north", rowKey: hiddenRow },
     ]);
     expect(described.operations).toEqual([
+      // The cached row replaced on its ETag; the one read assumed absent (inserted), as sent for that state.
       { kind: "update summary (local)", rowKey: localRow },
-      { kind: "update summary (perRegion)", rowKey: hiddenRow },
+      { kind: "insert summary (perRegion)", rowKey: hiddenRow },
     ]);
     // Its contribution (`region~<source partition>`) is not cached: read, then inserted (a plan assumes absence).
     const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };

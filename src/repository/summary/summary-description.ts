@@ -70,8 +70,10 @@ export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): Sta
     const request = `get (summary ${summary.name})`;
     reads.push({ request, table, partitionKey, rowKey: summary.rowKey });
   });
-  const operations = summaries.map((summary) => ({
-    kind: `update summary (${summary.name})`,
+  // As sent: a row whose state is cached is replaced on its ETag; one the round reads is inserted, as a
+  // plan assumes what it is not given is absent (a stored row read then is replaced instead).
+  const operations = summaries.map((summary, at) => ({
+    kind: `${cached[at] === true ? "update" : "insert"} summary (${summary.name})`,
     rowKey: summary.rowKey,
   }));
   return { before: [], reads, operations, after: [] };
