@@ -171,7 +171,7 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     expect(steps.find((s) => s.phase === "commit")?.operations?.map((o) => o.kind)).toEqual([
       "insert",
       "insert copy (byColor)",
-      "update summary (perGroup)",
+      "insert summary (perGroup)",
     ]);
     const read = (await repo.get(item)) as Indexed;
     store.sent.length = 0;
@@ -200,7 +200,7 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
     ]);
     expect(cold.find((s) => s.phase === "commit")?.operations?.map((o) => o.kind)).toEqual([
       "insert",
-      "update summary (perGroup)",
+      "insert summary (perGroup)",
     ]);
     const second = Object.assign(new Summed(), { group: "g", id: "2", n: 1 });
     const warm = await sendsItsPlan(store, explain(repo, "insert", second), () => repo.insert(second));
@@ -798,7 +798,7 @@ describe.each(blobStores)(
         "feed head",
         "insert",
         "insert copy (byColor)",
-        "update summary (perGroup)",
+        "insert summary (perGroup)",
         "insert feed journal",
       ]);
       const read = (await repo.get({ group: "g", id: "1" })) as Fed;

@@ -63,8 +63,9 @@ describe("a summary stage described from its plan", () => {
     const writes = [write("a"), write("b", 'W/"1"', 'W/"1"'), write("c", 'W/"2"', 'W/"1"')];
     const plan = planSummaryStage(sales, naming, "xDescSales", writes, [true, false]);
     const described = describeSummaryStage(plan, naming);
-    expect(described.before).toEqual([
-      { request: "insert summary intent", table: "xTablekitIntents" },
+    expect(described.before).toEqual([{ request: "insert summary intent", table: "xTablekitIntents" }]);
+    // The reads of its first round are its own list: a plan puts them after every stage's before-steps.
+    expect(described.reads).toEqual([
       {
         request: "get (row before, for the summary delta)",
         table: "xDescSales",
@@ -74,8 +75,9 @@ describe("a summary stage described from its plan", () => {
       { request: "get (summary perRegion)", table: "xDescSales", partitionKey: "north", rowKey: hiddenRow },
     ]);
     expect(described.operations).toEqual([
+      // The cached row replaced on its ETag; the one read assumed absent (inserted), as sent for that state.
       { kind: "update summary (local)", rowKey: localRow },
-      { kind: "update summary (perRegion)", rowKey: hiddenRow },
+      { kind: "insert summary (perRegion)", rowKey: hiddenRow },
     ]);
     // Its contribution (`region~<source partition>`) is not cached: read, then inserted (a plan assumes absence).
     const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
@@ -102,8 +104,9 @@ describe("a summary stage described from its plan", () => {
 
   it("reads every summary row when none is cached", () => {
     const plan = planSummaryStage(sales, naming, "xDescSales", [write("a")], [false, false]);
-    expect(describeSummaryStage(plan, naming).before.map((step) => step.request)).toEqual([
-      "insert summary intent",
+    const described = describeSummaryStage(plan, naming);
+    expect(described.before.map((step) => step.request)).toEqual(["insert summary intent"]);
+    expect(described.reads.map((step) => step.request)).toEqual([
       "get (summary local)",
       "get (summary perRegion)",
     ]);

@@ -133,12 +133,10 @@ function expectWireIsPlan(seen: readonly WireRequest[], steps: readonly WriteSte
 }
 
 /**
- * The methods a plan's operation may be sent as: the first word of its kind (`insert copy`, `delete
- * part`, …; `update` is conditional); a summary row's `update summary` is an insert while its partition
- * has no summary row yet (the plan lists the read that tells, not what it will return).
+ * The method a plan's operation is sent as: the first word of its kind (`insert copy`, `delete part`,
+ * `insert summary`, …; `update` is conditional).
  */
 function methodsOf(kind: string): string[] {
-  if (kind.startsWith("update summary")) return ["insert", "update"];
   return [kind.split(" ")[0] as string];
 }
 

@@ -1,5 +1,6 @@
 import { SchemaError } from "../../errors.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
+import type { WireEntity } from "../../wire/wire-entity.js";
 import { indexKeyValues } from "./blind-keys.js";
 import type { BlindIndexing, TableNaming } from "./requests.js";
 
@@ -57,6 +58,18 @@ export function sameRow(a: CopyRef, b: CopyRef): boolean {
 /** A stable text key for sets of refs. */
 export function refKey(ref: CopyRef): string {
   return `${ref.table}\u0000${ref.partitionKey}\u0000${ref.rowKey}`;
+}
+
+/**
+ * The entity row as written: with the list of its copies when its class has indexes. A class without
+ * indexes has no copies, and its rows no list (the property budget keeps no room for one).
+ */
+export function withCopyRefs(
+  model: EntityModel<object>,
+  wire: WireEntity,
+  refs: readonly CopyRef[],
+): WireEntity {
+  return model.indexes.size === 0 ? wire : { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) };
 }
 
 /** Serialises refs for the entity row (compact: [index, table, pk, rk] tuples). */

@@ -37,17 +37,24 @@ export interface GroupCompanion {
   /** The commit failed: undoes what `before` did where that is safe. */
   abandon?(error: unknown): Promise<void>;
   /**
-   * What the stage sends, for a write's plan (`explainWrite`): its steps before the commit (the first
-   * is `before`; reads that `plan` makes are listed after it), its rows in the transaction, its steps
-   * after it (the first is `after`). Without it, the rows are rendered by RowKey only.
+   * What the stage sends, for a write's plan (`explainWrite`): its steps before the commit, the reads
+   * of its first round, its rows in the transaction, its steps after it. Without it, the rows are
+   * rendered by RowKey only.
    */
   describe?(): StageDescription;
 }
 
 /** A stage's part of a rendered plan (see `GroupCompanion.describe`). */
 export interface StageDescription {
+  /** What `before` sends (the first step runs it), before the commit's first round. */
   before: StepTarget[];
+  /**
+   * The reads its first round makes (`plan(1)`): sent as the commit's first round is planned, so after
+   * every stage's `before`, beside the other stages' reads.
+   */
+  reads: StepTarget[];
   operations: PlanOperation[];
+  /** What `after` sends (the first step runs it). */
   after: StepTarget[];
 }
 
@@ -71,6 +78,4 @@ export interface CompanionSource {
   readonly reserved: number;
   assertKey(rowKey: string): void;
   companion(write: CompanionWrite): GroupCompanion;
-  /** The companion rows of several writes of one partition committed together (a `db.transaction`). */
-  companionOfAll(writes: readonly CompanionWrite[]): GroupCompanion;
 }

@@ -156,9 +156,13 @@ export function singleRequest(
   return commitOnly({ request: kind, table, partitionKey, rowKey, operations: [{ kind, rowKey }] });
 }
 
-/** A stage's steps and rows, as plan steps: its before-step, its rows in the transaction, its after-step. */
+/**
+ * A stage's steps and rows, as plan steps: its before-steps, the reads of its first round (sent by the
+ * commit, listed before it), its rows in the transaction, its after-steps.
+ */
 export function stageSteps(stage: WriteStage): {
   before: PlanStep[];
+  reads: PlanStep[];
   operations: PlanOperation[];
   after: PlanStep[];
 } {
@@ -187,6 +191,7 @@ export function stageSteps(stage: WriteStage): {
     after.push({ request: "stage", table: "", run: () => stage.after?.() ?? Promise.resolve() });
   return {
     before,
+    reads: described?.reads ?? [],
     operations: described?.operations ?? stage.rowKeys.map((rowKey) => ({ kind: "update", rowKey })),
     after,
   };

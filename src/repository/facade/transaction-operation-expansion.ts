@@ -1,14 +1,7 @@
 import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import { ABSENT_ETAG } from "../core/absent-etag.js";
-import {
-  COPY_REFS_PROPERTY,
-  type CopyRef,
-  deriveCopyRefs,
-  encodeCopyRefs,
-  indexOf,
-  isLocal,
-} from "../core/copy-ref.js";
+import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
 import { type EntityRows, entityRows } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import type { Planning } from "../core/requests.js";
@@ -203,7 +196,7 @@ function expandWrite(expanding: Expanding): OperationExpansion {
   const isList = isListOf(operation);
   const wire = wholeRow(operation, action, prior);
   const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), planning);
-  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const row = withCopyRefs(model, wire, next);
   const ifMatch = !prior
     ? undefined
     : action.kind === "update" && action.ifMatch !== "*"

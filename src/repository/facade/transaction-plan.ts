@@ -69,7 +69,6 @@ export function transactionPlan(
 ): TransactionPlan {
   const { table, partitionKey, summaries, large } = parts;
   const described = summaries.map((stage) => describeSummaryStage(stage, naming));
-  const isIntent = (step: StepTarget) => step.request === "insert summary intent";
   const remote = remoteProtocols(naming, operations, parts);
   const before: TransactionStep[] = [
     { kind: "replaced references", requests: largeReads(large) },
@@ -78,14 +77,14 @@ export function transactionPlan(
       (description, stage): TransactionStep => ({
         kind: "summary intent",
         stage,
-        requests: description.before.filter(isIntent),
+        requests: description.before,
       }),
     ),
     { kind: "remote begin", requests: remoteTargets(remote, "before") },
     {
       kind: "companion reads",
       requests: [
-        ...described.flatMap((description) => description.before.filter((s) => !isIntent(s))),
+        ...described.flatMap((description) => description.reads),
         // Each same-partition list row the transaction changes, read once as its round is planned (`listCompanion`).
         ...listReads(uniqueLists(parts.localLists)),
       ],

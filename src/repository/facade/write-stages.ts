@@ -10,7 +10,6 @@ import { LargeStage, withPreparedWires } from "../large/large-stage.js";
 import type { LargeValues } from "../large/large-values.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { summaryCompanions } from "../summary/summary-stage.js";
-import { SummaryWriter } from "../summary/summary-writer.js";
 import { WideWriter } from "../wide/wide-writer.js";
 import { PlannedBulk } from "./planned-bulk.js";
 
@@ -56,8 +55,9 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
 
 /**
  * Who writes the entity's rows, first match: wide rows alone, rows with index copies or stages' rows
- * (a wide entity with indexes or summaries is written as an indexed one, its rows in place of the
- * row), summarized rows; when none applies, a plain row (`composeWriter`).
+ * (a summarized entity, and a wide entity with indexes or summaries, is written as an indexed one:
+ * its summary rows ride in its transaction, a wide entity's rows in place of the row); when none
+ * applies, a plain row (`composeWriter`).
  */
 const ROW_STAGES: readonly RowStage[] = [
   {
@@ -70,13 +70,9 @@ const ROW_STAGES: readonly RowStage[] = [
   {
     name: "indexes",
     rows: (c, stages) =>
-      c.model.indexes.size > 0 || c.model.wide
+      c.model.indexes.size > 0 || c.model.wide || stages !== undefined
         ? new IndexedWriter(c.model, c.table, c.runner, stages)
         : undefined,
-  },
-  {
-    name: "summaries",
-    rows: (c) => c.summaries && new SummaryWriter(c.model, c.table, c.runner, c.summaries),
   },
 ];
 

@@ -7,7 +7,7 @@ import {
   describeActions,
   type Existing,
   type IndexedTarget,
-  roundReadsAfterIntent,
+  roundBefore,
 } from "./entity-plan.js";
 import { submitEntityTransaction } from "./entity-transaction.js";
 import { entityMember } from "./list-index.js";
@@ -72,7 +72,7 @@ export function planEntityDelete(
     : { before: [], after: [] };
   const localLists = listChanges.filter((c) => local(c.ref));
   return {
-    before: [...before, ...roundReadsAfterIntent(listReads(localLists), stage?.before ?? [])],
+    before: [...before, ...roundBefore(listReads(localLists), stage)],
     commit: {
       ...commitTarget(table, partitionKey),
       operations: [

@@ -1,12 +1,5 @@
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
-import {
-  COPY_REFS_PROPERTY,
-  type CopyRef,
-  deriveCopyRefs,
-  encodeCopyRefs,
-  indexOf,
-  isLocal,
-} from "../core/copy-ref.js";
+import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import {
   type PlanOperation,
@@ -45,7 +38,7 @@ export function planEntityWrite(
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remoteBefore = before.filter((r) => !local(r));
   const remoteNext = next.filter((r) => !local(r));
-  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const row = withCopyRefs(model, wire, next);
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
@@ -98,7 +91,7 @@ export function planEntityWrite(
     : { before: [], after: [] };
   const stage = companion && stageSteps(companion);
   return {
-    before: [...remote.before, ...roundReadsAfterIntent(listReads(localLists), stage?.before ?? [])],
+    before: [...remote.before, ...roundBefore(listReads(localLists), stage)],
     commit: {
       ...commitTarget(table, wire.partitionKey),
       operations: [
@@ -148,12 +141,13 @@ export function describeActions(
 }
 
 /**
- * The before-steps of a write with list rows and a summary stage, in the order they are sent: the
- * stage's intent (a summary kept elsewhere) is recorded before the commit's first round, whose reads
- * follow: the list rows', then the stage's own.
+ * The before-steps of a write's commit, in the order they are sent: the stage's own (a summary kept
+ * elsewhere records its intent), then the first round's reads as it is planned: the list rows', then the
+ * stage's (`StageDescription.reads`).
  */
-export function roundReadsAfterIntent(lists: readonly PlanStep[], stage: readonly PlanStep[]): PlanStep[] {
-  const [first, ...rest] = stage;
-  if (first?.request === "insert summary intent") return [first, ...lists, ...rest];
-  return [...lists, ...stage];
+export function roundBefore(
+  lists: readonly PlanStep[],
+  stage: { before: readonly PlanStep[]; reads: readonly PlanStep[] } | undefined,
+): PlanStep[] {
+  return [...(stage?.before ?? []), ...lists, ...(stage?.reads ?? [])];
 }

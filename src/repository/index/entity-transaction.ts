@@ -1,3 +1,4 @@
+import { ConcurrencyError, type TransactionError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction } from "../../store/table-store.js";
 import { commitRounds, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
@@ -42,6 +43,15 @@ export async function submitEntityTransaction(
       const failure = translateSubmitError(error, pending, refs, stageStart, table, partitionKey, own);
       return "listConflict" in failure ? { replan: failure.listConflict } : failure;
     },
+    // Every lost race on a summary row meant another write committed: a conflict on that row, as a
+    // transaction's (facade/transaction-commit.ts).
+    ...(companion && {
+      exhausted: (cause: unknown) =>
+        new ConcurrencyError(
+          { table, partitionKey, rowKey: (cause as TransactionError).rowKey ?? "" },
+          { cause },
+        ),
+    }),
   });
   // Dropped actions (stale copies already gone) come after the entity's own: these are as sent.
   const sent = actions.slice(0, own.count);

@@ -43,7 +43,8 @@ const MAX_ROUNDS = 10;
 const ASSUMED_ETAG = 'W/"assumed"';
 
 /**
- * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`), and
+ * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`),
+ * entities with summaries (their summary rows ride in each write's transaction, `companions`), and
  * wide entities with indexes or summaries (their rows in place of the one row, see entity-layout.ts):
  * the rounds of each write (read what is stored, commit, re-read after a lost race) and the
  * bookkeeping of what an instance's copies are.
@@ -92,6 +93,17 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     }
   }
 
+  /**
+   * Whether an upsert of an untracked instance reads the stored version first instead of trying an
+   * insert: a wide entity's (as its plain writer does: an insert of its rows would fail on any stored
+   * version and cost a round), and an entity without indexes whose only bookkeeping is its stages'
+   * rows (a summarized one: the read is the one its summary delta needs of a stored entity, so the
+   * upsert costs the same stored or not, and a refused insert costs no round of intents).
+   */
+  get #readsBeforeUpsert(): boolean {
+    return this.#model.wide || (this.#model.indexes.size === 0 && this.#companions !== undefined);
+  }
+
   /** True when the stored entity has expired (`expiresAt` at or before now): writes treat it as absent. */
   #expired(prior: Prior): boolean {
     const row = prior.exists ? prior.row : undefined;
@@ -102,10 +114,9 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   async upsert(entity: T, mode: WriteMode): Promise<void> {
     const wire = this.#toWire(entity);
     let prior: Prior | undefined = this.#trackedPrior(entity);
-    if (prior === undefined && this.#model.wide && mode !== "merge") {
-      // A wide entity not tracked is read first (as its plain writer does): an insert of its rows would
-      // fail on any stored version and cost a round (one row is tried as an insert first). Its rows,
-      // copies and summary rows are checked against one transaction's limits before that read.
+    if (prior === undefined && this.#readsBeforeUpsert && mode !== "merge") {
+      // Read first (see `#readsBeforeUpsert`). Its rows, copies and summary rows are checked against
+      // one transaction's limits before that read.
       planEntityWrite(this.#target, wire, undefined, "*");
       prior = await this.#read(wire.partitionKey, wire.rowKey);
     }
@@ -221,7 +232,10 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       return read(planEntityWrite(this.#target, this.#mergedOnto(stored, wire), stored, stored.etag));
     }
     const wire = this.#toWire(value);
-    if (operation === "insert" || (operation === "upsert" && tracked === undefined && !this.#model.wide))
+    if (
+      operation === "insert" ||
+      (operation === "upsert" && tracked === undefined && !this.#readsBeforeUpsert)
+    )
       return planEntityWrite(this.#target, wire, { exists: false }, undefined);
     if (tracked) return planEntityWrite(this.#target, wire, tracked, tracked.etag);
     // Read first: an update of nothing stored ends with that read (EntityNotFoundError).
@@ -267,7 +281,9 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * Only a row's own copy list is trusted: values of a projected read could derive the wrong copies.
    */
   track(entity: T, stored: StoredEntity): void {
-    rememberCopies(entity, decodeCopyRefs(stored[COPY_REFS_PROPERTY]), this.#runner.scope);
+    // An entity without indexes has no copies (and its row no list, see `withCopyRefs`).
+    const refs = this.#model.indexes.size === 0 ? [] : decodeCopyRefs(stored[COPY_REFS_PROPERTY]);
+    rememberCopies(entity, refs, this.#runner.scope);
     rememberExpiry(this.#model, entity, stored, this.#runner.scope);
   }
 

@@ -58,28 +58,30 @@ export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): Sta
   const { model, table, writes, cached } = plan;
   const partitionKey = (writes[0] as CompanionWrite).partitionKey;
   const summaries = summariesOf(model);
-  const before: StageDescription["before"] = [];
+  const reads: StageDescription["reads"] = [];
   for (const { rowKey, condition, before: stored } of writes) {
     if (condition === undefined || stored?.etag === condition) continue;
     // A wide entity's rows are read as one range query.
     const request = `${model.wide ? "query" : "get"} (row before, for the summary delta)`;
-    before.push({ request, table, partitionKey, rowKey });
+    reads.push({ request, table, partitionKey, rowKey });
   }
   summaries.forEach((summary, at) => {
     if (cached[at] === true) return;
     const request = `get (summary ${summary.name})`;
-    before.push({ request, table, partitionKey, rowKey: summary.rowKey });
+    reads.push({ request, table, partitionKey, rowKey: summary.rowKey });
   });
-  const operations = summaries.map((summary) => ({
-    kind: `update summary (${summary.name})`,
+  // As sent: a row whose state is cached is replaced on its ETag; one the round reads is inserted, as a
+  // plan assumes what it is not given is absent (a stored row read then is replaced instead).
+  const operations = summaries.map((summary, at) => ({
+    kind: `${cached[at] === true ? "update" : "insert"} summary (${summary.name})`,
     rowKey: summary.rowKey,
   }));
-  return { before, operations, after: [] };
+  return { before: [], reads, operations, after: [] };
 }
 
 /**
- * What a summary stage sends: the intent first when a summary is kept elsewhere, the rows' reads; its
- * rows in the transaction; after, each contribution mirrored and the intent removed.
+ * What a summary stage sends: before the commit, the intent when a summary is kept elsewhere; the rows'
+ * reads; its rows in the transaction; after, each contribution mirrored and the intent removed.
  */
 export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming): StageDescription {
   const own = describeSummaryRows(plan);
@@ -88,7 +90,8 @@ export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming
   if (remote.length === 0) return own;
   const intents = naming.tableName(INTENTS_TABLE);
   return {
-    before: [{ request: "insert summary intent", table: intents }, ...own.before],
+    before: [{ request: "insert summary intent", table: intents }],
+    reads: own.reads,
     operations: own.operations,
     after: [
       ...remote.flatMap((summary, at) => {

@@ -26,8 +26,8 @@ import { SummaryIntents } from "./summary-intents.js";
  * The summaries of entity writes of one partition committed in a caller's transaction, as a stage of
  * its plan: the rows in the partition ride in the transaction (`companion`); a summary kept in another
  * partition adds an intent before the commit and, after it, the partition's new state mirrored into its
- * contribution row and the intent removed — the same protocol as a single write (summary-writer.ts), so
- * `db.repair()` finishes what a crash leaves.
+ * contribution row and the intent removed, so `db.repair()` finishes what a crash leaves. The one summary
+ * stage of every write form: a single write's (through `summaryCompanions`), a transaction's and a bulk batch's.
  */
 export class SummaryStage implements GroupCompanion {
   readonly companion: GroupCompanion;
@@ -151,6 +151,5 @@ export function summaryCompanions(
     // With a summary kept in another partition, the stage adds its intent before and its mirror after.
     companion: (write) =>
       remote ? stageOf([write]) : new SummaryCompanion(model, table, runner, committer, [write]),
-    companionOfAll: stageOf,
   };
 }
