@@ -1,10 +1,11 @@
 import { SchemaError } from "../errors.js";
 import { PROPERTY_NAME, ServiceLimits } from "../util/service-limits.js";
-import { COLUMN_TYPES } from "../wire/column-type.js";
+import { COLUMN_TYPES, type ColumnType } from "../wire/column-type.js";
 import { ENTITY_TYPE_PROPERTY, LIBRARY_PROPERTY_PREFIX } from "../wire/system-properties.js";
 import { resolveBlindIndex } from "./blind-index-plan.js";
 import type { ColumnRecord } from "./column-record.js";
 import type { ColumnModel } from "./entity-model.js";
+import type { ColumnOptions } from "./entity-options.js";
 import { inferColumnType } from "./infer-column-type.js";
 
 /** Names the service or the SDK reserve: a column stored under one of them would corrupt the row. */
@@ -23,61 +24,11 @@ const RESERVED_PROPERTIES = new Set([
 /** Resolves one `@Column` record into its column model: type, stored property name(s), flags; or a `SchemaError`. */
 export function resolveColumn(entity: string, record: ColumnRecord): ColumnModel {
   const { field, options } = record;
-  let type = options.type;
-  if (type === undefined) {
-    type = inferColumnType(record.designType);
-    if (type === undefined) {
-      // Only tsc's experimentalDecorators + emitDecoratorMetadata records field types at run time.
-      const why =
-        record.dialect === "standard"
-          ? "standard decorators carry no type information"
-          : "no design:type metadata: enable emitDecoratorMetadata in tsconfig.json (tsx and esbuild do not emit it)";
-      throw new SchemaError(
-        `${entity}.${field}: the column type cannot be inferred (${why}). ` +
-          `Give it explicitly: @Column({ type: "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary" | "Json" })`,
-      );
-    }
-  } else if (!COLUMN_TYPES.includes(type)) {
-    throw new SchemaError(
-      `${entity}.${field}: unknown column type '${String(type)}' (expected one of ${COLUMN_TYPES.join(", ")})`,
-    );
-  }
-  const property = options.name ?? field;
-  if (!PROPERTY_NAME.test(property) || property.length > ServiceLimits.maxPropertyNameLength) {
-    throw new SchemaError(
-      `${entity}.${field}: '${property}' is not a valid property name (a letter or _ then letters, digits or _, at most ${ServiceLimits.maxPropertyNameLength} characters); set @Column({ name })`,
-    );
-  }
-  if (RESERVED_PROPERTIES.has(property) || property.startsWith(LIBRARY_PROPERTY_PREFIX)) {
-    throw new SchemaError(
-      `${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`,
-    );
-  }
-  if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
-    throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
-  }
-  if (options.encrypt !== undefined && typeof options.encrypt !== "boolean") {
-    throw new SchemaError(`${entity}.${field}: encrypt must be true or false`);
-  }
-  const large = options.large;
-  if (large !== undefined && typeof large !== "boolean") {
-    throw new SchemaError(`${entity}.${field}: large must be true or false`);
-  }
-  if (large && type !== "Binary" && type !== "Json" && type !== "String") {
-    throw new SchemaError(
-      `${entity}.${field}: large values are "Binary", "Json" or "String" columns, not "${type}"`,
-    );
-  }
+  const type = resolveColumnType(entity, record);
+  const property = resolvePropertyName(entity, field, options.name);
+  const large = resolveStorageFlags(entity, field, options, type);
   const series = options.series === undefined ? undefined : seriesSlots(entity, record, property);
-  if (series !== undefined && options.encrypt) {
-    // A sealed value is bound to one property name; per-slot sealing is not built.
-    throw new SchemaError(
-      `${entity}.${field}: a data series cannot be encrypted; encrypt a scalar or Json column`,
-    );
-  }
-  if (series !== undefined && large) {
-    throw new SchemaError(`${entity}.${field}: a data series cannot be large; each slot is one property`);
-  }
+  if (series !== undefined) assertScalarSlots(entity, field, options, large);
   const blindIndex = resolveBlindIndex(`${entity}.${field}`, options.blindIndex, {
     type,
     property,
@@ -97,6 +48,90 @@ export function resolveColumn(entity: string, record: ColumnRecord): ColumnModel
   return series === undefined
     ? { ...column, properties: [property] }
     : { ...column, properties: series, series: series.length };
+}
+
+/** The column's type: given (one of the known types), or inferred from `design:type` where the dialect records it. */
+function resolveColumnType(entity: string, record: ColumnRecord): ColumnType {
+  const { field, options } = record;
+  const type = options.type;
+  if (type === undefined) {
+    const inferred = inferColumnType(record.designType);
+    if (inferred !== undefined) return inferred;
+    // Only tsc's experimentalDecorators + emitDecoratorMetadata records field types at run time.
+    const why =
+      record.dialect === "standard"
+        ? "standard decorators carry no type information"
+        : "no design:type metadata: enable emitDecoratorMetadata in tsconfig.json (tsx and esbuild do not emit it)";
+    throw new SchemaError(
+      `${entity}.${field}: the column type cannot be inferred (${why}). ` +
+        `Give it explicitly: @Column({ type: "String" | "Int32" | "Int64" | "Double" | "Boolean" | "DateTime" | "Guid" | "Binary" | "Json" })`,
+    );
+  }
+  if (!COLUMN_TYPES.includes(type)) {
+    throw new SchemaError(
+      `${entity}.${field}: unknown column type '${String(type)}' (expected one of ${COLUMN_TYPES.join(", ")})`,
+    );
+  }
+  return type;
+}
+
+/** The stored property name (the field's by default): a valid name the service and SDK do not reserve. */
+function resolvePropertyName(entity: string, field: string, name: string | undefined): string {
+  const property = name ?? field;
+  if (!PROPERTY_NAME.test(property) || property.length > ServiceLimits.maxPropertyNameLength) {
+    throw new SchemaError(
+      `${entity}.${field}: '${property}' is not a valid property name (a letter or _ then letters, digits or _, at most ${ServiceLimits.maxPropertyNameLength} characters); set @Column({ name })`,
+    );
+  }
+  if (RESERVED_PROPERTIES.has(property) || property.startsWith(LIBRARY_PROPERTY_PREFIX)) {
+    throw new SchemaError(
+      `${entity}.${field}: property name '${property}' is reserved; set @Column({ name }) to store it under another name`,
+    );
+  }
+  return property;
+}
+
+/** Checks `jsonClass`, `encrypt` and `large` against the type; returns `large`. */
+function resolveStorageFlags(
+  entity: string,
+  field: string,
+  options: ColumnOptions,
+  type: ColumnType,
+): boolean | undefined {
+  if (options.jsonClass !== undefined && (type !== "Json" || typeof options.jsonClass !== "function")) {
+    throw new SchemaError(`${entity}.${field}: jsonClass needs type "Json" and a class`);
+  }
+  if (options.encrypt !== undefined && typeof options.encrypt !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: encrypt must be true or false`);
+  }
+  const large = options.large;
+  if (large !== undefined && typeof large !== "boolean") {
+    throw new SchemaError(`${entity}.${field}: large must be true or false`);
+  }
+  if (large && type !== "Binary" && type !== "Json" && type !== "String") {
+    throw new SchemaError(
+      `${entity}.${field}: large values are "Binary", "Json" or "String" columns, not "${type}"`,
+    );
+  }
+  return large;
+}
+
+/** Each slot of a series is one plain property: neither encrypted nor large. */
+function assertScalarSlots(
+  entity: string,
+  field: string,
+  options: ColumnOptions,
+  large: boolean | undefined,
+): void {
+  if (options.encrypt) {
+    // A sealed value is bound to one property name; per-slot sealing is not built.
+    throw new SchemaError(
+      `${entity}.${field}: a data series cannot be encrypted; encrypt a scalar or Json column`,
+    );
+  }
+  if (large) {
+    throw new SchemaError(`${entity}.${field}: a data series cannot be large; each slot is one property`);
+  }
 }
 
 /** The most slots a series can have: every property of an entity but its discriminator. */

@@ -33,6 +33,17 @@ export interface SummaryKeyContext {
   fieldType: (what: string) => FieldTypeLookup;
 }
 
+/** What every summary of one entity is checked against. */
+interface SummaryContext {
+  readonly options: EntityOptions;
+  readonly columnsByField: ReadonlyMap<string, ColumnModel>;
+  readonly rowKey: KeyTemplate;
+  readonly indexes: ReadonlyMap<string, IndexModel>;
+  readonly keys: SummaryKeyContext | undefined;
+  /** The local RowKeys of the summaries resolved so far, with their summary's name. */
+  readonly rowKeys: Map<string, string>;
+}
+
 /**
  * Validates `@Entity({ summaries })` into summary models. A summary row lives in the entity's own
  * partition (so it can join the entity's transaction) under a literal RowKey that no entity can have.
@@ -52,83 +63,140 @@ export function resolveSummaries(
     throw new SchemaError(`${entity}.summaries: an object of summaries by name is required`);
   const entries = Object.entries(specs);
   if (entries.length === 0) return summaries;
-  const rowKeys = new Map<string, string>();
+  const context: SummaryContext = { options, columnsByField, rowKey, indexes, keys, rowKeys: new Map() };
   for (const [name, spec] of entries) {
     const what = `${entity}.summaries.${name}`;
     if (!PROPERTY_NAME.test(name)) throw new SchemaError(`${what}: summary names are identifiers`);
     if (!spec || typeof spec !== "object") throw new SchemaError(`${what}: options are required`);
-    const summary = spec as SummaryOptions & { partitionKey?: unknown; table?: unknown };
-    if (typeof summary.rowKey === "string" && summary.rowKey.startsWith("~tk"))
-      throw new SchemaError(`${what}: rowKey '${summary.rowKey}' starts with '~tk', which tablekit reserves`);
-    const remote =
-      summary.partitionKey !== undefined || summary.table !== undefined
-        ? resolveRemote(what, summary, options, columnsByField, keys)
-        : undefined;
-    // A remote summary's local row (the exact total it mirrors) takes a hidden RowKey in each source partition.
-    const localKey = remote ? hiddenSummaryRowKey(name) : summary.rowKey;
-    if (!remote) assertSummaryRowKey(what, summary.rowKey, rowKey);
-    else assertSummaryRowKey(what, localKey, rowKey);
-    assertNoCopyAt(what, localKey, indexes);
-    const clash = rowKeys.get(localKey);
-    if (clash !== undefined)
-      throw new SchemaError(`${what}: RowKey '${summary.rowKey}' is also the RowKey of summary ${clash}`);
-    rowKeys.set(localKey, name);
-
-    const targets = new Set<string>();
-    const claim = (target: unknown, role: string): string => {
-      if (typeof target !== "string" || !PROPERTY_NAME.test(target) || target.length > 255)
-        throw new SchemaError(
-          `${what}: ${role} must be a property name (a letter or _ then letters, digits or _)`,
-        );
-      if (RESERVED.has(target) || target.startsWith(LIBRARY_PROPERTY_PREFIX))
-        throw new SchemaError(`${what}: ${role} '${target}' is a reserved property name`);
-      if (targets.has(target)) throw new SchemaError(`${what}: '${target}' names two values of the summary`);
-      targets.add(target);
-      return target;
-    };
-    const count = summary.count === undefined ? undefined : claim(summary.count, "count");
-    const sums: SummaryModel["sums"][number][] = [];
-    const sum = summary.sum ?? {};
-    if (sum === null || typeof sum !== "object")
-      throw new SchemaError(`${what}: sum maps column fields to the names of their sums`);
-    for (const [field, target] of Object.entries(sum as Record<string, unknown>)) {
-      const column = columnsByField.get(field);
-      if (!column) throw new SchemaError(`${what}: sum names unknown field '${field}'`);
-      if (column.large) {
-        // By design: the value is in a blob; the summary row is updated in the entity's transaction.
-        throw new SchemaError(
-          `${what}: '${field}' is a large column (its value is kept in a blob, outside the row); a summary cannot sum it`,
-        );
-      }
-      if (column.encrypted) {
-        // By design: the sum would be stored in clear, disclosing what the column hides.
-        throw new SchemaError(
-          `${what}: '${field}' is encrypted; a summary cannot sum it (the sum would be stored in clear)`,
-        );
-      }
-      if (!SUMMABLE.has(column.type)) {
-        throw new SchemaError(
-          `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,
-        );
-      }
-      if (column.series !== undefined) {
-        throw new SchemaError(
-          `${what}: '${field}' is a data series (${column.series} slots); sum a scalar column instead`,
-        );
-      }
-      if (column.encrypted) {
-        throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
-      }
-      sums.push({ column, target: claim(target, `the sum of '${field}'`) });
-    }
-    if (count === undefined && sums.length === 0)
-      throw new SchemaError(`${what}: give count and/or sum; an empty summary keeps nothing`);
-    if (targets.size + 2 > ServiceLimits.maxProperties)
-      throw new SchemaError(`${what}: too many values for one row`);
-    summaries.set(name, { name, rowKey: localKey, ...(remote ? { remote } : {}), count, sums });
+    summaries.set(name, resolveSummary(what, name, spec as SummaryOptions, context));
   }
   assertNoRemoteClash(entity, options.table, summaries);
   return summaries;
+}
+
+/** One summary's model: where its row is (checked before its values), then what it counts and sums. */
+function resolveSummary(
+  what: string,
+  name: string,
+  spec: SummaryOptions,
+  context: SummaryContext,
+): SummaryModel {
+  const summary = spec as SummaryOptions & { partitionKey?: unknown; table?: unknown };
+  const { localKey, remote } = placeSummaryRow(what, name, summary, context);
+  const targets = new SummaryTargets(what);
+  const count = summary.count === undefined ? undefined : targets.claim(summary.count, "count");
+  const sums = resolveSums(what, summary.sum, context.columnsByField, targets);
+  if (count === undefined && sums.length === 0)
+    throw new SchemaError(`${what}: give count and/or sum; an empty summary keeps nothing`);
+  if (targets.size + 2 > ServiceLimits.maxProperties)
+    throw new SchemaError(`${what}: too many values for one row`);
+  return { name, rowKey: localKey, ...(remote ? { remote } : {}), count, sums };
+}
+
+/**
+ * The summary's row in each source partition: its own literal RowKey, or for a remote summary a hidden
+ * one (the exact total it mirrors); no entity, copy or other summary may take it.
+ */
+function placeSummaryRow(
+  what: string,
+  name: string,
+  summary: SummaryOptions & { partitionKey?: unknown; table?: unknown },
+  context: SummaryContext,
+): { localKey: string; remote: RemoteSummaryModel | undefined } {
+  if (typeof summary.rowKey === "string" && summary.rowKey.startsWith("~tk"))
+    throw new SchemaError(`${what}: rowKey '${summary.rowKey}' starts with '~tk', which tablekit reserves`);
+  const remote =
+    summary.partitionKey !== undefined || summary.table !== undefined
+      ? resolveRemote(what, summary, context.options, context.columnsByField, context.keys)
+      : undefined;
+  // A remote summary's local row (the exact total it mirrors) takes a hidden RowKey in each source partition.
+  const localKey = remote ? hiddenSummaryRowKey(name) : summary.rowKey;
+  if (!remote) assertSummaryRowKey(what, summary.rowKey, context.rowKey);
+  else assertSummaryRowKey(what, localKey, context.rowKey);
+  assertNoCopyAt(what, localKey, context.indexes);
+  const clash = context.rowKeys.get(localKey);
+  if (clash !== undefined)
+    throw new SchemaError(`${what}: RowKey '${summary.rowKey}' is also the RowKey of summary ${clash}`);
+  context.rowKeys.set(localKey, name);
+  return { localKey, remote };
+}
+
+/** The property names a summary's values are stored under: valid, not reserved, each used once. */
+class SummaryTargets {
+  readonly #what: string;
+  readonly #claimed = new Set<string>();
+
+  constructor(what: string) {
+    this.#what = what;
+  }
+
+  get size(): number {
+    return this.#claimed.size;
+  }
+
+  /** Takes `target` as the property of the value `role` names. */
+  claim(target: unknown, role: string): string {
+    const what = this.#what;
+    if (typeof target !== "string" || !PROPERTY_NAME.test(target) || target.length > 255)
+      throw new SchemaError(
+        `${what}: ${role} must be a property name (a letter or _ then letters, digits or _)`,
+      );
+    if (RESERVED.has(target) || target.startsWith(LIBRARY_PROPERTY_PREFIX))
+      throw new SchemaError(`${what}: ${role} '${target}' is a reserved property name`);
+    if (this.#claimed.has(target))
+      throw new SchemaError(`${what}: '${target}' names two values of the summary`);
+    this.#claimed.add(target);
+    return target;
+  }
+}
+
+/** The summary's sums: each of a summable column, stored under a property of its own. */
+function resolveSums(
+  what: string,
+  sum: SummaryOptions["sum"],
+  columnsByField: ReadonlyMap<string, ColumnModel>,
+  targets: SummaryTargets,
+): SummaryModel["sums"][number][] {
+  const sums: SummaryModel["sums"][number][] = [];
+  const spec = sum ?? {};
+  if (spec === null || typeof spec !== "object")
+    throw new SchemaError(`${what}: sum maps column fields to the names of their sums`);
+  for (const [field, target] of Object.entries(spec as Record<string, unknown>)) {
+    const column = columnsByField.get(field);
+    if (!column) throw new SchemaError(`${what}: sum names unknown field '${field}'`);
+    assertSummable(what, field, column);
+    sums.push({ column, target: targets.claim(target, `the sum of '${field}'`) });
+  }
+  return sums;
+}
+
+/** A summed column is a scalar number kept in the row, in clear. */
+function assertSummable(what: string, field: string, column: ColumnModel): void {
+  if (column.large) {
+    // By design: the value is in a blob; the summary row is updated in the entity's transaction.
+    throw new SchemaError(
+      `${what}: '${field}' is a large column (its value is kept in a blob, outside the row); a summary cannot sum it`,
+    );
+  }
+  if (column.encrypted) {
+    // By design: the sum would be stored in clear, disclosing what the column hides.
+    throw new SchemaError(
+      `${what}: '${field}' is encrypted; a summary cannot sum it (the sum would be stored in clear)`,
+    );
+  }
+  if (!SUMMABLE.has(column.type)) {
+    throw new SchemaError(
+      `${what}: '${field}' is a ${column.type} column; only Int32, Int64 and Double columns can be summed`,
+    );
+  }
+  if (column.series !== undefined) {
+    throw new SchemaError(
+      `${what}: '${field}' is a data series (${column.series} slots); sum a scalar column instead`,
+    );
+  }
+  if (column.encrypted) {
+    throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  type EdmValue,
   type EntityRecord,
   SHADOWED_PROPERTIES,
   type WireEntityWithShadowed,
@@ -200,66 +201,12 @@ export function renderRecord(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null);
   const { level } = context;
-  if (level !== "nometadata") {
-    if (single) out["odata.metadata"] = `${context.base}/$metadata#${context.table}/@Element`;
-    if (level === "fullmetadata") {
-      const id = `${context.table}(PartitionKey='${quoteKey(record.partitionKey)}',RowKey='${quoteKey(record.rowKey)}')`;
-      out["odata.type"] = `${context.account}.${context.table}`;
-      out["odata.id"] = `${context.base}/${id}`;
-      out["odata.etag"] = record.etag;
-      out["odata.editLink"] = id;
-    } else {
-      out["odata.etag"] = record.etag;
-    }
-  }
-  // With $select Azure sends only the selected properties: PartitionKey, RowKey and Timestamp too come
-  // only when named (odata.etag always comes). A selected property the entity lacks comes as null.
-  if (select === undefined || select.has("PartitionKey")) out.PartitionKey = record.partitionKey;
-  if (select === undefined || select.has("RowKey")) out.RowKey = record.rowKey;
-  if (select === undefined || select.has("Timestamp")) {
-    // Azure annotates Timestamp only with full metadata (minimal metadata leaves it a bare string).
-    if (level === "fullmetadata") out["Timestamp@odata.type"] = "Edm.DateTime";
-    out.Timestamp = ticksToIso(record.timestamp);
-  }
+  if (level !== "nometadata") renderMetadata(out, record, context, single);
+  renderSystemProperties(out, record, level, select);
   for (const [name, v] of record.properties) {
     if (select !== undefined && !select.has(name)) continue;
-    let json: unknown;
-    let annotate = true;
-    switch (v.type) {
-      case "String":
-        json = v.value;
-        annotate = false;
-        break;
-      case "Boolean":
-      case "Int32":
-        json = v.value;
-        annotate = false;
-        break;
-      case "Double":
-        json = Number.isFinite(v.value)
-          ? v.value
-          : v.value > 0
-            ? "Infinity"
-            : v.value < 0
-              ? "-Infinity"
-              : "NaN";
-        annotate = !Number.isFinite(v.value) || Number.isInteger(v.value);
-        break;
-      case "Int64":
-        json = v.value.toString();
-        break;
-      case "DateTime":
-        json = ticksToIso(v.value);
-        break;
-      case "Guid":
-        json = v.value;
-        break;
-      case "Binary":
-        json = Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength).toString("base64");
-        break;
-    }
-    if (annotate && level !== "nometadata") out[`${name}@odata.type`] = `Edm.${v.type}`;
-    out[name] = json;
+    if (level !== "nometadata" && isAnnotated(v)) out[`${name}@odata.type`] = `Edm.${v.type}`;
+    out[name] = jsonValue(v);
   }
   // As Azure answers: a selected property the entity lacks comes as null (the service stores no nulls).
   if (select !== undefined) {
@@ -268,6 +215,86 @@ export function renderRecord(
     }
   }
   return out;
+}
+
+/** `odata.metadata` (of a single entity), then `odata.etag`, with the type, id and edit link at full metadata. */
+function renderMetadata(
+  out: Record<string, unknown>,
+  record: EntityRecord,
+  context: RenderContext,
+  single: boolean,
+): void {
+  if (single) out["odata.metadata"] = `${context.base}/$metadata#${context.table}/@Element`;
+  if (context.level === "fullmetadata") {
+    const id = `${context.table}(PartitionKey='${quoteKey(record.partitionKey)}',RowKey='${quoteKey(record.rowKey)}')`;
+    out["odata.type"] = `${context.account}.${context.table}`;
+    out["odata.id"] = `${context.base}/${id}`;
+    out["odata.etag"] = record.etag;
+    out["odata.editLink"] = id;
+  } else {
+    out["odata.etag"] = record.etag;
+  }
+}
+
+/**
+ * PartitionKey, RowKey and Timestamp. With $select Azure sends only the selected properties: these too
+ * come only when named (odata.etag always comes). A selected property the entity lacks comes as null.
+ */
+function renderSystemProperties(
+  out: Record<string, unknown>,
+  record: EntityRecord,
+  level: MetadataLevel,
+  select: ReadonlySet<string> | undefined,
+): void {
+  if (select === undefined || select.has("PartitionKey")) out.PartitionKey = record.partitionKey;
+  if (select === undefined || select.has("RowKey")) out.RowKey = record.rowKey;
+  if (select === undefined || select.has("Timestamp")) {
+    // Azure annotates Timestamp only with full metadata (minimal metadata leaves it a bare string).
+    if (level === "fullmetadata") out["Timestamp@odata.type"] = "Edm.DateTime";
+    out.Timestamp = ticksToIso(record.timestamp);
+  }
+}
+
+/**
+ * Whether a value carries `@odata.type`: where JSON alone would lose its type (Int64, DateTime, Guid,
+ * Binary, and Doubles that look integral or are not finite).
+ */
+function isAnnotated(v: EdmValue): boolean {
+  switch (v.type) {
+    case "String":
+    case "Boolean":
+    case "Int32":
+      return false;
+    case "Double":
+      return !Number.isFinite(v.value) || Number.isInteger(v.value);
+    default:
+      return true;
+  }
+}
+
+/** A value as the service's JSON: Int64 as text, DateTime as ISO text, Binary as base64, non-finite Doubles by name. */
+function jsonValue(v: EdmValue): unknown {
+  switch (v.type) {
+    case "String":
+    case "Boolean":
+    case "Int32":
+    case "Guid":
+      return v.value;
+    case "Double":
+      return Number.isFinite(v.value)
+        ? v.value
+        : v.value > 0
+          ? "Infinity"
+          : v.value < 0
+            ? "-Infinity"
+            : "NaN";
+    case "Int64":
+      return v.value.toString();
+    case "DateTime":
+      return ticksToIso(v.value);
+    case "Binary":
+      return Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength).toString("base64");
+  }
 }
 
 const SYSTEM_NAMES: ReadonlySet<string> = new Set(["PartitionKey", "RowKey", "Timestamp"]);

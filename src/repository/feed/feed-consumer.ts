@@ -34,6 +34,33 @@ export function startConsumer<T>(
   deps: FeedDeps,
   source: FeedSource<T>,
 ): ChangeFeedConsumer {
+  const settings = consumerSettings(options);
+  const stopping = new AbortController();
+  if (options.signal?.aborted) stopping.abort();
+  options.signal?.addEventListener("abort", () => stopping.abort(), { once: true });
+  const leases = new GroupLeases(logical, settings.group, deps);
+  const loop = new ConsumerLoop(options, settings, deps, source, leases, stopping.signal);
+  const done = loop.run().finally(() => leases.release());
+  // What ended a consumer is its `done`'s to report; unobserved, it must not crash the process.
+  done.catch(() => undefined);
+  return {
+    stop: async () => {
+      stopping.abort();
+      await done.catch(() => undefined);
+    },
+    done,
+  };
+}
+
+/** A consumer's checked options. */
+interface ConsumerSettings {
+  readonly group: string;
+  readonly batchSize: number;
+  readonly pollMs: number;
+}
+
+/** The group, batch size and poll interval, checked in that order (a `ValidationError` before anything runs). */
+function consumerSettings<T>(options: ChangeFeedConsumeOptions<T>): ConsumerSettings {
   const group = options.group;
   if (typeof group !== "string" || group === "" || group.length > 255) {
     throw new ValidationError("feed-group", "group must be a string of 1 to 255 characters");
@@ -53,61 +80,87 @@ export function startConsumer<T>(
   if (!Number.isFinite(pollMs) || pollMs < 0) {
     throw new ValidationError("feed-poll", `pollIntervalMs must be 0 or more, got ${String(pollMs)}`);
   }
-  const stopping = new AbortController();
-  if (options.signal?.aborted) stopping.abort();
-  options.signal?.addEventListener("abort", () => stopping.abort(), { once: true });
-  const leases = new GroupLeases(logical, group, deps);
-  const pause = () => deps.sleep(pollMs, stopping.signal).catch(() => undefined);
+  return { group, batchSize, pollMs };
+}
+
+/** The rounds of one consumer, until its stop signal: balance leases, read the held slots, hand out batches. */
+class ConsumerLoop<T> {
+  readonly #options: ChangeFeedConsumeOptions<T>;
+  readonly #settings: ConsumerSettings;
+  readonly #deps: FeedDeps;
+  readonly #source: FeedSource<T>;
+  readonly #leases: GroupLeases;
+  readonly #stopping: AbortSignal;
+
+  constructor(
+    options: ChangeFeedConsumeOptions<T>,
+    settings: ConsumerSettings,
+    deps: FeedDeps,
+    source: FeedSource<T>,
+    leases: GroupLeases,
+    stopping: AbortSignal,
+  ) {
+    this.#options = options;
+    this.#settings = settings;
+    this.#deps = deps;
+    this.#source = source;
+    this.#leases = leases;
+    this.#stopping = stopping;
+  }
+
+  /** Rounds until stopped; a round that handed out nothing waits the poll interval (or the stop) first. */
+  async run(): Promise<void> {
+    const stopping = this.#stopping;
+    while (!stopping.aborted) {
+      const held = await this.#leases.balance();
+      let busy = false;
+      if (held.size > 0) {
+        const slots = heldSlots(await this.#source.partitions(), held);
+        // The held slots' batches are read at once; the handler still gets them one at a time.
+        const pages = await mapBounded(slots, SLOT_READS, ([slot, partitions]) =>
+          this.#source.read(partitions, held.get(slot), this.#settings.batchSize),
+        );
+        for (const [index, [slot]] of slots.entries()) {
+          if (stopping.aborted) break;
+          if (await this.#handleSlot(slot, pages[index] as ChangeFeedPage<T>)) busy = true;
+        }
+      }
+      if (!busy) await this.#pause();
+    }
+  }
+
+  #pause(): Promise<void> {
+    return this.#deps.sleep(this.#settings.pollMs, this.#stopping).catch(() => undefined);
+  }
 
   /** Handles one batch of a slot; `true` when it had changes (handled or not). */
-  const handleSlot = async (slot: number, page: ChangeFeedPage<T>) => {
-    if (page.changes.length === 0 || stopping.signal.aborted) return false;
+  async #handleSlot(slot: number, page: ChangeFeedPage<T>): Promise<boolean> {
+    if (page.changes.length === 0 || this.#stopping.aborted) return false;
     try {
-      await options.handler(page.changes);
+      await this.#options.handler(page.changes);
     } catch (error) {
       // Not checkpointed: the same changes come again next round.
-      deps.runner.emit({
+      this.#deps.runner.emit({
         type: "warning",
         code: "change-feed-handler",
-        message: `change feed group '${group}': the handler threw (${error instanceof Error ? error.message : String(error)}); its batch is delivered again`,
+        message: `change feed group '${this.#settings.group}': the handler threw (${error instanceof Error ? error.message : String(error)}); its batch is delivered again`,
       });
       return false;
     }
-    await leases.checkpoint(slot, page.next);
+    await this.#leases.checkpoint(slot, page.next);
     return true;
-  };
+  }
+}
 
-  const run = async (): Promise<void> => {
-    while (!stopping.signal.aborted) {
-      const held = await leases.balance();
-      let busy = false;
-      if (held.size > 0) {
-        const bySlot = new Map<number, FeedPartition[]>();
-        for (const partition of await source.partitions()) {
-          const slot = slotOf(partition);
-          if (held.has(slot)) bySlot.set(slot, [...(bySlot.get(slot) ?? []), partition]);
-        }
-        // The held slots' batches are read at once; the handler still gets them one at a time.
-        const slots = [...bySlot.entries()];
-        const pages = await mapBounded(slots, SLOT_READS, ([slot, partitions]) =>
-          source.read(partitions, held.get(slot), batchSize),
-        );
-        for (const [index, [slot]] of slots.entries()) {
-          if (stopping.signal.aborted) break;
-          if (await handleSlot(slot, pages[index] as ChangeFeedPage<T>)) busy = true;
-        }
-      }
-      if (!busy) await pause();
-    }
-  };
-  const done = run().finally(() => leases.release());
-  // What ended a consumer is its `done`'s to report; unobserved, it must not crash the process.
-  done.catch(() => undefined);
-  return {
-    stop: async () => {
-      stopping.abort();
-      await done.catch(() => undefined);
-    },
-    done,
-  };
+/** The feed's partitions of the held slots, by slot. */
+function heldSlots(
+  partitions: readonly FeedPartition[],
+  held: ReadonlyMap<number, string | undefined>,
+): [number, FeedPartition[]][] {
+  const bySlot = new Map<number, FeedPartition[]>();
+  for (const partition of partitions) {
+    const slot = slotOf(partition);
+    if (held.has(slot)) bySlot.set(slot, [...(bySlot.get(slot) ?? []), partition]);
+  }
+  return [...bySlot.entries()];
 }

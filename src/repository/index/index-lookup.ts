@@ -8,12 +8,11 @@ import type { StoredEntity } from "../../store/table-store.js";
 import { indexKeyValues } from "../core/blind-keys.js";
 import { COPY_INDEX_PROPERTY, type CopyRef } from "../core/copy-ref.js";
 import { isExpiredRow, withExpiryColumn } from "../core/expiry.js";
-import { isTableNotFound, tolerateMissingTable } from "../core/period-tables.js";
+import { tolerateMissingTable } from "../core/period-tables.js";
 import { queryExecutor } from "../core/query-executor.js";
 import { readTypesOf } from "../core/read-types.js";
 import type { Backend, BlindIndexing, Clock, Requests, TableNaming } from "../core/requests.js";
-import { readWide } from "../core/wide-reads.js";
-import { listShardsFilter, parseMember, readList, readListOrEmpty } from "./list-index.js";
+import { listIndexExecutor } from "./list-index-query.js";
 
 /**
  * Reads through one secondary index. Results are entities of the class built from the copies
@@ -148,75 +147,20 @@ export class IndexLookup<T extends object> {
       rowKey,
     }));
     const ref = refs[0] as CopyRef;
-    const expected = listShardsFilter(ref);
-    const check = (filter: string) => {
-      if (filter !== expected) {
-        throw new ValidationError(
-          "list-index-filter",
-          `${name}: a list index query returns the listed entities; where/filter/between are not supported on it`,
-        );
-      }
-    };
-    const model = this.#model;
-    const runner = this.#runner;
-    // The entities' table: fixed, or for a table per period the one each member names.
-    const entityTable = runner.tableName(model.table);
-    const types = readTypesOf(model);
     const hashed = index.partitionKey.hashed?.field;
     const pinned = hashed === undefined ? undefined : keyValues[hashed];
-    const fanOut = state.partitionKeys !== undefined;
-    const periodic = index.tableTemplate !== undefined;
-    const executor: QueryExecutor<T> = {
-      fetchPoint: async () => {
-        throw new ValidationError("list-index-get", "a list index has no point query");
-      },
-      fetchPage: async (_table, filter, select, top, continuation) => {
-        check(filter);
-        const lists = await Promise.all(
-          // A period nobody has written to has no table yet: it lists nothing.
-          refs.map((one) => (periodic ? readListOrEmpty(runner, one) : readList(runner, one))),
-        );
-        const members = lists
-          .flatMap((list) => list.shards.flatMap((shard) => shard.members))
-          .map(parseMember);
-        members.sort(
-          (a, b) =>
-            (fanOut
-              ? compareKeys(a.rowKey, b.rowKey) || compareKeys(a.partitionKey, b.partitionKey)
-              : compareKeys(a.partitionKey, b.partitionKey) || compareKeys(a.rowKey, b.rowKey)) ||
-            compareKeys(a.table ?? "", b.table ?? ""),
-        );
-        const offset = continuation?.nextRowKey === undefined ? 0 : Number(continuation.nextRowKey);
-        const slice = members.slice(offset, offset + top);
-        const found = await mapBounded(slice, 8, async (key) => {
-          const table = key.table === undefined ? entityTable : runner.tableName(key.table);
-          try {
-            return model.wide
-              ? await readWide(runner, table, key.partitionKey, key.rowKey, select)
-              : await runner.run("get", table, (s) =>
-                  s.getEntity(table, key.partitionKey, key.rowKey, select, types),
-                );
-          } catch (error) {
-            // A period's table dropped since (db.dropTables): its entities are gone.
-            if (key.table !== undefined && isTableNotFound(error)) return undefined;
-            throw error;
-          }
-        });
-        const items: T[] = [];
-        for (const stored of found) {
-          if (stored && stored[COPY_INDEX_PROPERTY] === undefined) {
-            const entity = this.#readRow(stored);
-            // A bucket lists every value of its hashed field: keep the one asked for.
-            if (entity && (pinned === undefined || this.#holdsHashed(entity, pinned))) items.push(entity);
-          }
-        }
-        const end = offset + slice.length;
-        return end < members.length
-          ? { items, continuation: { nextPartitionKey: ref.partitionKey, nextRowKey: String(end) } }
-          : { items };
-      },
-    };
-    return Query.build(this.#keySpace, withExpiryColumn(model, executor), {
+    const executor = listIndexExecutor({
+      name,
+      model: this.#model,
+      runner: this.#runner,
+      refs,
+      fanOut: state.partitionKeys !== undefined,
+      periodic: index.tableTemplate !== undefined,
+      readRow: (stored) => this.#readRow(stored),
+      // A bucket lists every value of its hashed field: keep the one asked for.
+      holdsValue: (entity) => pinned === undefined || this.#holdsHashed(entity, pinned),
+    });
+    return Query.build(this.#keySpace, withExpiryColumn(this.#model, executor), {
       table,
       partitionKey: ref.partitionKey,
       rowFields: {},
@@ -258,26 +202,4 @@ export class IndexLookup<T extends object> {
       this.#index.tableTemplate === undefined ? executor : tolerateMissingTable(executor),
     );
   }
-}
-
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Maps with at most `limit` calls in flight, keeping the input order. */
-async function mapBounded<I, O>(
-  items: readonly I[],
-  limit: number,
-  map: (item: I) => Promise<O>,
-): Promise<O[]> {
-  const results = new Array<O>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const at = next++;
-      results[at] = await map(items[at] as I);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

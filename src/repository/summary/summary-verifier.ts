@@ -62,14 +62,59 @@ export async function verifySummaries<T extends object>(
   runner: Requests & TableNaming & Scoped & Backoff,
   table: string = runner.tableName(model.table),
 ): Promise<SummaryDrift[]> {
-  const summaries = [...model.summaries.values()];
-  const tallies = new Map<string, Map<string, Tally>>();
-  const upcast = upcasterOf(model);
-  const tallyOf = (partitionKey: string, summary: SummaryModel): Tally => {
-    let byName = tallies.get(partitionKey);
+  const recount = new SummaryRecount(model);
+  await scanRows(model, runner, table, (row) => recount.visit(row));
+  const drift = localDrift(model, table, recount);
+  for (const summary of remoteSummariesOf(model))
+    drift.push(...(await remoteDrift(model, runner, table, summary, recount.tallies)));
+  return drift.sort((a, b) =>
+    a.partitionKey === b.partitionKey
+      ? a.summary.localeCompare(b.summary)
+      : a.partitionKey < b.partitionKey
+        ? -1
+        : 1,
+  );
+}
+
+/** The tallies of a scan, per partition and summary: stored summary rows read, entity rows recounted. */
+class SummaryRecount {
+  readonly summaries: readonly SummaryModel[];
+  readonly tallies = new Map<string, Map<string, Tally>>();
+  readonly #model: EntityModel;
+  readonly #upcast: ReturnType<typeof upcasterOf>;
+
+  constructor(model: EntityModel) {
+    this.#model = model;
+    this.summaries = [...model.summaries.values()];
+    this.#upcast = upcasterOf(model);
+  }
+
+  /** Takes one row: a summary row's stored totals, or an entity's contribution to each summary. */
+  visit(row: StoredEntity): void {
+    const model = this.#model;
+    const marker = row[SUMMARY_PROPERTY];
+    if (marker !== undefined) {
+      const summary = this.summaries.find((candidate) => summaryMarker(model, candidate) === marker);
+      if (summary && row.rowKey === summary.rowKey) {
+        this.#tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
+      }
+      return;
+    }
+    if (!isSummarizedRow(model, row)) return;
+    const entity = this.#upcast ? this.#upcast(row) : row;
+    for (const summary of this.summaries) {
+      const tally = this.#tallyOf(row.partitionKey, summary);
+      const contribution = contributionOf(summary, entity);
+      tally.actual = addTotals(tally.actual, contribution, 1);
+      tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
+    }
+  }
+
+  #tallyOf(partitionKey: string, summary: SummaryModel): Tally {
+    let byName = this.tallies.get(partitionKey);
     if (!byName) {
       byName = new Map();
-      tallies.set(partitionKey, byName);
+      this.tallies.set(partitionKey, byName);
     }
     let tally = byName.get(summary.name);
     if (!tally) {
@@ -77,26 +122,16 @@ export async function verifySummaries<T extends object>(
       byName.set(summary.name, tally);
     }
     return tally;
-  };
-  const visit = (row: StoredEntity) => {
-    const marker = row[SUMMARY_PROPERTY];
-    if (marker !== undefined) {
-      const summary = summaries.find((candidate) => summaryMarker(model, candidate) === marker);
-      if (summary && row.rowKey === summary.rowKey) {
-        tallyOf(row.partitionKey, summary).stored = readSummaryState(model, summary, row).totals;
-      }
-      return;
-    }
-    if (!isSummarizedRow(model, row)) return;
-    const entity = upcast ? upcast(row) : row;
-    for (const summary of summaries) {
-      const tally = tallyOf(row.partitionKey, summary);
-      const contribution = contributionOf(summary, entity);
-      tally.actual = addTotals(tally.actual, contribution, 1);
-      tally.magnitude = addTotals(tally.magnitude, absoluteTotals(contribution), 1);
-    }
-  };
-  // A wide entity counts once, whole (its summed columns may be on any of its rows).
+  }
+}
+
+/** Every row of the table, page by page; a wide entity once, whole (its summed columns may be on any of its rows). */
+async function scanRows(
+  model: EntityModel,
+  runner: Requests & TableNaming & Scoped & Backoff,
+  table: string,
+  visit: (row: StoredEntity) => void,
+): Promise<void> {
   const wide = model.wide ? new WideScan(runner, table) : undefined;
   let continuation: StoreContinuation | undefined;
   do {
@@ -107,10 +142,13 @@ export async function verifySummaries<T extends object>(
     continuation = page.continuation;
   } while (continuation);
   for (const row of wide ? await wide.end() : []) visit(row);
+}
 
+/** The summary rows in the entities' own partitions that disagree with their recount. */
+function localDrift(model: EntityModel, table: string, recount: SummaryRecount): SummaryDrift[] {
   const drift: SummaryDrift[] = [];
-  for (const [partitionKey, byName] of tallies) {
-    for (const summary of summaries) {
+  for (const [partitionKey, byName] of recount.tallies) {
+    for (const summary of recount.summaries) {
       // A remote summary's local row is internal: its drift shows at the contribution (below), which mirrors it.
       if (summary.remote !== undefined) continue;
       const tally = byName.get(summary.name);
@@ -127,15 +165,7 @@ export async function verifySummaries<T extends object>(
       });
     }
   }
-  for (const summary of remoteSummariesOf(model))
-    drift.push(...(await remoteDrift(model, runner, table, summary, tallies)));
-  return drift.sort((a, b) =>
-    a.partitionKey === b.partitionKey
-      ? a.summary.localeCompare(b.summary)
-      : a.partitionKey < b.partitionKey
-        ? -1
-        : 1,
-  );
+  return drift;
 }
 
 /**

@@ -46,37 +46,10 @@ export function resolveAzureStoreSettings(
   if (options.agent !== undefined && !(options.agent instanceof HttpAgent)) {
     throw new ValidationError("agent", "AzureStore: agent must be an http.Agent or https.Agent");
   }
-  const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  if (Number.isNaN(timeout) || timeout < 0) {
-    throw new ValidationError("request-timeout", `AzureStore: requestTimeoutMs must be >= 0, got ${timeout}`);
-  }
-  const timeoutMs = timeout > 0 && Number.isFinite(timeout) ? timeout : 0;
+  const timeoutMs = requestTimeoutOf(options);
   const secrets = secretsOf(url, credential);
-  const clientOptions: TableServiceClientOptions = {
-    allowInsecureConnection,
-    // tablekit has its own retry layer; see AzureStoreOptions.sdkRetries.
-    retryOptions: { maxRetries: options.sdkRetries ?? 0 },
-    userAgentOptions: { userAgentPrefix: "tablekit" },
-    ...(options.httpClient === undefined ? {} : { httpClient: options.httpClient }),
-    // The pipeline's agent policy sets it on every request; the default HTTP client honours it.
-    ...(options.agent === undefined ? {} : { agent: options.agent }),
-  };
-  if (options.blobEndpoint !== undefined) {
-    const blobEndpoint = parseEndpoint(options.blobEndpoint);
-    if (
-      blobEndpoint.protocol === "http:" &&
-      !(options.allowInsecureConnection ?? isLoopbackHost(blobEndpoint.hostname))
-    ) {
-      throw new ValidationError(
-        "insecure-connection",
-        `AzureStore: the blob endpoint ${redactSecrets(blobEndpoint.origin)} uses http://; use https://, or pass { allowInsecureConnection: true }`,
-      );
-    }
-  }
-  const blobs =
-    options.blobEndpoint === undefined
-      ? undefined
-      : new LazyAzureBlobs(options.blobEndpoint, credential, { timeoutMs, secrets });
+  const clientOptions = sdkClientOptions(options, allowInsecureConnection);
+  const blobs = blobStoreOf(options, credential, timeoutMs, secrets);
   const cosmos = isCosmosEndpoint(endpoint);
   if (options.metadata !== undefined && options.metadata !== "none" && options.metadata !== "minimal") {
     throw new ValidationError(
@@ -94,13 +67,64 @@ export function resolveAzureStoreSettings(
     // The ETag rule of nometadata rows (nometadata-rows.ts) is verified on Azure Table storage's
     // protocol (Azurite) only: the Cosmos DB Table API keeps minimal metadata.
     nometadata: options.metadata !== "minimal" && !cosmos,
-    capabilities: {
-      sortedResults: !cosmos,
-      limits: {
-        ...(cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS),
-        // Batches are sized on the request lines this endpoint gives them (no query: never a SAS).
-        accountUrl: `${endpoint.protocol}//${endpoint.host}${endpoint.pathname}`,
-      },
+    capabilities: capabilitiesOf(endpoint, cosmos),
+  };
+}
+
+/** The per-request timeout in milliseconds (0 when disabled: 0 or Infinity); a negative or NaN one is refused. */
+function requestTimeoutOf(options: AzureStoreOptions): number {
+  const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (Number.isNaN(timeout) || timeout < 0) {
+    throw new ValidationError("request-timeout", `AzureStore: requestTimeoutMs must be >= 0, got ${timeout}`);
+  }
+  return timeout > 0 && Number.isFinite(timeout) ? timeout : 0;
+}
+
+/** The SDK client's options: tablekit's user agent, no SDK retries unless asked, the given HTTP client or agent. */
+function sdkClientOptions(
+  options: AzureStoreOptions,
+  allowInsecureConnection: boolean,
+): TableServiceClientOptions {
+  return {
+    allowInsecureConnection,
+    // tablekit has its own retry layer; see AzureStoreOptions.sdkRetries.
+    retryOptions: { maxRetries: options.sdkRetries ?? 0 },
+    userAgentOptions: { userAgentPrefix: "tablekit" },
+    ...(options.httpClient === undefined ? {} : { httpClient: options.httpClient }),
+    // The pipeline's agent policy sets it on every request; the default HTTP client honours it.
+    ...(options.agent === undefined ? {} : { agent: options.agent }),
+  };
+}
+
+/** The blob store of large values, when a blob endpoint is given (http:// only where allowed, as for the table endpoint). */
+function blobStoreOf(
+  options: AzureStoreOptions,
+  credential: AzureCredential,
+  timeoutMs: number,
+  secrets: readonly string[],
+): BlobStore | undefined {
+  if (options.blobEndpoint === undefined) return undefined;
+  const blobEndpoint = parseEndpoint(options.blobEndpoint);
+  if (
+    blobEndpoint.protocol === "http:" &&
+    !(options.allowInsecureConnection ?? isLoopbackHost(blobEndpoint.hostname))
+  ) {
+    throw new ValidationError(
+      "insecure-connection",
+      `AzureStore: the blob endpoint ${redactSecrets(blobEndpoint.origin)} uses http://; use https://, or pass { allowInsecureConnection: true }`,
+    );
+  }
+  return new LazyAzureBlobs(options.blobEndpoint, credential, { timeoutMs, secrets });
+}
+
+/** Sorted results and limits by service (the Cosmos DB Table API's differ), and the URL batches are sized on. */
+function capabilitiesOf(endpoint: URL, cosmos: boolean): StoreCapabilities {
+  return {
+    sortedResults: !cosmos,
+    limits: {
+      ...(cosmos ? COSMOS_TABLE_LIMITS : AZURE_TABLE_LIMITS),
+      // Batches are sized on the request lines this endpoint gives them (no query: never a SAS).
+      accountUrl: `${endpoint.protocol}//${endpoint.host}${endpoint.pathname}`,
     },
   };
 }
