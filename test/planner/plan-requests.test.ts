@@ -259,7 +259,7 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       "commit transaction",
     ]);
     expect(commitOf(upsert)).toEqual([
-      { kind: "upsert", rowKey: part(0) },
+      { kind: "update", rowKey: part(0) },
       { kind: "insert part", rowKey: part(1) },
     ]);
     expect(store.batches.at(-1)).toBe(2);

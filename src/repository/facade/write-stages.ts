@@ -11,7 +11,6 @@ import type { LargeValues } from "../large/large-values.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { summaryCompanions } from "../summary/summary-stage.js";
 import { SummaryWriter } from "../summary/summary-writer.js";
-import { WideWriter } from "../wide/wide-writer.js";
 import { PlannedBulk } from "./planned-bulk.js";
 
 /** What the stages of one entity class in one physical table are built from. */
@@ -55,18 +54,11 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
 }
 
 /**
- * Who writes the entity's rows, first match: wide rows alone, rows with index copies or stages' rows
- * (a wide entity with indexes or summaries is written as an indexed one, its rows in place of the
- * row), summarized rows; when none applies, a plain row (`composeWriter`).
+ * Who writes the entity's rows, first match: rows with index copies, or a wide entity's rows (written
+ * as an indexed entity's, its rows in place of the row, with the stages' rows if any), summarized
+ * rows; when none applies, a plain row (`composeWriter`).
  */
 const ROW_STAGES: readonly RowStage[] = [
-  {
-    name: "wide",
-    rows: (c, stages) =>
-      c.model.wide && c.model.indexes.size === 0 && stages === undefined
-        ? new WideWriter(c.model, c.table, c.runner)
-        : undefined,
-  },
   {
     name: "indexes",
     rows: (c, stages) =>

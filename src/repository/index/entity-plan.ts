@@ -39,13 +39,15 @@ export function planEntityWrite(
   operation?: string,
 ): WritePlan<{ etag: string; refs: CopyRef[] }> {
   const { model, table, runner } = target;
-  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner);
+  // An entity without indexes (a wide or summarized one) has no copies: its row is written as it is.
+  const indexed = model.indexes.size > 0;
+  const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner) : [];
   const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
   const remoteBefore = before.filter((r) => !local(r));
   const remoteNext = next.filter((r) => !local(r));
-  const row: WireEntity = { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) };
+  const row: WireEntity = indexed ? { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) } : wire;
   const listChanges = membershipChanges(
     before.filter(isList),
     next.filter(isList),
