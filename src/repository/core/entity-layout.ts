@@ -98,12 +98,26 @@ const ONE_ROW: EntityRows = {
   etagOf: (_actions, results) => results[0]?.etag ?? "",
 };
 
+/**
+ * The last row split and its parts (a row object is one write's): the check of a write before its
+ * first read and its commit right after send the same rows, under one write id, split once. One
+ * slot, not a map by row: nothing is kept alive beyond the latest write (a write interleaved with
+ * another's splits its row again).
+ */
+let lastSplit: { row: WireEntity; limits: object; parts: WireEntity[] } | undefined;
+
 function wideRows(model: EntityModel<object>, { limits }: Limited): EntityRows {
   const maxParts = Math.min(MAX_WIDE_PARTS, limits.maxTransactionOperations);
+  const split = (row: WireEntity): WireEntity[] => {
+    if (lastSplit?.row === row && lastSplit.limits === limits) return lastSplit.parts;
+    const parts = splitWide(model.name, row, limits, newWriteId(), maxParts, blindSidecars(model.columns));
+    lastSplit = { row, limits, parts };
+    return parts;
+  };
   return {
     wide: true,
     write(row, ifMatch) {
-      const parts = splitWide(model.name, row, limits, newWriteId(), maxParts, blindSidecars(model.columns));
+      const parts = split(row);
       const stored =
         ifMatch === undefined
           ? []

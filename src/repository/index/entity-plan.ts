@@ -48,22 +48,26 @@ export function planEntityWrite(
   const remoteBefore = before.filter((r) => !local(r));
   const remoteNext = next.filter((r) => !local(r));
   const row: WireEntity = indexed ? { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(next) } : wire;
-  const listChanges = membershipChanges(
-    before.filter(isList),
-    next.filter(isList),
-    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
-  );
-  const layout = entityLayout(model, runner, table);
+  const listChanges = indexed
+    ? membershipChanges(
+        before.filter(isList),
+        next.filter(isList),
+        entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
+      )
+    : [];
+  const layout = target.layout ?? entityLayout(model, runner, table);
   const entityActions = layout.write(row, ifMatch);
-  const actions = planLocalActions(
-    model,
-    row,
-    ifMatch,
-    before.filter((r) => !isList(r)),
-    next.filter((r) => !isList(r)),
-    local,
-    entityActions,
-  );
+  const actions = indexed
+    ? planLocalActions(
+        model,
+        row,
+        ifMatch,
+        before.filter((r) => !isList(r)),
+        next.filter((r) => !isList(r)),
+        local,
+        entityActions,
+      )
+    : entityActions;
   const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
   const localLists = listChanges.filter((c) => local(c.ref));
   // Everything that rides in the transaction, counted before any request (a wide entity's rows too).

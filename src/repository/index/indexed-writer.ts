@@ -1,7 +1,7 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
-import { wideEtag } from "../../serialization/wide-rows.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
+import { wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
 import { type EntityLayout, entityLayout, KEYS_ONLY } from "../core/entity-layout.js";
@@ -81,6 +81,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       runner,
       intents: new IntentLog(runner),
       companions,
+      layout: this.#layout,
     };
   }
 
