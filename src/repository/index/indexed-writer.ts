@@ -47,7 +47,7 @@ const NO_COPIES: readonly CopyRef[] = [];
 
 /**
  * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`), and
- * wide entities with indexes or summaries (their rows in place of the one row, see entity-layout.ts):
+ * every wide entity (its rows in place of the one row, see entity-layout.ts):
  * the rounds of each write (read what is stored, commit, re-read after a lost race) and the
  * bookkeeping of what an instance's copies are.
  */
@@ -110,9 +110,10 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#toWire(entity);
     let prior: Prior | undefined = this.#trackedPrior(entity);
     if (prior === undefined && this.#model.wide && mode !== "merge") {
-      // A wide entity not tracked is read first (as its plain writer does): an insert of its rows would
-      // fail on any stored version and cost a round (one row is tried as an insert first). Its rows,
-      // copies and summary rows are checked against one transaction's limits before that read.
+      // A wide entity not tracked is read first (only its rows' keys, without copies or summaries): an
+      // insert of its rows would fail on any stored version and cost a round (one row is tried as an
+      // insert first). Its rows, copies and summary rows are checked against one transaction's limits
+      // before that read.
       planEntityWrite(this.#target, wire, undefined, "*");
       prior = await this.#read(wire.partitionKey, wire.rowKey);
     }
