@@ -27,6 +27,7 @@ import type {
   StepTarget,
 } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
+import { planEntityGroup } from "./entity-plan.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
   commitDelete,
@@ -114,7 +115,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       // insert of its rows would fail on any stored version and cost a round (one row is tried as an
       // insert first). Its rows, copies and summary rows are checked against one transaction's limits
       // before that read.
-      planEntityWrite(this.#target, wire, undefined, "*");
+      planEntityGroup(this.#target, wire, undefined, "*");
       prior = await this.#read(wire.partitionKey, wire.rowKey);
     }
     prior ??= { exists: false };
