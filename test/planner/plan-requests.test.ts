@@ -6,7 +6,16 @@
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Column, Entity, localKeys, type Repository, TableContext, type WriteStep } from "../../src/index.js";
+import {
+  Column,
+  ConcurrencyError,
+  Entity,
+  etagOf,
+  localKeys,
+  type Repository,
+  TableContext,
+  type WriteStep,
+} from "../../src/index.js";
 import { partRowKey } from "../../src/serialization/wide-rows.js";
 import { blobStores, uniquePrefix } from "../fixtures/context.js";
 import { declareWide, type WideRow } from "../fixtures/models.js";
@@ -246,6 +255,19 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       { kind: "update", rowKey: part(0) },
       { kind: "delete part", rowKey: part(1) },
     ]);
+    // An upsert of the tracked instance needs no read either: one transaction on its rows' ETags.
+    w.v0 = 2;
+    const tracked = await sendsItsPlan(store, explain(repo, "upsert", w), () => repo.upsert(w));
+    expect(tracked.map((s) => `${s.phase} ${s.request}`)).toEqual(["commit transaction"]);
+    // An ETag the caller states is the condition: no read, and a stale one fails the transaction.
+    const stated = Object.assign(wide("1", 10), { v0: 3 });
+    const current = etagOf(w) as string;
+    store.sent.length = 0;
+    await repo.update(stated, { ifMatch: current });
+    expect(store.sent.map((r) => r.method)).toEqual(["submitTransaction"]);
+    store.sent.length = 0;
+    await expect(repo.update(wide("1", 10), { ifMatch: current })).rejects.toThrow(ConcurrencyError);
+    expect(store.sent.map((r) => r.method)).toEqual(["submitTransaction"]);
     // An upsert reads the stored rows' keys first; the plan is exact for the stored version it is given
     // (one row now): that row replaced conditional on the ETag read, the second row inserted.
     const longer = wide("1", 300);
@@ -259,7 +281,7 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       "commit transaction",
     ]);
     expect(commitOf(upsert)).toEqual([
-      { kind: "upsert", rowKey: part(0) },
+      { kind: "update", rowKey: part(0) },
       { kind: "insert part", rowKey: part(1) },
     ]);
     expect(store.batches.at(-1)).toBe(2);
@@ -301,6 +323,11 @@ describe.each(blobStores)("the plan of a write is the requests it sends, on %s",
       "commit transaction",
     ]);
     expect((await repo.get({ group: "g", id: "1" }))?.color).toBe("green");
+    // A merge reads the entity once: the version it merges onto is the one it checks.
+    store.sent.length = 0;
+    const merge = Object.assign(new WideIndexed(), { group: "g", id: "1", color: "gray" });
+    await repo.update(merge, { mode: "merge", ifMatch: "*" });
+    expect(store.sent.map((r) => r.method)).toEqual(["queryPage", "submitTransaction"]);
     store.sent.length = 0;
     // Nothing stored: the read finds nothing and the transaction inserts.
     const fresh = Object.assign(new WideIndexed(), { group: "g", id: "2", color: "red" });

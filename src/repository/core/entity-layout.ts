@@ -26,8 +26,12 @@ import { holdsWrittenState } from "./written-state.js";
  */
 export interface EntityLayout {
   readonly wide: boolean;
-  /** The entity whole, as stored (a wide entity's rows assembled), or `undefined` when absent. */
-  read(partitionKey: string, rowKey: string): Promise<StoredEntity | undefined>;
+  /**
+   * The entity whole, as stored (a wide entity's rows assembled), or `undefined` when absent.
+   * `select`: the properties the caller needs (a wide entity's rows are read with those only, e.g.
+   * `KEYS_ONLY` for its version; one row is read whole).
+   */
+  read(partitionKey: string, rowKey: string, select?: readonly string[]): Promise<StoredEntity | undefined>;
   /**
    * The actions storing `row` (the whole entity) over the version `ifMatch` (undefined: absent,
    * inserted; `"*"`: not known, as in an explained write, which lists the new rows only).
@@ -53,22 +57,29 @@ export function entityLayout(
   runner: Requests & Limited,
   table: string,
 ): EntityLayout {
-  const read = (partitionKey: string, rowKey: string) =>
-    readEntity(model, runner, table, partitionKey, rowKey);
+  const read = (partitionKey: string, rowKey: string, select?: readonly string[]) =>
+    readEntity(model, runner, table, partitionKey, rowKey, select);
   return { ...entityRows(model, runner), read, appliedEtag: appliedEtagOf(model, read) };
 }
 
-/** One entity whole, as stored (a wide entity's rows assembled, its ETag listing every row's), or `undefined`. */
+/** Only the keys: what a write that replaces every row of a wide entity needs to know of them (their ETags). */
+export const KEYS_ONLY: readonly string[] = ["PartitionKey", "RowKey"];
+
+/**
+ * One entity whole, as stored (a wide entity's rows assembled, its ETag listing every row's), or
+ * `undefined`. `select`: a wide entity's rows are read with these properties only.
+ */
 export function readEntity(
   model: EntityModel<object>,
   runner: Requests,
   table: string,
   partitionKey: string,
   rowKey: string,
+  select?: readonly string[],
 ): Promise<StoredEntity | undefined> {
   if (!model.wide) return runner.run("get", table, (s) => s.getEntity(table, partitionKey, rowKey));
   assertWideRowKey(model.name, rowKey);
-  return readWide(runner, table, partitionKey, rowKey);
+  return readWide(runner, table, partitionKey, rowKey, select);
 }
 
 /** The rows of a model's entities: one, or (a wide entity) its parts within the backend's limits. */
@@ -87,12 +98,26 @@ const ONE_ROW: EntityRows = {
   etagOf: (_actions, results) => results[0]?.etag ?? "",
 };
 
+/**
+ * The last row split and its parts (a row object is one write's): the check of a write before its
+ * first read and its commit right after send the same rows, under one write id, split once. One
+ * slot, not a map by row: nothing is kept alive beyond the latest write (a write interleaved with
+ * another's splits its row again).
+ */
+let lastSplit: { row: WireEntity; limits: object; parts: WireEntity[] } | undefined;
+
 function wideRows(model: EntityModel<object>, { limits }: Limited): EntityRows {
   const maxParts = Math.min(MAX_WIDE_PARTS, limits.maxTransactionOperations);
+  const split = (row: WireEntity): WireEntity[] => {
+    if (lastSplit?.row === row && lastSplit.limits === limits) return lastSplit.parts;
+    const parts = splitWide(model.name, row, limits, newWriteId(), maxParts, blindSidecars(model.columns));
+    lastSplit = { row, limits, parts };
+    return parts;
+  };
   return {
     wide: true,
     write(row, ifMatch) {
-      const parts = splitWide(model.name, row, limits, newWriteId(), maxParts, blindSidecars(model.columns));
+      const parts = split(row);
       const stored =
         ifMatch === undefined
           ? []

@@ -10,7 +10,6 @@ import { LargeStage, withPreparedWires } from "../large/large-stage.js";
 import type { LargeValues } from "../large/large-values.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { summaryCompanions } from "../summary/summary-stage.js";
-import { WideWriter } from "../wide/wide-writer.js";
 import { PlannedBulk } from "./planned-bulk.js";
 
 /** What the stages of one entity class in one physical table are built from. */
@@ -24,29 +23,6 @@ export interface StageContext<T extends object> {
   large: LargeValues | undefined;
 }
 
-/**
- * One feature's part in how an entity class writes. A stage either writes the entity's rows (the
- * first in `ROW_STAGES` that applies does: its commit is the write's entity group transaction, and it
- * takes the other stages' rows as `StageSource`s), or adds its own rows to that transaction
- * (`stages`), or wraps the row writer with steps before and after its commit (`AROUND_STAGES`).
- */
-interface RowStage {
-  readonly name: string;
-  /** The row writer, when this stage writes the entity's rows; `stages` ride in its transaction. */
-  rows<T extends object>(
-    context: StageContext<T>,
-    stages: StageSource | undefined,
-  ): EntityWriter<T> | undefined;
-}
-
-interface AroundStage {
-  readonly name: string;
-  around<T extends object>(context: StageContext<T>, inner: Inner<T>): EntityWriter<T> | undefined;
-}
-
-/** The row writer as an around-stage builds it: on the model it prepares rows for. */
-type Inner<T extends object> = (model: EntityModel<T>) => EntityWriter<T>;
-
 /** Rows riding in the row writer's transaction: the summary rows of the partition (and their steps elsewhere). */
 function stagesOf<T extends object>(context: StageContext<T>): StageSource | undefined {
   const { model, table, runner, summaries } = context;
@@ -54,57 +30,29 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
 }
 
 /**
- * Who writes the entity's rows, first match: wide rows alone, rows with index copies or stages' rows
- * (a summarized entity, and a wide entity with indexes or summaries, is written as an indexed one:
- * its summary rows ride in its transaction, a wide entity's rows in place of the row); when none
- * applies, a plain row (`composeWriter`).
+ * Who writes the entity's rows: an entity with index copies, stages' rows (summaries) or a wide
+ * entity's rows is written by `IndexedWriter` (its plan: `planEntityWrite`, committed in rounds by
+ * `commitRounds`, the stages' rows riding in its transaction, a wide entity's rows in place of the
+ * row); any other, a plain row, in one request (`PlainWriter`).
  */
-const ROW_STAGES: readonly RowStage[] = [
-  {
-    name: "wide",
-    rows: (c, stages) =>
-      c.model.wide && c.model.indexes.size === 0 && stages === undefined
-        ? new WideWriter(c.model, c.table, c.runner)
-        : undefined,
-  },
-  {
-    name: "indexes",
-    rows: (c, stages) =>
-      c.model.indexes.size > 0 || c.model.wide || stages !== undefined
-        ? new IndexedWriter(c.model, c.table, c.runner, stages)
-        : undefined,
-  },
-];
+function rowWriter<T extends object>(context: StageContext<T>): EntityWriter<T> {
+  const { model, table, runner } = context;
+  const stages = stagesOf(context);
+  if (model.indexes.size > 0 || model.wide || stages !== undefined)
+    return new IndexedWriter(model, table, runner, stages);
+  return new PlainWriter(model, table, runner);
+}
 
-/** Stages around the row writer, innermost first: large values upload before its commit and clean up after. */
-const AROUND_STAGES: readonly AroundStage[] = [
-  {
-    name: "large",
-    around: (c, inner) => {
-      if (c.large === undefined) return undefined;
-      const prepared = new WeakMap<object, WireEntity>();
-      return new LargeStage(c.model, c.large, inner(withPreparedWires(c.model, prepared)), prepared);
-    },
-  },
-];
-
-/** The writer of one entity class: its row stage, with the other stages' rows and the stages around it. Built once per repository. */
+/**
+ * The writer of one entity class, built once per repository: its row writer, wrapped in the
+ * large-value stage when it has large columns (values uploaded before the row writer's commit, the
+ * replaced ones removed after it).
+ */
 export function composeWriter<T extends object>(context: StageContext<T>): EntityWriter<T> {
-  const rowWriter = (model: EntityModel<T>): EntityWriter<T> => {
-    const at = { ...context, model };
-    const stages = stagesOf(at);
-    for (const stage of ROW_STAGES) {
-      const writer = stage.rows(at, stages);
-      if (writer) return writer;
-    }
-    return new PlainWriter(model, context.table, context.runner);
-  };
-  let writer: Inner<T> = rowWriter;
-  for (const stage of AROUND_STAGES) {
-    const inner = writer;
-    writer = (model) => stage.around({ ...context, model }, inner) ?? inner(model);
-  }
-  return writer(context.model);
+  if (context.large === undefined) return rowWriter(context);
+  const prepared = new WeakMap<object, WireEntity>();
+  const inner = rowWriter({ ...context, model: withPreparedWires(context.model, prepared) });
+  return new LargeStage(context.model, context.large, inner, prepared);
 }
 
 /**

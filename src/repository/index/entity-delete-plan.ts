@@ -38,7 +38,7 @@ export function planEntityDelete(
     [],
     entityMember(model, runner, table, partitionKey, rowKey),
   );
-  const layout = entityLayout(model, runner, table);
+  const layout = target.layout ?? entityLayout(model, runner, table);
   const actions: TransactionAction[] = layout.remove(partitionKey, rowKey, prior?.etag ?? "*");
   const own = { layout, count: actions.length, rowKey };
   for (const ref of refs)

@@ -8,10 +8,10 @@ import {
   stageSteps,
   type WritePlan,
 } from "../core/write-plan.js";
-import { submitEntityTransaction } from "./entity-transaction.js";
+import { type OwnActions, submitEntityTransaction } from "./entity-transaction.js";
 import type { IndexedTarget, Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
-import { listReads, membershipChanges } from "./list-membership.js";
+import { type ListChange, listReads, membershipChanges } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
 import { planRemoteProtocol } from "./remote-protocol.js";
 import { RemoteProtocolRun } from "./remote-protocol-run.js";
@@ -32,40 +32,14 @@ export function planEntityWrite(
   operation?: string,
 ): WritePlan<{ etag: string; refs: CopyRef[] }> {
   const { model, table, runner } = target;
-  const next = deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner);
-  const before = prior?.exists ? prior.refs : [];
-  const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
-  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const { next, before, local, row, listChanges, actions, own, localLists } = planEntityGroup(
+    target,
+    wire,
+    prior,
+    ifMatch,
+  );
   const remoteBefore = before.filter((r) => !local(r));
   const remoteNext = next.filter((r) => !local(r));
-  const row = withCopyRefs(model, wire, next);
-  const listChanges = membershipChanges(
-    before.filter(isList),
-    next.filter(isList),
-    entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
-  );
-  const layout = entityLayout(model, runner, table);
-  const entityActions = layout.write(row, ifMatch);
-  const actions = planLocalActions(
-    model,
-    row,
-    ifMatch,
-    before.filter((r) => !isList(r)),
-    next.filter((r) => !isList(r)),
-    local,
-    entityActions,
-  );
-  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
-  const localLists = listChanges.filter((c) => local(c.ref));
-  // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
-  assertEntityGroupFits(
-    runner,
-    model.name,
-    table,
-    wire.rowKey,
-    actions,
-    localLists.length + (target.companions?.reserved ?? 0),
-  );
   const companion = target.companions?.companion({
     partitionKey: wire.partitionKey,
     rowKey: wire.rowKey,
@@ -116,6 +90,75 @@ export function planEntityWrite(
     },
     after: [...(stage?.after ?? []), ...remote.after],
   };
+}
+
+/** What one entity write puts in its partition's transaction (`planEntityGroup`). */
+interface EntityGroup {
+  /** The copies the written entity has, and those the stored one had. */
+  next: CopyRef[];
+  before: readonly CopyRef[];
+  /** Whether a copy is in the entity's own table and partition. */
+  local: (ref: CopyRef) => boolean;
+  /** The entity's row as written (with its copy refs, when it has indexes). */
+  row: WireEntity;
+  listChanges: ListChange[];
+  localLists: ListChange[];
+  actions: TransactionAction[];
+  own: OwnActions;
+}
+
+/**
+ * The actions of one entity write in its partition's transaction: the entity's row (or a wide
+ * entity's rows), its same-partition copies and list entities; checked, with the stages' rows it
+ * reserves room for, against one entity group transaction's limits (`ValidationError` before any
+ * request). Also what a write checks before its first read.
+ */
+export function planEntityGroup(
+  target: IndexedTarget,
+  wire: WireEntity,
+  prior: Prior | undefined,
+  ifMatch: string | undefined,
+): EntityGroup {
+  const { model, table, runner } = target;
+  // An entity without indexes (a wide or summarized one) has no copies: its row is written as it is.
+  const indexed = model.indexes.size > 0;
+  const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner) : [];
+  const before = prior?.exists ? prior.refs : [];
+  const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
+  const isList = (ref: CopyRef) => indexOf(model, ref).list;
+  const row = withCopyRefs(model, wire, next);
+  const listChanges = indexed
+    ? membershipChanges(
+        before.filter(isList),
+        next.filter(isList),
+        entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
+      )
+    : [];
+  const layout = target.layout ?? entityLayout(model, runner, table);
+  const entityActions = layout.write(row, ifMatch);
+  const actions = indexed
+    ? planLocalActions(
+        model,
+        row,
+        ifMatch,
+        before.filter((r) => !isList(r)),
+        next.filter((r) => !isList(r)),
+        local,
+        entityActions,
+      )
+    : entityActions;
+  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
+  const localLists = listChanges.filter((c) => local(c.ref));
+  // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
+  assertEntityGroupFits(
+    runner,
+    model.name,
+    table,
+    wire.rowKey,
+    actions,
+    localLists.length + (target.companions?.reserved ?? 0),
+  );
+  return { next, before, local, row, listChanges, localLists, actions, own };
 }
 
 /** The commit's target: one entity group transaction in the entity's partition (even of one action). */

@@ -1,6 +1,7 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import type { CopyRef } from "../core/copy-ref.js";
+import type { EntityLayout } from "../core/entity-layout.js";
 import type { CompanionSource } from "../core/group-companion.js";
 import type { IntentLog } from "../core/intent-log.js";
 import type { Backoff, Limited, PeriodTableLookup, Requests, TableNaming } from "../core/requests.js";
@@ -17,4 +18,6 @@ export interface IndexedTarget {
   runner: Requests & TableNaming & Backoff & PeriodTableLookup & Limited;
   intents: IntentLog;
   companions?: CompanionSource | undefined;
+  /** How the entity lies in its table, when the writer built it once (else each plan builds it). */
+  layout?: EntityLayout | undefined;
 }

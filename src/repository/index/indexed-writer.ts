@@ -1,9 +1,10 @@
 import { ConcurrencyError, EntityAlreadyExistsError, EntityNotFoundError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
+import { wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
-import { type EntityLayout, entityLayout } from "../core/entity-layout.js";
+import { type EntityLayout, entityLayout, KEYS_ONLY } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
 import type { CompanionSource } from "../core/group-companion.js";
@@ -26,6 +27,7 @@ import type {
   StepTarget,
 } from "../core/write-plan.js";
 import { rememberCopies, trackedCopies } from "./copy-state.js";
+import { planEntityGroup } from "./entity-plan.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
   commitDelete,
@@ -41,11 +43,13 @@ import {
 const MAX_ROUNDS = 10;
 /** The version an explained write assumes of an entity given as stored that no read returned. */
 const ASSUMED_ETAG = 'W/"assumed"';
+/** The copies of an entity without indexes. */
+const NO_COPIES: readonly CopyRef[] = [];
 
 /**
  * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`),
  * entities with summaries (their summary rows ride in each write's transaction, `companions`), and
- * wide entities with indexes or summaries (their rows in place of the one row, see entity-layout.ts):
+ * every wide entity (its rows in place of the one row, see entity-layout.ts):
  * the rounds of each write (read what is stored, commit, re-read after a lost race) and the
  * bookkeeping of what an instance's copies are.
  */
@@ -57,6 +61,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #companions: CompanionSource | undefined;
   /** One row per entity, or a wide entity's rows: how the entity is read whole. */
   readonly #layout: EntityLayout;
+  /** A wide entity without indexes or companions: a write needs only its rows' ETags (their keys are read). */
+  readonly #versionOnly: boolean;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
   constructor(
@@ -70,12 +76,14 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#runner = runner;
     this.#companions = companions;
     this.#layout = entityLayout(model as unknown as EntityModel<object>, runner, table);
+    this.#versionOnly = model.wide && model.indexes.size === 0 && companions === undefined;
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
       runner,
       intents: new IntentLog(runner),
       companions,
+      layout: this.#layout,
     };
   }
 
@@ -115,9 +123,11 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#toWire(entity);
     let prior: Prior | undefined = this.#trackedPrior(entity);
     if (prior === undefined && this.#readsBeforeUpsert && mode !== "merge") {
-      // Read first (see `#readsBeforeUpsert`). Its rows, copies and summary rows are checked against
-      // one transaction's limits before that read.
-      planEntityWrite(this.#target, wire, undefined, "*");
+      // Read first (see `#readsBeforeUpsert`). What rides in the transaction is checked before that
+      // read: a plain wide entity's rows against one transaction's limits, an entity with stages by
+      // planning the whole write (its stages' keys and rows too).
+      if (this.#versionOnly) planEntityGroup(this.#target, wire, undefined, "*");
+      else planEntityWrite(this.#target, wire, undefined, "*");
       prior = await this.#read(wire.partitionKey, wire.rowKey);
     }
     prior ??= { exists: false };
@@ -151,25 +161,26 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const wire = this.#toWire(entity);
     const keys = { table: this.#table, partitionKey: wire.partitionKey, rowKey: wire.rowKey };
     for (let round = 1; ; round++) {
-      const tracked = this.#trackedPrior(entity);
-      const prior =
-        tracked && (ifMatch === "*" || tracked.etag === ifMatch) && round === 1
-          ? tracked
-          : await this.#read(wire.partitionKey, wire.rowKey);
-      // An expired version is absent, whether read now or tracked from a read before it expired.
-      const expired =
-        prior === tracked
-          ? trackedVersionExpired(entity, this.#runner.scope, this.#runner.now())
-          : this.#expired(prior);
-      if (!prior.exists || expired) throw new EntityNotFoundError(keys);
-      if (ifMatch !== "*" && prior.etag !== ifMatch) throw new ConcurrencyError(keys);
       try {
         if (mode === "merge") {
+          // The read to merge onto is the version checked: nothing is read before it.
           const merged = await this.#merged(wire);
-          if (!merged) throw new EntityNotFoundError(keys);
+          if (!merged || this.#expired(merged.prior)) throw new EntityNotFoundError(keys);
           if (ifMatch !== "*" && merged.prior.etag !== ifMatch) throw new ConcurrencyError(keys);
           return await this.#commit(entity, merged.wire, merged.prior, merged.prior.etag);
         }
+        const tracked = this.#trackedPrior(entity, ifMatch);
+        const prior =
+          tracked && (ifMatch === "*" || tracked.etag === ifMatch) && round === 1
+            ? tracked
+            : await this.#read(wire.partitionKey, wire.rowKey);
+        // An expired version is absent, whether read now or tracked from a read before it expired.
+        const expired =
+          prior === tracked
+            ? trackedVersionExpired(entity, this.#runner.scope, this.#runner.now())
+            : this.#expired(prior);
+        if (!prior.exists || expired) throw new EntityNotFoundError(keys);
+        if (ifMatch !== "*" && prior.etag !== ifMatch) throw new ConcurrencyError(keys);
         return await this.#commit(entity, wire, prior, prior.etag);
       } catch (error) {
         // With "*" the caller accepts any version: a race on our own condition is retried (so is
@@ -186,7 +197,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#companions?.assertKey(rowKey);
     let possiblyApplied = false;
     for (let round = 1; ; round++) {
-      const tracked = round === 1 ? this.#trackedPrior(key as T) : undefined;
+      const tracked = round === 1 ? this.#trackedPrior(key as T, condition) : undefined;
       const prior = tracked ?? (await this.#read(partitionKey, rowKey));
       if (!prior.exists) return this.#forget(key, deleteExisted(false, possiblyApplied));
       if (condition !== undefined && condition !== "*" && prior.etag !== condition) {
@@ -220,7 +231,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#companions?.assertKey(rowKey);
     const tracked = this.#trackedPrior(value);
     const stored = tracked ?? this.#assumedPrior(assumed(partitionKey, rowKey));
-    const read = (plan: ExplainedPlan) => this.#readFirst(plan, partitionKey, rowKey);
+    const read = (plan: ExplainedPlan) => this.#readFirst(plan, partitionKey, rowKey, operation === "patch");
     const nothing: ReadsOnly = { before: [], after: [] };
     if (operation === "delete") {
       const plan = stored.exists ? planEntityDelete(this.#target, partitionKey, rowKey, stored) : nothing;
@@ -251,9 +262,16 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   #assumedPrior(entity: object | undefined): Prior {
     if (entity === undefined) return { exists: false };
     const scope = this.#runner.scope;
-    const etag = etagIn(entity, scope) ?? ASSUMED_ETAG;
+    const etag = etagIn(entity, scope) ?? this.#assumedEtag(entity as T);
     const refs = trackedCopies(entity, scope) ?? deriveCopyRefs(this.#model, entity as T, this.#runner, true);
     return { exists: true, etag, refs, row: { ...this.#model.mapper.toWire(entity as T), etag } };
+  }
+
+  /** The placeholder version of an entity no read returned: a wide entity's lists one per row its values take. */
+  #assumedEtag(entity: T): string {
+    if (!this.#model.wide) return ASSUMED_ETAG;
+    const rows = this.#layout.write(this.#model.mapper.toWire(entity), undefined).length;
+    return wideEtag(Array.from({ length: rows }, () => ASSUMED_ETAG));
   }
 
   /** The row a merge writes onto `stored` (as `#merged` builds it from the row it reads). */
@@ -267,9 +285,16 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * A plan whose first step reads the stored row (its ETag and copies). That read also gives the
    * stages the row the write replaces: a stage's own read of it is not sent.
    */
-  #readFirst(plan: ExplainedPlan, partitionKey: string, rowKey: string): ExplainedPlan {
-    // A wide entity's rows are read as one range query.
-    const request = this.#model.wide ? "query (current copies)" : "get (current copies)";
+  #readFirst(plan: ExplainedPlan, partitionKey: string, rowKey: string, merge: boolean): ExplainedPlan {
+    // A wide entity's rows are read as one range query (without copies or stages' rows: their keys,
+    // or whole to merge onto).
+    const request = this.#versionOnly
+      ? merge
+        ? "query (stored rows)"
+        : "query (stored rows' keys)"
+      : this.#model.wide
+        ? "query (current copies)"
+        : "get (current copies)";
     const read = { request, table: this.#table, partitionKey, rowKey };
     const same = (step: StepTarget) =>
       step.request.startsWith("get") && step.partitionKey === partitionKey && step.rowKey === rowKey;
@@ -288,7 +313,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
-  #refsOfStored(stored: StoredEntity): CopyRef[] {
+  #refsOfStored(stored: StoredEntity): readonly CopyRef[] {
+    if (this.#model.indexes.size === 0) return NO_COPIES;
     return (
       decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
       deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), this.#runner, true)
@@ -309,16 +335,30 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     return existed;
   }
 
-  /** Reads the stored entity's ETag and copy refs. */
+  /**
+   * Reads the stored entity's ETag and copy refs (and the row, for the stages). Of a wide entity
+   * without copies or stages' rows, only the rows' keys: their ETags are all its write needs.
+   */
   async #read(partitionKey: string, rowKey: string): Promise<Prior> {
-    const stored = await this.#layout.read(partitionKey, rowKey);
+    const select = this.#versionOnly ? KEYS_ONLY : undefined;
+    const stored = await this.#layout.read(partitionKey, rowKey, select);
     return stored
       ? { exists: true, etag: stored.etag, refs: this.#refsOfStored(stored), row: stored }
       : { exists: false };
   }
 
-  /** The instance's version and copies as tracked in this runner's scope (no read needed), if known. */
-  #trackedPrior(entity: T): Existing | undefined {
+  /**
+   * The instance's version and copies as tracked in this runner's scope (no read needed), if known.
+   * An entity without indexes has no copies. A wide entity without stages' rows needs only its
+   * version: one the caller states (`stated`, not `"*"`) is the one its transaction is conditional
+   * on, with no read first (a stale one fails it: `ConcurrencyError`).
+   */
+  #trackedPrior(entity: T, stated?: string): Existing | undefined {
+    if (this.#model.indexes.size === 0) {
+      const known = this.#versionOnly && stated !== undefined && stated !== "*" ? stated : undefined;
+      const etag = known ?? etagIn(entity, this.#runner.scope);
+      return etag === undefined ? undefined : { exists: true, etag, refs: NO_COPIES };
+    }
     const etag = etagIn(entity, this.#runner.scope);
     const refs = trackedCopies(entity, this.#runner.scope);
     return etag !== undefined && refs !== undefined ? { exists: true, etag, refs } : undefined;

@@ -9,17 +9,8 @@ import {
 } from "../../serialization/wide-rows.js";
 import type { StoredEntity, TransactionAction, WireEntity } from "../../store/table-store.js";
 import { isUserProperty } from "../../wire/system-properties.js";
-import { newWriteId, wideRowActions } from "../core/entity-layout.js";
+import { KEYS_ONLY, newWriteId, wideRowActions } from "../core/entity-layout.js";
 import type { Limited } from "../core/requests.js";
-
-/** Only the keys: what a write that replaces every row needs to know of the stored rows. */
-export const KEYS_ONLY = ["PartitionKey", "RowKey"];
-
-/** The keys of one wide entity (its rows share the PartitionKey; `base` is the entity's RowKey). */
-export interface WideKeys {
-  partitionKey: string;
-  base: string;
-}
 
 /**
  * What a wide entity's write inside a caller's entity group transaction reads of its stored rows
@@ -62,10 +53,9 @@ export function wideTransactionActions(
   const partitionKey = action.kind === "delete" ? action.partitionKey : action.entity.partitionKey;
   const base = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
   assertWideRowKey(model.name, base);
-  const keys = { partitionKey, base };
   const conditional = (action.kind === "update" || action.kind === "delete") && action.ifMatch !== "*";
   const merge = action.kind !== "insert" && action.kind !== "delete" && action.mode === "merge";
-  if (action.kind === "insert") return plan(keys, split(action.entity), []);
+  if (action.kind === "insert") return wideRowActions(partitionKey, base, split(action.entity), []);
   const stored = conditional
     ? parseWideEtag(model.name, (action as { ifMatch: string }).ifMatch)
     : current === undefined
@@ -75,7 +65,7 @@ export function wideTransactionActions(
     // Absent: a delete of the first row, which fails the transaction as for any missing entity.
     return stored.length === 0
       ? [{ kind: "delete", partitionKey, rowKey: partRowKey(base, 0), ifMatch: "*" }]
-      : plan(keys, [], stored);
+      : wideRowActions(partitionKey, base, [], stored);
   }
   if (action.kind === "update" && stored.length === 0) {
     return [
@@ -83,28 +73,14 @@ export function wideTransactionActions(
     ];
   }
   const wire = merge && current !== undefined ? merged(current, action.entity, order) : action.entity;
-  return plan(keys, split(wire), stored);
-}
-
-export function keysOf(parts: readonly WireEntity[]): WideKeys {
-  const first = parts[0] as WireEntity;
-  return { partitionKey: first.partitionKey, base: first.rowKey.slice(0, -3) };
-}
-
-/** The transaction replacing the stored rows by `parts` (see `wideRowActions`). */
-export function plan(
-  keys: WideKeys,
-  parts: readonly WireEntity[],
-  stored: readonly string[],
-): TransactionAction[] {
-  return wideRowActions(keys.partitionKey, keys.base, parts, stored);
+  return wideRowActions(partitionKey, base, split(wire), stored);
 }
 
 /**
  * A merge: the stored entity's properties, overwritten by those the write sends, in the class's
  * column order (then properties the class does not know), so the rows are split as for a replace.
  */
-export function merged(current: StoredEntity, wire: WireEntity, order: readonly string[]): WireEntity {
+function merged(current: StoredEntity, wire: WireEntity, order: readonly string[]): WireEntity {
   const values: Record<string, WireEntity[string]> = {};
   for (const name in current) {
     if (isUserProperty(name)) values[name] = current[name];
