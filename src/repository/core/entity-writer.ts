@@ -1,4 +1,4 @@
-import type { StoredEntity, WriteMode } from "../../store/table-store.js";
+import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import type { AssumedState, ExplainedOperation, ExplainedPlan } from "./write-plan.js";
 
 /**
@@ -6,14 +6,18 @@ import type { AssumedState, ExplainedOperation, ExplainedPlan } from "./write-pl
  * the others as a plan of their stages (write-stages.ts). Every writer settles lost answers by the
  * same rules (`lost-answers.ts`) and tracks the written ETag (and copies) of the instance in the
  * runner's scope. Bulk writes are a `BulkWriter`'s (bulk-types.ts).
+ *
+ * `wire`, where a write takes one: the entity's row as prepared by a stage around the writer (the
+ * large-value stage's, its large columns pointing at the blobs it uploaded), written instead of the
+ * entity's mapping. The writer keeps its own rules (keys, copies, companions) over that row.
  */
 export interface EntityWriter<T extends object> {
   /** Inserts; `EntityAlreadyExistsError` (or `UniqueConstraintError`) if the key (or a unique value) is taken. */
-  insert(entity: T): Promise<void>;
+  insert(entity: T, wire?: WireEntity): Promise<void>;
   /** Inserts or replaces (or merges) without a condition. */
-  upsert(entity: T, mode: WriteMode): Promise<void>;
+  upsert(entity: T, mode: WriteMode, wire?: WireEntity): Promise<void>;
   /** Replaces or merges an existing entity conditional on `ifMatch` (`"*"`: any version). */
-  update(entity: T, mode: WriteMode, ifMatch: string): Promise<void>;
+  update(entity: T, mode: WriteMode, ifMatch: string, wire?: WireEntity): Promise<void>;
   /** Deletes by key; `ifMatch` default: the instance's tracked ETag, else unconditional. Resolves whether it existed. */
   delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean>;
   /**

@@ -1,6 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
-import type { StoredEntity, WriteMode } from "../../store/table-store.js";
+import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult, BulkWriter } from "./bulk/bulk-types.js";
 import { writeBulk } from "./bulk/bulk-writer.js";
 import type { EntityWriter } from "./entity-writer.js";
@@ -24,16 +24,17 @@ export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWrite
     this.#runner = runner;
   }
 
-  async insert(entity: T): Promise<void> {
-    const etag = await insertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity));
+  async insert(entity: T, wire?: WireEntity): Promise<void> {
+    const etag = await insertWire(this.#runner, this.#table, wire ?? this.#model.mapper.toWire(entity));
     rememberEtag(entity, etag, this.#runner.scope);
   }
 
   // The hot path of a plain entity: a `then`, no async frame (a mapping error is a rejection all the same).
-  upsert(entity: T, mode: WriteMode): Promise<void> {
+  upsert(entity: T, mode: WriteMode, wire?: WireEntity): Promise<void> {
     const scope = this.#runner.scope;
     try {
-      return upsertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity), mode).then((etag) =>
+      const row = wire ?? this.#model.mapper.toWire(entity);
+      return upsertWire(this.#runner, this.#table, row, mode).then((etag) =>
         rememberEtag(entity, etag, scope),
       );
     } catch (error) {
@@ -41,9 +42,9 @@ export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWrite
     }
   }
 
-  async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
-    const wire = this.#model.mapper.toWire(entity);
-    const etag = await updateWire(this.#runner, this.#table, wire, mode, ifMatch);
+  async update(entity: T, mode: WriteMode, ifMatch: string, wire?: WireEntity): Promise<void> {
+    const row = wire ?? this.#model.mapper.toWire(entity);
+    const etag = await updateWire(this.#runner, this.#table, row, mode, ifMatch);
     rememberEtag(entity, etag, this.#runner.scope);
   }
 

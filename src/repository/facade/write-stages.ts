@@ -1,12 +1,11 @@
 import type { EntityModel } from "../../schema/entity-model.js";
-import type { WireEntity } from "../../store/table-store.js";
 import type { BulkWriter } from "../core/bulk/bulk-types.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { PlainWriter } from "../core/plain-writer.js";
 import type { RequestContext } from "../core/requests.js";
 import type { StageSource } from "../core/write-plan.js";
 import { IndexedWriter } from "../index/indexed-writer.js";
-import { LargeStage, withPreparedWires } from "../large/large-stage.js";
+import { LargeStage } from "../large/large-stage.js";
 import type { LargeValues } from "../large/large-values.js";
 import type { SummaryCommitter } from "../summary/summary-committer.js";
 import { summaryCompanions } from "../summary/summary-stage.js";
@@ -50,9 +49,7 @@ function rowWriter<T extends object>(context: StageContext<T>): EntityWriter<T> 
  */
 export function composeWriter<T extends object>(context: StageContext<T>): EntityWriter<T> {
   if (context.large === undefined) return rowWriter(context);
-  const prepared = new WeakMap<object, WireEntity>();
-  const inner = rowWriter({ ...context, model: withPreparedWires(context.model, prepared) });
-  return new LargeStage(context.model, context.large, inner, prepared);
+  return new LargeStage(context.model, context.large, rowWriter(context));
 }
 
 /**

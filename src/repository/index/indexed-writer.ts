@@ -87,8 +87,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     };
   }
 
-  async insert(entity: T): Promise<void> {
-    const wire = this.#toWire(entity);
+  async insert(entity: T, prepared?: WireEntity): Promise<void> {
+    const wire = this.#toWire(entity, prepared);
     try {
       await this.#commit(entity, wire, { exists: false }, undefined);
     } catch (error) {
@@ -119,8 +119,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   }
 
   /** Insert or replace (or merge); re-reads and retries when it loses a race (an upsert's end state is ours either way). */
-  async upsert(entity: T, mode: WriteMode): Promise<void> {
-    const wire = this.#toWire(entity);
+  async upsert(entity: T, mode: WriteMode, prepared?: WireEntity): Promise<void> {
+    const wire = this.#toWire(entity, prepared);
     let prior: Prior | undefined = this.#trackedPrior(entity);
     if (prior === undefined && this.#readsBeforeUpsert && mode !== "merge") {
       // Read first (see `#readsBeforeUpsert`). What rides in the transaction is checked before that
@@ -157,8 +157,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     }
   }
 
-  async update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
-    const wire = this.#toWire(entity);
+  async update(entity: T, mode: WriteMode, ifMatch: string, prepared?: WireEntity): Promise<void> {
+    const wire = this.#toWire(entity, prepared);
     const keys = { table: this.#table, partitionKey: wire.partitionKey, rowKey: wire.rowKey };
     for (let round = 1; ; round++) {
       try {
@@ -384,9 +384,12 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     };
   }
 
-  /** The entity as written; refused before any request if its RowKey is a companion's (a summary row's). */
-  #toWire(entity: T): WireEntity {
-    const wire = this.#model.mapper.toWire(entity);
+  /**
+   * The entity as written (`prepared`: the row a stage around the writer prepared, see `EntityWriter`);
+   * refused before any request if its RowKey is a companion's (a summary row's).
+   */
+  #toWire(entity: T, prepared?: WireEntity): WireEntity {
+    const wire = prepared ?? this.#model.mapper.toWire(entity);
     this.#companions?.assertKey(wire.rowKey);
     return wire;
   }

@@ -40,7 +40,7 @@ export async function writeUploaded<R>(
  * under fresh blob names and the row is pointed at them; the inner writer then commits the row (with
  * its copies and summary rows, by its own rules); after the commit, the blobs the row pointed at
  * before are removed. The stage knows nothing of the inner writer's features, and the inner writer
- * nothing of blobs: it only sees, through `withPreparedWires`, a row that already carries references.
+ * nothing of blobs: it is handed the prepared row (its `wire` parameter), which already carries references.
  *
  * A crash or failure between those requests leaves at worst a blob no row points at, which
  * `db.repair()` removes; a row never points at a blob that was not fully written.
@@ -49,32 +49,25 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
   readonly #model: EntityModel<T>;
   readonly #large: LargeValues;
   readonly #inner: EntityWriter<T>;
-  readonly #prepared: WeakMap<object, WireEntity>;
 
-  /** `inner` must be built on `withPreparedWires(model, prepared)` with the same `prepared` map. */
-  constructor(
-    model: EntityModel<T>,
-    large: LargeValues,
-    inner: EntityWriter<T>,
-    prepared: WeakMap<object, WireEntity>,
-  ) {
+  constructor(model: EntityModel<T>, large: LargeValues, inner: EntityWriter<T>) {
     this.#model = model;
     this.#large = large;
     this.#inner = inner;
-    this.#prepared = prepared;
   }
 
+  // The outermost writer: it prepares the row itself (a row uploaded ahead comes by `writeUploaded`).
   insert(entity: T): Promise<void> {
     // No row exists (or the insert fails): nothing old to remove, so no read first.
-    return this.#write(entity, "replace", false, () => this.#inner.insert(entity));
+    return this.#write(entity, "replace", false, (wire) => this.#inner.insert(entity, wire));
   }
 
   upsert(entity: T, mode: WriteMode): Promise<void> {
-    return this.#write(entity, mode, true, () => this.#inner.upsert(entity, mode));
+    return this.#write(entity, mode, true, (wire) => this.#inner.upsert(entity, mode, wire));
   }
 
   update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
-    return this.#write(entity, mode, true, () => this.#inner.update(entity, mode, ifMatch));
+    return this.#write(entity, mode, true, (wire) => this.#inner.update(entity, mode, ifMatch, wire));
   }
 
   async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
@@ -124,22 +117,20 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
    * inner writer, with the prepared row. After: the replaced blobs removed (or, when the commit was
    * certainly refused, the new ones).
    */
-  async #write(entity: T, mode: WriteMode, replaces: boolean, commit: () => Promise<void>): Promise<void> {
+  async #write(
+    entity: T,
+    mode: WriteMode,
+    replaces: boolean,
+    commit: (wire: WireEntity) => Promise<void>,
+  ): Promise<void> {
     const ahead = uploadedAhead.get(entity);
     // Taken once: a later write of the same instance uploads its values as usual.
     uploadedAhead.delete(entity);
     const wire = ahead === undefined ? this.#model.mapper.toWire(entity) : { ...ahead };
     const uploads = ahead === undefined ? this.#large.prepare(entity, wire) : [];
     const { before, after } = largeSteps(this.#large, wire, uploads, replaces, mode === "merge");
-    const send = async () => {
-      this.#prepared.set(entity, wire);
-      try {
-        await commit();
-      } finally {
-        this.#prepared.delete(entity);
-      }
-    };
-    await runPlan({ before, commit: { ...COMMIT, send }, after });
+    // The inner writer gets a copy: `wire` is what the removals after the commit compare with.
+    await runPlan({ before, commit: { ...COMMIT, send: () => commit({ ...wire }) }, after });
   }
 }
 
@@ -200,26 +191,4 @@ function largeSteps(
     });
   }
   return { before, after };
-}
-
-/**
- * The model as the inner writer of a `LargeStage` sees it: `toWire` of an entity being written
- * answers the row the stage prepared (pointing at the uploaded blobs), of anything else the row as
- * mapped (the mapper leaves large columns out).
- */
-export function withPreparedWires<T extends object>(
-  model: EntityModel<T>,
-  prepared: WeakMap<object, WireEntity>,
-): EntityModel<T> {
-  const mapper = model.mapper;
-  return {
-    ...model,
-    mapper: {
-      ...mapper,
-      toWire: (entity: T) => {
-        const wire = prepared.get(entity);
-        return wire === undefined ? mapper.toWire(entity) : { ...wire };
-      },
-    },
-  };
 }
