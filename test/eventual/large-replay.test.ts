@@ -95,6 +95,30 @@ describe.each(blobStores)(
       }
     });
 
+    it("the instance an eventual step wrote, written again, uploads its values again", async () => {
+      const store = new CrashAfterStore(kind.create());
+      const prefix = uniquePrefix("eva");
+      const open = () => new TableContext({ store, tablePrefix: prefix, retry: false });
+      await open().ensureTables(CrashDoc);
+      const db = open();
+      const doc = crashDoc("f", "again", 3);
+      await db.eventually((tx) => tx.upsert(doc));
+      const [uploaded] = await ownedBlobs(store.inner, prefix, "again");
+      expect(uploaded).toBeDefined();
+      // The step's row, uploaded ahead, is taken once: this write prepares its own (a new blob name).
+      store.disarm();
+      await db.repository(CrashDoc).upsert(doc);
+      expect(
+        store.log.filter((what) => what.startsWith("blob.put")),
+        store.log.join(", "),
+      ).toHaveLength(1);
+      const owned = await ownedBlobs(store.inner, prefix, "again");
+      expect(owned).toHaveLength(1);
+      expect(owned).not.toContain(uploaded);
+      const got = await open().repository(CrashDoc).get({ folder: "f", name: "again" });
+      expect(view(got)).toEqual(view(crashDoc("f", "again", 3)));
+    });
+
     it("a repair pass that leaves the intent (claimed by another repairer) keeps the blobs it points at", async () => {
       const store = new CrashAfterStore(kind.create());
       const prefix = uniquePrefix("evk");
