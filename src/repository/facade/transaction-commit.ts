@@ -3,6 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
+import type { StoreLimits } from "../../util/store-limits.js";
 import { commitRounds, isDefiniteRefusal, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
@@ -15,6 +16,7 @@ import type { IndexedTarget } from "../index/indexed-target.js";
 import { listCompanion } from "../index/list-membership.js";
 import type { RemoteProtocol } from "../index/remote-protocol.js";
 import { RemoteProtocolRun } from "../index/remote-protocol-run.js";
+import { markRowsChecked } from "../pipeline/limit-checked-store.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import type { PlannedOperation } from "./transaction.js";
@@ -79,11 +81,21 @@ async function commitOnce(
   const parts = await planTransaction(runner, planning, operations);
   // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
   const plan = transactionPlan(planning, operations, parts, () => undefined);
-  const attempt = new CommitAttempt(runner, operations, parts, plan.remote);
+  const attempt = new CommitAttempt(runner, operations, parts, plan.remote, planning.limits);
+  const { commit } = plan;
   try {
     await runPlan({
       before: plan.before.map((step) => attempt.before(step)),
-      commit: { ...plan.commit, send: () => attempt.send() },
+      commit: {
+        request: commit.request,
+        table: commit.table,
+        partitionKey: commit.partitionKey,
+        // Not spread: the operations are rendered only when read (`transactionPlan`).
+        get operations() {
+          return commit.operations;
+        },
+        send: () => attempt.send(),
+      },
       after: plan.after.map((step) => attempt.after(step)),
     });
   } catch (error) {
@@ -126,6 +138,7 @@ class CommitAttempt {
     operations: readonly PlannedOperation[],
     parts: TransactionParts,
     protocols: ReadonlyArray<RemoteProtocol | undefined>,
+    checkedAgainst: StoreLimits,
   ) {
     this.#runner = runner;
     this.#operations = operations;
@@ -133,13 +146,30 @@ class CommitAttempt {
     this.#stages = transactionStages(runner, parts);
     this.#protocols = protocols;
     const { expanded } = parts;
-    this.#actions = expanded.operations.map((operation) => operation.action);
+    const actions: TransactionAction[] = new Array(expanded.operations.length);
+    let wide = false;
+    for (let at = 0; at < actions.length; at++) {
+      const operation = expanded.operations[at] as PlannedOperation;
+      actions[at] = operation.action;
+      wide ||= operation.model.wide;
+    }
+    this.#actions = actions;
     // In one pass over the owners.
-    this.#firstOf = new Array<number>(operations.length).fill(-1);
-    expanded.owners.forEach((owner, at) => {
-      if (this.#firstOf[owner] === -1) this.#firstOf[owner] = at;
-    });
-    this.#withRemote = [...protocols.keys()].filter((index) => protocols[index] !== undefined);
+    const firstOf = new Array<number>(operations.length).fill(-1);
+    const { owners } = expanded;
+    for (let at = 0; at < owners.length; at++) {
+      const owner = owners[at] as number;
+      if (firstOf[owner] === -1) firstOf[owner] = at;
+    }
+    this.#firstOf = firstOf;
+    const withRemote: number[] = [];
+    for (let index = 0; index < protocols.length; index++)
+      if (protocols[index] !== undefined) withRemote.push(index);
+    this.#withRemote = withRemote;
+    // planTransaction checked each of these rows against `checkedAgainst` (`assertTransactionFits`); with
+    // no large value, wide entity or remote step to change a row before the commit, they go as checked.
+    if (!wide && parts.large.length === 0 && withRemote.length === 0)
+      markRowsChecked(actions, checkedAgainst);
   }
 
   /** A step before the commit, as run. */
