@@ -102,9 +102,19 @@ export function transactionPlan(
     ),
     { kind: "replaced blobs", requests: largeRemovals(large, stored) },
   ];
+  let commitRows: PlanOperation[] | undefined;
   return {
     before,
-    commit: { request: "transaction", table, partitionKey, operations: commitOperations(parts, described) },
+    commit: {
+      request: "transaction",
+      table,
+      partitionKey,
+      // Rendered when read (explain, the plan tests): the send path runs the commit from the parts.
+      get operations() {
+        commitRows ??= commitOperations(parts, described);
+        return commitRows;
+      },
+    },
     after,
     remote,
   };
@@ -166,7 +176,11 @@ function remoteTargets(
   protocols: ReadonlyArray<RemoteProtocol | undefined>,
   phase: "before" | "after",
 ): StepTarget[] {
-  return protocols.flatMap((protocol) => (protocol?.[phase] ?? []).map((step) => step.target));
+  // A plain transaction has no protocol at all: no array per operation.
+  const targets: StepTarget[] = [];
+  for (const protocol of protocols)
+    if (protocol !== undefined) for (const step of protocol[phase]) targets.push(step.target);
+  return targets;
 }
 
 /** The list changes of distinct list rows (the companion reads each once, however many entities change it). */
