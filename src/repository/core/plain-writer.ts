@@ -33,8 +33,8 @@ export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWrite
   upsert(entity: T, mode: WriteMode): Promise<void> {
     const scope = this.#runner.scope;
     try {
-      return upsertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity), mode).then((etag) =>
-        rememberEtag(entity, etag, scope),
+      return upsertWire(this.#runner, this.#table, this.#model.mapper.toWire(entity), mode).then((result) =>
+        rememberEtag(entity, result.etag, scope),
       );
     } catch (error) {
       return Promise.reject(error);
