@@ -146,30 +146,21 @@ class CommitAttempt {
     this.#stages = transactionStages(runner, parts);
     this.#protocols = protocols;
     const { expanded } = parts;
-    const actions: TransactionAction[] = new Array(expanded.operations.length);
-    let wide = false;
-    for (let at = 0; at < actions.length; at++) {
-      const operation = expanded.operations[at] as PlannedOperation;
-      actions[at] = operation.action;
-      wide ||= operation.model.wide;
-    }
-    this.#actions = actions;
+    this.#actions = expanded.operations.map((operation) => operation.action);
     // In one pass over the owners.
-    const firstOf = new Array<number>(operations.length).fill(-1);
-    const { owners } = expanded;
-    for (let at = 0; at < owners.length; at++) {
-      const owner = owners[at] as number;
-      if (firstOf[owner] === -1) firstOf[owner] = at;
-    }
-    this.#firstOf = firstOf;
-    const withRemote: number[] = [];
-    for (let index = 0; index < protocols.length; index++)
-      if (protocols[index] !== undefined) withRemote.push(index);
-    this.#withRemote = withRemote;
+    this.#firstOf = new Array<number>(operations.length).fill(-1);
+    expanded.owners.forEach((owner, at) => {
+      if (this.#firstOf[owner] === -1) this.#firstOf[owner] = at;
+    });
+    this.#withRemote = [...protocols.keys()].filter((index) => protocols[index] !== undefined);
     // planTransaction checked each of these rows against `checkedAgainst` (`assertTransactionFits`); with
     // no large value, wide entity or remote step to change a row before the commit, they go as checked.
-    if (!wide && parts.large.length === 0 && withRemote.length === 0)
-      markRowsChecked(actions, checkedAgainst);
+    if (
+      parts.large.length === 0 &&
+      this.#withRemote.length === 0 &&
+      !expanded.operations.some((operation) => operation.model.wide)
+    )
+      markRowsChecked(this.#actions, checkedAgainst);
   }
 
   /** A step before the commit, as run. */

@@ -173,10 +173,10 @@ export function assertValidTransaction(
   }
   const seen = new Map<string, number>();
   // One pass, no closure: this runs for every operation of every transaction.
-  const actions: TransactionAction[] = new Array(operations.length);
+  const actions: TransactionAction[] = [];
   for (let index = 0; index < operations.length; index++) {
     const operation = operations[index] as PlannedOperation;
-    actions[index] = operation.action;
+    actions.push(operation.action);
     // Described only when it fails: this runs for every operation of every transaction.
     if (operation.table !== first.table) {
       throw new ValidationError(
