@@ -82,20 +82,10 @@ async function commitOnce(
   // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
   const plan = transactionPlan(planning, operations, parts, () => undefined);
   const attempt = new CommitAttempt(runner, operations, parts, plan.remote, planning.limits);
-  const { commit } = plan;
   try {
     await runPlan({
       before: plan.before.map((step) => attempt.before(step)),
-      commit: {
-        request: commit.request,
-        table: commit.table,
-        partitionKey: commit.partitionKey,
-        // Not spread: the operations are rendered only when read (`transactionPlan`).
-        get operations() {
-          return commit.operations;
-        },
-        send: () => attempt.send(),
-      },
+      commit: { ...plan.commit, send: () => attempt.send() },
       after: plan.after.map((step) => attempt.after(step)),
     });
   } catch (error) {

@@ -102,19 +102,9 @@ export function transactionPlan(
     ),
     { kind: "replaced blobs", requests: largeRemovals(large, stored) },
   ];
-  let commitRows: PlanOperation[] | undefined;
   return {
     before,
-    commit: {
-      request: "transaction",
-      table,
-      partitionKey,
-      // Rendered when read (explain, the plan tests): the send path runs the commit from the parts.
-      get operations() {
-        commitRows ??= commitOperations(parts, described);
-        return commitRows;
-      },
-    },
+    commit: { request: "transaction", table, partitionKey, operations: commitOperations(parts, described) },
     after,
     remote,
   };
@@ -176,11 +166,7 @@ function remoteTargets(
   protocols: ReadonlyArray<RemoteProtocol | undefined>,
   phase: "before" | "after",
 ): StepTarget[] {
-  // A plain transaction has no protocol at all: no array per operation.
-  const targets: StepTarget[] = [];
-  for (const protocol of protocols)
-    if (protocol !== undefined) for (const step of protocol[phase]) targets.push(step.target);
-  return targets;
+  return protocols.flatMap((protocol) => (protocol?.[phase] ?? []).map((step) => step.target));
 }
 
 /** The list changes of distinct list rows (the companion reads each once, however many entities change it). */

@@ -159,12 +159,10 @@ export function assertValidTransaction(
     );
   }
   // A change-fed entity's write carries its change rows in the same transaction (pipeline/feed/).
-  const feedRows = operations.some((operation) => operation.model.changeFeed !== undefined)
-    ? feedRowsNeeded(
-        operations.map((operation) => operation.action),
-        operations.map((operation) => operation.model.changeFeed !== undefined),
-      )
-    : 0;
+  const feedRows = feedRowsNeeded(
+    operations.map((operation) => operation.action),
+    operations.map((operation) => operation.model.changeFeed !== undefined),
+  );
   if (operations.length + feedRows > maxOperations) {
     throw new ValidationError(
       "transaction-operations",
@@ -172,11 +170,7 @@ export function assertValidTransaction(
     );
   }
   const seen = new Map<string, number>();
-  // One pass, no closure: this runs for every operation of every transaction.
-  const actions: TransactionAction[] = [];
-  for (let index = 0; index < operations.length; index++) {
-    const operation = operations[index] as PlannedOperation;
-    actions.push(operation.action);
+  operations.forEach((operation, index) => {
     // Described only when it fails: this runs for every operation of every transaction.
     if (operation.table !== first.table) {
       throw new ValidationError(
@@ -201,8 +195,9 @@ export function assertValidTransaction(
     // A wide entity's rows are checked as rows (its write is split into them before it is sent).
     if (!operation.model.wide && limitViolation(limits, operation.action) !== undefined)
       assertWithinLimits(limits, operation.action, `Transaction ${describeOperation(operation, index)}`);
-  }
+  });
   // One table (checked above): the body is sized on its physical name, exactly only when it may be over.
+  const actions = operations.map((operation) => operation.action);
   const table = physicalName(first.table);
   const bytes = batchBodyBytesOver(limits, table, actions, limits.maxTransactionBytes);
   if (bytes !== undefined) {
