@@ -34,8 +34,8 @@ export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWrite
     const scope = this.#runner.scope;
     try {
       const row = wire ?? this.#model.mapper.toWire(entity);
-      return upsertWire(this.#runner, this.#table, row, mode).then((etag) =>
-        rememberEtag(entity, etag, scope),
+      return upsertWire(this.#runner, this.#table, row, mode).then((result) =>
+        rememberEtag(entity, result.etag, scope),
       );
     } catch (error) {
       return Promise.reject(error);

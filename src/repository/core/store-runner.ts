@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.js";
+import { changeFedModels } from "../../schema/entity-model.js";
 import type { TableStore } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import type { StoreLimits } from "../../util/store-limits.js";
@@ -111,12 +112,16 @@ export class StoreRunner
   ): Promise<T> {
     const listener = this.#listener;
     const target = this.#target;
-    // One token for every attempt: the change feed tells a resend of a committed write by it.
-    const token = {};
-    const send = (attempt: AttemptContext) =>
-      withRequestAttempt({ request: token, possiblyApplied: attempt.possiblyApplied }, () =>
+    // One token for every attempt: the change feed tells a resend of a committed write by it. Made
+    // only when a change-fed class is defined (the only reader; checked per attempt, as before).
+    let token: object | undefined;
+    const send = (attempt: AttemptContext) => {
+      if (changeFedModels().length === 0) return request(target, attempt);
+      token ??= {};
+      return withRequestAttempt({ request: token, possiblyApplied: attempt.possiblyApplied }, () =>
         request(target, attempt),
       );
+    };
     if (!listener) return this.retry.run(send);
     return this.retry.run(
       (attempt) => {

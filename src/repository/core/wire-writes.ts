@@ -25,17 +25,18 @@ export async function insertWire(runner: Requests, table: string, wire: WireEnti
   return etag;
 }
 
-/** InsertOrReplace / InsertOrMerge: unconditional and idempotent, so a lost answer needs no read-back. */
+/**
+ * InsertOrReplace / InsertOrMerge: unconditional and idempotent, so a lost answer needs no read-back.
+ * Resolves to the store's result as it is (no `then` of its own: the caller reads the ETag in its own).
+ */
 export function upsertWire(
   runner: Requests,
   table: string,
   wire: WireEntity,
   mode: WriteMode,
-): Promise<string> {
-  return runner.run("upsert", table, (s) => s.upsert(table, wire, mode)).then(etagOf);
+): Promise<WriteResult> {
+  return runner.run("upsert", table, (s) => s.upsert(table, wire, mode));
 }
-
-const etagOf = (result: WriteResult): string => result.etag;
 
 /** Conditional replace or merge of an existing entity. */
 export async function updateWire(

@@ -122,7 +122,11 @@ export class Repository<T extends object> extends RepositoryBase<T> {
       const period = this.#route(entity);
       if (period) return period.upsert(entity, options);
       const mode = writeMode(options.mode);
-      return this.#creatingTable(() => this.writer.upsert(entity, mode)).then(() => entity);
+      // A period table may be missing until its first write; any other is written as it is (no closure).
+      const written = this.isPeriodTable
+        ? this.#creatingPeriodTable(() => this.writer.upsert(entity, mode))
+        : this.writer.upsert(entity, mode);
+      return written.then(() => entity);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -3,6 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { TransactionAction, WriteResult } from "../../store/table-store.js";
+import type { StoreLimits } from "../../util/store-limits.js";
 import { commitRounds, isDefiniteRefusal, MAX_COMPANION_ROUNDS } from "../core/commit-rounds.js";
 import { isPartAction } from "../core/entity-layout.js";
 import type { GroupCompanion } from "../core/group-companion.js";
@@ -15,6 +16,7 @@ import type { IndexedTarget } from "../index/indexed-target.js";
 import { listCompanion } from "../index/list-membership.js";
 import type { RemoteProtocol } from "../index/remote-protocol.js";
 import { RemoteProtocolRun } from "../index/remote-protocol-run.js";
+import { markRowsChecked } from "../pipeline/limit-checked-store.js";
 import { SummaryCommitter } from "../summary/summary-committer.js";
 import { SummaryStage } from "../summary/summary-stage.js";
 import type { PlannedOperation } from "./transaction.js";
@@ -79,7 +81,7 @@ async function commitOnce(
   const parts = await planTransaction(runner, planning, operations);
   // What is stored is learned by the steps themselves (the replaced blobs from the references read first).
   const plan = transactionPlan(planning, operations, parts, () => undefined);
-  const attempt = new CommitAttempt(runner, operations, parts, plan.remote);
+  const attempt = new CommitAttempt(runner, operations, parts, plan.remote, planning.limits);
   try {
     await runPlan({
       before: plan.before.map((step) => attempt.before(step)),
@@ -126,6 +128,7 @@ class CommitAttempt {
     operations: readonly PlannedOperation[],
     parts: TransactionParts,
     protocols: ReadonlyArray<RemoteProtocol | undefined>,
+    checkedAgainst: StoreLimits,
   ) {
     this.#runner = runner;
     this.#operations = operations;
@@ -140,6 +143,14 @@ class CommitAttempt {
       if (this.#firstOf[owner] === -1) this.#firstOf[owner] = at;
     });
     this.#withRemote = [...protocols.keys()].filter((index) => protocols[index] !== undefined);
+    // planTransaction checked each of these rows against `checkedAgainst` (`assertTransactionFits`); with
+    // no large value, wide entity or remote step to change a row before the commit, they go as checked.
+    if (
+      parts.large.length === 0 &&
+      this.#withRemote.length === 0 &&
+      !expanded.operations.some((operation) => operation.model.wide)
+    )
+      markRowsChecked(this.#actions, checkedAgainst);
   }
 
   /** A step before the commit, as run. */

@@ -11,6 +11,21 @@ import type { StoreLimits } from "../../util/store-limits.js";
 import { assertWithinLimits } from "./backend-limits.js";
 
 /**
+ * Transactions' rows already checked against these limits where they were planned (each row as it
+ * is sent: `assertValidTransaction`), keyed by the very array handed to the store. A store in the
+ * stack that adds or changes rows (the change feed, sealing) sends a new array, which is checked.
+ */
+const checkedRows = new WeakMap<readonly TransactionAction[], StoreLimits>();
+
+/**
+ * Records that every row of `actions` passed `limits` already, so the store stack does not walk them
+ * again (a 100-row transaction's rows were checked twice). Only for rows that are not changed after.
+ */
+export function markRowsChecked(actions: readonly TransactionAction[], limits: StoreLimits): void {
+  checkedRows.set(actions, limits);
+}
+
+/**
  * A store whose writes are checked against its backend's limits before they are sent, so every
  * write path (plain, indexed, transactions, intents, copies, summaries) refuses them alike with a
  * `ValidationError`; reads pass straight through. It sits in every context's store stack: the
@@ -53,6 +68,8 @@ export class LimitCheckedStore extends DelegatingStore {
     partitionKey: string,
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
+    if (checkedRows.get(actions) === this.#limits)
+      return this.inner.submitTransaction(table, partitionKey, actions);
     for (let index = 0; index < actions.length; index++) {
       const refused = this.#refusal(actions[index] as TransactionAction, table, index);
       if (refused !== undefined) return Promise.reject(refused);

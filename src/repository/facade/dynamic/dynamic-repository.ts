@@ -94,7 +94,7 @@ export class DynamicRepository {
 
   /** Inserts or replaces (default) or merges, without reading first. */
   async upsert(row: DynamicRow, options: DynamicUpsertOptions = {}): Promise<DynamicRow> {
-    const etag = await upsertWire(this.#runner, this.#table, rowToWire(row), writeMode(options.mode));
+    const { etag } = await upsertWire(this.#runner, this.#table, rowToWire(row), writeMode(options.mode));
     rememberEtag(row, etag, this.#runner.scope);
     return row;
   }
