@@ -15,16 +15,25 @@ const INCREMENTS = 50;
 describe.each(storeKinds.map((kind) => [kind.name, kind] as const))("mutate on %s", (_name, kind) => {
   async function counters() {
     const counter = new CountingStore(kind.create());
-    const db = new TableContext({ store: counter, tablePrefix: freshPrefix(), retry: FAST_RETRY });
+    const retried = { count: 0 };
+    const db = new TableContext({
+      store: counter,
+      tablePrefix: freshPrefix(),
+      retry: FAST_RETRY,
+      onEvent: (event) => {
+        if (event.type === "retry") retried.count++;
+      },
+    });
     await db.ensureTables(Counter);
     counter.reset();
-    return { repository: db.repository(Counter), counter };
+    return { repository: db.repository(Counter), counter, retried };
   }
 
   it(`${WORKERS} concurrent workers × ${INCREMENTS} increments end at exactly ${WORKERS * INCREMENTS}`, async () => {
-    const { repository, counter } = await counters();
+    const { repository, counter, retried } = await counters();
     await repository.insert(Object.assign(new Counter(), { name: "visits", count: 0 }));
     counter.reset();
+    retried.count = 0;
     // Enough rounds for the unluckiest worker to lose to every other one on every increment.
     const attempts = WORKERS * INCREMENTS + 1;
     const worker = async () => {
@@ -42,9 +51,12 @@ describe.each(storeKinds.map((kind) => [kind.name, kind] as const))("mutate on %
     await Promise.all(Array.from({ length: WORKERS }, worker));
     const final = await repository.getOrThrow({ name: "visits" });
     expect(final.count).toBe(WORKERS * INCREMENTS);
-    // Each round reads once and writes once; exactly 800 writes won.
+    // Each round reads once and writes once; exactly 800 writes won. A request retried after a
+    // transient fault (a timeout on a loaded machine) is sent twice, and a write whose answer was lost
+    // is settled by a read: each retry moves the balance of reads and writes by at most one.
     expect(counter.calls.update).toBeGreaterThanOrEqual(WORKERS * INCREMENTS);
-    expect(counter.calls.getEntity).toBe(counter.calls.update + 1);
+    const balance = counter.calls.getEntity - (counter.calls.update + 1);
+    expect(Math.abs(balance), `${retried.count} retries`).toBeLessThanOrEqual(retried.count);
     expect(counter.calls.insert).toBe(0);
   });
 
