@@ -61,21 +61,15 @@ export function refKey(ref: CopyRef): string {
 }
 
 /**
- * Whether an entity of the class has copies: only a class with indexes does. Its rows carry the list
- * of their copies (`withCopyRefs`); a class without indexes has none, and its rows no list (the
- * property budget keeps no room for one).
+ * The entity row as written: with the list of its copies when its class has indexes. A class without
+ * indexes has no copies, and its rows no list (the property budget keeps no room for one).
  */
-export function keepsCopies(model: EntityModel<object>): boolean {
-  return model.indexes.size > 0;
-}
-
-/** The entity row as written: with the list of its copies when its class keeps copies (`keepsCopies`). */
 export function withCopyRefs(
   model: EntityModel<object>,
   wire: WireEntity,
   refs: readonly CopyRef[],
 ): WireEntity {
-  return keepsCopies(model) ? { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) } : wire;
+  return model.indexes.size === 0 ? wire : { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) };
 }
 
 /** Serialises refs for the entity row (compact: [index, table, pk, rk] tuples). */

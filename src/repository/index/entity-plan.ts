@@ -1,12 +1,5 @@
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
-import {
-  type CopyRef,
-  deriveCopyRefs,
-  indexOf,
-  isLocal,
-  keepsCopies,
-  withCopyRefs,
-} from "../core/copy-ref.js";
+import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
 import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
 import {
   type PlanOperation,
@@ -128,7 +121,7 @@ export function planEntityGroup(
 ): EntityGroup {
   const { model, table, runner } = target;
   // An entity without indexes (a wide or summarized one) has no copies: its row is written as it is.
-  const indexed = keepsCopies(model);
+  const indexed = model.indexes.size > 0;
   const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner) : [];
   const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);

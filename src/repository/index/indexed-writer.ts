@@ -3,13 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
-import {
-  COPY_REFS_PROPERTY,
-  type CopyRef,
-  decodeCopyRefs,
-  deriveCopyRefs,
-  keepsCopies,
-} from "../core/copy-ref.js";
+import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
 import { type EntityLayout, entityLayout, KEYS_ONLY } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
@@ -69,8 +63,6 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #layout: EntityLayout;
   /** A wide entity without indexes or companions: a write needs only its rows' ETags (their keys are read). */
   readonly #versionOnly: boolean;
-  /** Whether the class has copies (`keepsCopies`): without indexes, none to read, track or list. */
-  readonly #keepsCopies: boolean;
 
   /** `companions`: rows that ride in each write's transaction besides the copies (the entity's summaries). */
   constructor(
@@ -84,8 +76,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#runner = runner;
     this.#companions = companions;
     this.#layout = entityLayout(model as unknown as EntityModel<object>, runner, table);
-    this.#keepsCopies = keepsCopies(model as unknown as EntityModel<object>);
-    this.#versionOnly = model.wide && !this.#keepsCopies && companions === undefined;
+    this.#versionOnly = model.wide && model.indexes.size === 0 && companions === undefined;
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
@@ -118,7 +109,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * upsert costs the same stored or not, and a refused insert costs no round of intents).
    */
   get #readsBeforeUpsert(): boolean {
-    return this.#model.wide || (!this.#keepsCopies && this.#companions !== undefined);
+    return this.#model.wide || (this.#model.indexes.size === 0 && this.#companions !== undefined);
   }
 
   /** True when the stored entity has expired (`expiresAt` at or before now): writes treat it as absent. */
@@ -316,14 +307,14 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    */
   track(entity: T, stored: StoredEntity): void {
     // An entity without indexes has no copies (and its row no list, see `withCopyRefs`).
-    const refs = this.#keepsCopies ? decodeCopyRefs(stored[COPY_REFS_PROPERTY]) : [];
+    const refs = this.#model.indexes.size === 0 ? [] : decodeCopyRefs(stored[COPY_REFS_PROPERTY]);
     rememberCopies(entity, refs, this.#runner.scope);
     rememberExpiry(this.#model, entity, stored, this.#runner.scope);
   }
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
   #refsOfStored(stored: StoredEntity): readonly CopyRef[] {
-    if (!this.#keepsCopies) return NO_COPIES;
+    if (this.#model.indexes.size === 0) return NO_COPIES;
     return (
       decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
       deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), this.#runner, true)
@@ -363,7 +354,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * on, with no read first (a stale one fails it: `ConcurrencyError`).
    */
   #trackedPrior(entity: T, stated?: string): Existing | undefined {
-    if (!this.#keepsCopies) {
+    if (this.#model.indexes.size === 0) {
       const known = this.#versionOnly && stated !== undefined && stated !== "*" ? stated : undefined;
       const etag = known ?? etagIn(entity, this.#runner.scope);
       return etag === undefined ? undefined : { exists: true, etag, refs: NO_COPIES };
