@@ -194,9 +194,6 @@ function assertSummable(what: string, field: string, column: ColumnModel): void 
       `${what}: '${field}' is a data series (${column.series} slots); sum a scalar column instead`,
     );
   }
-  if (column.encrypted) {
-    throw new SchemaError(`${what}: '${field}' is encrypted; an encrypted column cannot be summed`);
-  }
 }
 
 /**
