@@ -56,6 +56,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
   /** Timeouts and error translation of every request. */
   readonly #calls: AzureCalls;
   readonly #clients = new Map<string, TableClient>();
+  readonly #transactionClients = new Map<string, TableClient>();
   #service: TableServiceClient | undefined;
   /** Typed reads with `odata=nometadata` payloads (see nometadata-rows.ts), unless metadata is kept. */
   readonly #nometadata: NometadataReads | undefined;
@@ -241,7 +242,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     // Rejected before any request, with the errors the service (and MemoryStore) give for them.
     const sdkActions: SdkTransactionAction[] = new Array(actions.length);
     const deleteEtags = toSdkTransaction(table, partitionKey, actions, sdkActions);
-    const client = this.#client(table);
+    const client = this.#transactionClient(table);
     const context: AzureErrorContext = { operation: "submitTransaction", table, partitionKey, actions };
     const response = await this.#calls.runWhole(context, async (abortSignal) => {
       if (deleteEtags !== undefined) expectDeleteEtags(abortSignal, actions.length, deleteEtags);
@@ -260,16 +261,35 @@ export class AzureStore implements TableStore, TableSasIssuer {
     return results;
   }
 
-  /** One client per table: each holds its own pipeline. */
+  /** One client per table for every request but transactions: each holds its own pipeline. */
   #client(table: string): TableClient {
     let client = this.#clients.get(table);
     if (client === undefined) {
-      // TableClient's overloads take one credential kind each; at runtime it accepts all of them.
-      client = new TableClient(this.#url, table, this.#credential as NamedKeyCredential, this.#clientOptions);
-      client.pipeline.addPolicy(transactionDeleteEtagPolicy, { phase: "Serialize" });
+      client = this.#newClient(table);
       this.#clients.set(table, client);
     }
     return client;
+  }
+
+  /**
+   * One client per table for transactions: its pipeline also carries the policy that gives conditional
+   * deletes their ETags. Kept off the other requests' pipeline: the pipeline orders its policies again
+   * on every request, and one more phased policy cost a single upsert about 10k instructions (2.5% of
+   * the SDK's own; valgrind, `node --predictable`).
+   */
+  #transactionClient(table: string): TableClient {
+    let client = this.#transactionClients.get(table);
+    if (client === undefined) {
+      client = this.#newClient(table);
+      client.pipeline.addPolicy(transactionDeleteEtagPolicy, { phase: "Serialize" });
+      this.#transactionClients.set(table, client);
+    }
+    return client;
+  }
+
+  #newClient(table: string): TableClient {
+    // TableClient's overloads take one credential kind each; at runtime it accepts all of them.
+    return new TableClient(this.#url, table, this.#credential as NamedKeyCredential, this.#clientOptions);
   }
 }
 
