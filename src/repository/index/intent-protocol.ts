@@ -4,8 +4,8 @@ import type { EntityPlanning } from "./entity-plan.js";
 import { EntityPlanRun, type EntityWritten, planDelete, planWrite } from "./entity-plan-run.js";
 import type { Existing, IndexedTarget, Prior } from "./indexed-target.js";
 
-export type { Existing, IndexedTarget, Prior } from "./indexed-target.js";
 export { entityPlanning, planDelete, planWrite } from "./entity-plan-run.js";
+export type { Existing, IndexedTarget, Prior } from "./indexed-target.js";
 
 /**
  * Writes an entity and its copies. Copies in the entity's own table and partition ride in the
