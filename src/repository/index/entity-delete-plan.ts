@@ -3,7 +3,6 @@ import { type CopyRef, indexOf, isLocal } from "../core/copy-ref.js";
 import type { StagePart } from "../core/write-plan.js";
 import { stageSteps } from "../core/write-plan.js";
 import {
-  commitTarget,
   describeActions,
   type EntityPlan,
   type EntityPlanning,
@@ -64,8 +63,10 @@ export function planEntityDelete(
   const localLists = listChanges.filter((c) => local(c.ref));
   return {
     before: [...before, ...roundBefore(listReads(localLists), staged)],
+    // One entity group transaction in the entity's partition (fields listed: see `planEntityWrite`).
     commit: {
-      ...commitTarget(table, partitionKey),
+      request: "transaction",
+      table,
       operations: [
         ...describeActions(actions, own.count, refs, undefined),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),

@@ -8,7 +8,6 @@ import {
   type PlanOperation,
   type PlanStep,
   type StagePart,
-  type StepTarget,
   stageSteps,
   type WritePlan,
 } from "../core/write-plan.js";
@@ -91,8 +90,11 @@ export function planEntityWrite(
   const staged = stage && stageSteps(stage);
   return {
     before: [...remote.before, ...roundBefore(listReads(localLists), staged)],
+    // The commit: one entity group transaction in the entity's partition (even of one action). Its
+    // fields are listed, not spread: a spread before them costs a single write ~10% of its client CPU.
     commit: {
-      ...commitTarget(table, row.partitionKey),
+      request: "transaction",
+      table,
       operations: [
         ...describeActions(actions, own.count, [...before, ...next], operation),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
@@ -188,11 +190,6 @@ export function planEntityGroup(
     localLists.length + planning.reserved,
   );
   return { next, before, local, row, listChanges, localLists, actions, own };
-}
-
-/** The commit's target: one entity group transaction in the entity's partition (even of one action). */
-export function commitTarget(table: string, partitionKey: string): StepTarget {
-  return { request: "transaction", table, partitionKey };
 }
 
 /** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */
