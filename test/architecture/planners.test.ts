@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
  * answers of the executor's reads step (`facade/transaction-parts.ts`), never a role that sends a
  * request nor a function that reads. The plan itself (`transactionPlan`) is described from those parts
  * as data: the summary stages' and large values' descriptions are functions of their plain parameters.
+ * So are a single write's planners (`planEntityGroup`, `planEntityWrite`, `planEntityDelete`,
+ * `planRemoteProtocol`): given `EntityPlanning` and the stage's description, never the writer's target.
  */
 const PLANNERS = [
   "repository/facade/transaction-indexes.ts",
@@ -16,6 +18,9 @@ const PLANNERS = [
   "repository/wide/wide-actions.ts",
   "repository/facade/transaction-plan.ts",
   "repository/summary/summary-description.ts",
+  "repository/index/entity-plan.ts",
+  "repository/index/entity-delete-plan.ts",
+  "repository/index/remote-protocol.ts",
 ];
 
 /**
@@ -43,6 +48,9 @@ const SENDERS = new Set([
   "LargeSteps",
   "RemoteProtocolRun",
   "CommitAttempt",
+  "IndexedTarget",
+  "EntityPlanRun",
+  "LargeRun",
 ]);
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");

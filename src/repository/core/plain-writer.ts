@@ -79,7 +79,7 @@ export class PlainWriter<T extends object> implements EntityWriter<T>, BulkWrite
   }
 
   /** One request: the entity's write (this is the fast path: the write itself builds no plan). */
-  explain(operation: ExplainedOperation, value: T): WritePlan<unknown> {
+  explain(operation: ExplainedOperation, value: T): WritePlan {
     const values = value as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");

@@ -10,7 +10,7 @@ import type { GroupCompanion } from "../core/group-companion.js";
 import { IntentLog } from "../core/intent-log.js";
 import { isOutcomeUnknown, markOutcomeUnknown } from "../core/lost-answers.js";
 import type { Backoff, Planning, RequestContext, Requests } from "../core/requests.js";
-import { type PlanStep, runPlan, settleAll } from "../core/write-plan.js";
+import { type PlanExecutor, runPlan, settleAll } from "../core/write-plan.js";
 import { rememberCopies } from "../index/copy-state.js";
 import type { IndexedTarget } from "../index/indexed-target.js";
 import { listCompanion } from "../index/list-membership.js";
@@ -26,6 +26,8 @@ import { LargeSteps } from "./transaction-large.js";
 import type { RemoteCopies } from "./transaction-operation-expansion.js";
 import { planTransaction, type TransactionParts } from "./transaction-parts.js";
 import { type TransactionStep, transactionPlan } from "./transaction-plan.js";
+
+const DONE = Promise.resolve();
 
 /** The result of a committed transaction: one ETag per operation (empty for deletes). */
 export interface TransactionResult {
@@ -83,11 +85,7 @@ async function commitOnce(
   const plan = transactionPlan(planning, operations, parts, () => undefined);
   const attempt = new CommitAttempt(runner, operations, parts, plan.remote, planning.limits);
   try {
-    await runPlan({
-      before: plan.before.map((step) => attempt.before(step)),
-      commit: { ...plan.commit, send: () => attempt.send() },
-      after: plan.after.map((step) => attempt.after(step)),
-    });
+    await runPlan(plan, attempt);
   } catch (error) {
     throw attempt.failure(error);
   }
@@ -104,7 +102,7 @@ interface Committed {
  * The executor of one transaction plan (`transactionPlan`): what each step of it sends, the commit
  * with its rounds, and the state they share (each entity's remote work, the commit's answer).
  */
-class CommitAttempt {
+class CommitAttempt implements PlanExecutor<TransactionStep, void> {
   readonly #runner: RequestContext;
   readonly #operations: readonly PlannedOperation[];
   readonly #parts: TransactionParts;
@@ -153,59 +151,49 @@ class CommitAttempt {
       markRowsChecked(this.#actions, checkedAgainst);
   }
 
-  /** A step before the commit, as run. */
-  before(step: TransactionStep): PlanStep {
-    const { table } = this.#parts;
+  /** Sends a step of the plan (before or after the commit: their kinds differ). */
+  run(step: TransactionStep): Promise<void> {
     const { large, summaries } = this.#stages;
     switch (step.kind) {
       case "replaced references":
-        return { request: step.kind, table, run: () => large.readReplaced() };
+        return large.readReplaced();
       case "uploads":
-        // One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
-        // failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
-        return {
-          request: step.kind,
-          table,
-          run: async () => {
-            try {
-              await large.upload();
-            } catch (error) {
-              await this.#abandon(error);
-              throw error;
-            }
-          },
-          abandon: (error) => this.#abandon(error),
-        };
-      case "summary intent": {
-        const stage = summaries[step.stage as number] as SummaryStage;
-        return { request: step.kind, table, run: () => stage.before() };
-      }
+        return this.#upload();
+      case "summary intent":
+        return (summaries[step.stage as number] as SummaryStage).before();
       case "remote begin":
-        return { request: step.kind, table, run: this.#eachRemote((index) => this.#beginRemote(index)) };
-      default:
+        return this.#eachRemote((index) => this.#beginRemote(index));
+      case "companion reads":
         // The companion rows are read by the commit's rounds, as each round is planned.
-        return { request: step.kind, table };
+        return DONE;
+      case "remote finish":
+        return this.#eachRemote((index) => this.#finishRemote(index));
+      case "summary mirrors":
+        return (summaries[step.stage as number] as SummaryStage).after();
+      case "replaced blobs":
+        return large.removeReplaced();
     }
   }
 
-  /** A step after the commit, as run. */
-  after(step: TransactionStep): PlanStep {
-    const { table } = this.#parts;
-    const { large, summaries } = this.#stages;
-    switch (step.kind) {
-      case "remote finish":
-        return { request: step.kind, table, run: this.#eachRemote((index) => this.#finishRemote(index)) };
-      case "summary mirrors": {
-        const stage = summaries[step.stage as number] as SummaryStage;
-        return { request: step.kind, table, run: () => stage.after() };
-      }
-      default:
-        return { request: step.kind, table, run: () => large.removeReplaced() };
+  /**
+   * One abandon, in its own order (summary intents, each operation's remote work, uploads), for any
+   * failure from the uploads on: it rides on the uploads step, which undoes its own failure itself.
+   */
+  abandon(step: TransactionStep, error: unknown): Promise<void> {
+    return step.kind === "uploads" ? this.#abandon(error) : DONE;
+  }
+
+  async #upload(): Promise<void> {
+    try {
+      await this.#stages.large.upload();
+    } catch (error) {
+      await this.#abandon(error);
+      throw error;
     }
   }
 
   /** Sends the entity group transaction with its rounds; records what it answered. */
-  async send(): Promise<void> {
+  async commit(): Promise<void> {
     const { table, partitionKey, expanded } = this.#parts;
     const { companions } = this.#stages;
     const actions = this.#actions;
@@ -268,9 +256,9 @@ class CommitAttempt {
    * Each entity's intent and claims (then its copies) are its own: run together (a bulk batch has
    * many), all settled before a failure is the answer, so an abandon sees every one that was begun.
    */
-  #eachRemote(each: (index: number) => Promise<void>): (() => Promise<void>) | undefined {
+  #eachRemote(each: (index: number) => Promise<void>): Promise<void> {
     const withRemote = this.#withRemote;
-    return withRemote.length === 0 ? undefined : () => settleAll(withRemote.map(each));
+    return withRemote.length === 0 ? DONE : settleAll(withRemote.map(each));
   }
 
   /** Records the entity's intent and claims its unique values (a refusal of either undoes its own). */

@@ -1,6 +1,11 @@
+import type { EntityModel } from "../../schema/entity-model.js";
+import { etagIn } from "../../serialization/entity-etag.js";
+import type { StoredEntity } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import { ScopedState } from "../../util/scoped-state.js";
-import type { CopyRef } from "../core/copy-ref.js";
+import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import type { BlindIndexing, TableNaming } from "../core/requests.js";
+import type { Existing } from "./indexed-target.js";
 
 const tracked = new ScopedState<readonly CopyRef[]>();
 
@@ -16,4 +21,42 @@ export function rememberCopies(
   scope: StateScope,
 ): void {
   tracked.set(entity, scope, refs);
+}
+
+/** The copies of an entity without indexes. */
+const NO_COPIES: readonly CopyRef[] = [];
+
+/** The copies a stored row says it has (or, for rows written without them, what its values derive). */
+export function refsOfStored(
+  model: EntityModel<object>,
+  stored: StoredEntity,
+  naming: TableNaming & Partial<BlindIndexing>,
+): readonly CopyRef[] {
+  // An entity without indexes has no copies.
+  if (model.indexes.size === 0) return NO_COPIES;
+  return (
+    decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
+    deriveCopyRefs(model, model.mapper.fromWire(stored), naming, true)
+  );
+}
+
+/**
+ * The instance's version and copies as tracked in `scope` (no read needed), if known. An entity
+ * without indexes has no copies. `stated`: the version the caller states of a wide entity without
+ * stages' rows (it needs only its version): one other than `"*"` is the one its transaction is
+ * conditional on, with no read first (a stale one fails it: `ConcurrencyError`).
+ */
+export function trackedPrior<T extends object>(
+  model: EntityModel<T>,
+  entity: T,
+  scope: StateScope,
+  stated: string | undefined,
+): Existing | undefined {
+  if (model.indexes.size === 0) {
+    const etag = (stated !== undefined && stated !== "*" ? stated : undefined) ?? etagIn(entity, scope);
+    return etag === undefined ? undefined : { exists: true, etag, refs: NO_COPIES };
+  }
+  const etag = etagIn(entity, scope);
+  const refs = trackedCopies(entity, scope);
+  return etag !== undefined && refs !== undefined ? { exists: true, etag, refs } : undefined;
 }

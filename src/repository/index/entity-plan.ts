@@ -1,99 +1,131 @@
+import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
 import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
-import { assertEntityGroupFits, entityLayout } from "../core/entity-layout.js";
+import { assertEntityGroupFits, type EntityRows } from "../core/entity-layout.js";
+import type { BlindIndexing, Limited, TableNaming } from "../core/requests.js";
 import {
+  type PlanCommit,
   type PlanOperation,
   type PlanStep,
-  type StepTarget,
+  type StagePart,
   stageSteps,
   type WritePlan,
 } from "../core/write-plan.js";
-import { type OwnActions, submitEntityTransaction } from "./entity-transaction.js";
-import type { IndexedTarget, Prior } from "./indexed-target.js";
+import type { Prior } from "./indexed-target.js";
 import { entityMember } from "./list-index.js";
 import { type ListChange, listReads, membershipChanges } from "./list-membership.js";
 import { planLocalActions } from "./local-plan.js";
-import { planRemoteProtocol } from "./remote-protocol.js";
-import { RemoteProtocolRun } from "./remote-protocol-run.js";
+import { planRemoteProtocol, type RemoteProtocol, type RemoteStep } from "./remote-protocol.js";
 
-export type { Existing, IndexedTarget, Prior } from "./indexed-target.js";
+export type { Existing, Prior } from "./indexed-target.js";
 
 /**
- * The plan of `commitEntity`: the intent and claims before, one transaction (the entity, its
- * same-partition copies and list entities, the stages' rows), copies elsewhere and the intent's
- * removal after. `prior` undefined: not known (an explained write), the steps that depend on it are
- * described by index instead of by copy; `operation` names the entity's action then.
+ * What the plans of an entity's writes are made from (no store): its model and physical table, the
+ * naming of tables and the limits of one transaction, how it lies in rows, and the room its stages'
+ * rows take in a transaction (`CompanionSource.reserved`).
+ */
+export interface EntityPlanning {
+  readonly model: EntityModel<object>;
+  readonly table: string;
+  readonly naming: TableNaming & Partial<BlindIndexing> & Limited;
+  readonly layout: EntityRows;
+  readonly reserved: number;
+}
+
+/**
+ * The commit of an entity's plan, as data: the transaction's actions (the entity's own first, then
+ * its same-partition copies), the same-partition list changes and the stages' rows planned each round,
+ * the copies it concerns (those the write leaves, or a delete's), and how many actions are the
+ * entity's own (`OwnActions` without its layout: the executor has it).
+ */
+export interface EntityCommit extends PlanCommit {
+  readonly partitionKey: string;
+  readonly actions: readonly TransactionAction[];
+  readonly localLists: readonly ListChange[];
+  readonly refs: readonly CopyRef[];
+  readonly own: { readonly count: number; readonly rowKey: string };
+}
+
+/**
+ * The plan of one entity write or delete, as data (`EntityPlanRun` runs it): the steps, the commit,
+ * the remote-copy protocol its `remote` steps index into, the row as written (a delete's keys) and
+ * whether the write leaves no entity (a delete).
+ */
+export interface EntityPlan extends WritePlan {
+  commit: EntityCommit;
+  readonly protocol: RemoteProtocol | undefined;
+  readonly row: WireEntity;
+  readonly deletes: boolean;
+}
+
+/**
+ * The plan of `commitEntity` (from `group`, `planEntityGroup`'s): the intent and claims before, one
+ * transaction (the entity, its same-partition copies and list entities, the stage's rows), copies
+ * elsewhere and the intent's removal after. `stage`: what the write's stage (its summaries) says of
+ * itself (`stagePart`). `prior` undefined: not known (an explained write), the steps that depend on it
+ * are described by index instead of by copy; `operation` names the entity's action then.
  */
 export function planEntityWrite(
-  target: IndexedTarget,
-  wire: WireEntity,
+  planning: EntityPlanning,
+  group: EntityGroup,
   prior: Prior | undefined,
-  ifMatch: string | undefined,
+  stage: StagePart | undefined,
   operation?: string,
-): WritePlan<{ etag: string; refs: CopyRef[] }> {
-  const { model, table, runner } = target;
-  const { next, before, local, row, listChanges, actions, own, localLists } = planEntityGroup(
-    target,
-    wire,
-    prior,
-    ifMatch,
-  );
-  const remoteBefore = before.filter((r) => !local(r));
-  const remoteNext = next.filter((r) => !local(r));
-  const companion = target.companions?.companion({
-    partitionKey: wire.partitionKey,
-    rowKey: wire.rowKey,
-    condition: ifMatch,
-    before: prior?.exists ? prior.row : undefined,
-    after: row,
-  });
-  const committed = { etag: "" };
+): EntityPlan {
+  const { model, table, naming } = planning;
+  const { next, before, local, row, listChanges, actions, own, localLists } = group;
   const protocol = planRemoteProtocol({
     model,
-    naming: runner,
+    naming,
     table,
-    partitionKey: wire.partitionKey,
-    rowKey: wire.rowKey,
-    before: remoteBefore,
-    next: remoteNext,
+    partitionKey: row.partitionKey,
+    rowKey: row.rowKey,
+    before: before.filter((r) => !local(r)),
+    next: next.filter((r) => !local(r)),
     lists: listChanges.filter((c) => !local(c.ref)),
     priorEtag: prior?.exists ? prior.etag : undefined,
     unknown: prior === undefined,
   });
-  const remote = protocol
-    ? new RemoteProtocolRun(target, row, protocol, () => committed.etag).planSteps()
-    : { before: [], after: [] };
-  const stage = companion && stageSteps(companion);
+  const remote = protocolSteps(protocol);
+  const staged = stage && stageSteps(stage);
   return {
-    before: [...remote.before, ...roundBefore(listReads(localLists), stage)],
+    before: [...remote.before, ...roundBefore(listReads(localLists), staged)],
+    // The commit: one entity group transaction in the entity's partition (even of one action). Its
+    // fields are listed, not spread: a spread before them costs a single write ~10% of its client CPU.
     commit: {
-      ...commitTarget(table, wire.partitionKey),
+      request: "transaction",
+      table,
       operations: [
         ...describeActions(actions, own.count, [...before, ...next], operation),
         ...localLists.map((c) => ({ kind: `update list (${c.ref.index})`, rowKey: c.ref.rowKey })),
-        ...(stage?.operations ?? []),
+        ...(staged?.operations ?? []),
       ],
-      send: async () => {
-        committed.etag = await submitEntityTransaction(
-          model,
-          runner,
-          table,
-          wire.partitionKey,
-          actions,
-          localLists,
-          next,
-          own,
-          companion,
-        );
-        return { etag: committed.etag, refs: next };
-      },
+      partitionKey: row.partitionKey,
+      actions,
+      localLists,
+      refs: next,
+      own,
     },
-    after: [...(stage?.after ?? []), ...remote.after],
+    after: [...(staged?.after ?? []), ...remote.after],
+    protocol,
+    row,
+    deletes: false,
   };
 }
 
+/** The remote-copy protocol as plan steps of a single write: each step sent on its own, by its index. */
+export function protocolSteps(protocol: RemoteProtocol | undefined): {
+  before: PlanStep[];
+  after: PlanStep[];
+} {
+  if (protocol === undefined) return { before: [], after: [] };
+  const steps = (phase: "before" | "after", remote: readonly RemoteStep[]) =>
+    remote.map((step, at): PlanStep => ({ ...step.target, action: { kind: "remote", phase, at } }));
+  return { before: steps("before", protocol.before), after: steps("after", protocol.after) };
+}
+
 /** What one entity write puts in its partition's transaction (`planEntityGroup`). */
-interface EntityGroup {
+export interface EntityGroup {
   /** The copies the written entity has, and those the stored one had. */
   next: CopyRef[];
   before: readonly CopyRef[];
@@ -104,7 +136,7 @@ interface EntityGroup {
   listChanges: ListChange[];
   localLists: ListChange[];
   actions: TransactionAction[];
-  own: OwnActions;
+  own: { count: number; rowKey: string };
 }
 
 /**
@@ -114,15 +146,15 @@ interface EntityGroup {
  * request). Also what a write checks before its first read.
  */
 export function planEntityGroup(
-  target: IndexedTarget,
+  planning: EntityPlanning,
   wire: WireEntity,
   prior: Prior | undefined,
   ifMatch: string | undefined,
 ): EntityGroup {
-  const { model, table, runner } = target;
+  const { model, table, naming, layout } = planning;
   // An entity without indexes (a wide or summarized one) has no copies: its row is written as it is.
   const indexed = model.indexes.size > 0;
-  const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), runner) : [];
+  const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), naming) : [];
   const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);
   const isList = (ref: CopyRef) => indexOf(model, ref).list;
@@ -131,10 +163,9 @@ export function planEntityGroup(
     ? membershipChanges(
         before.filter(isList),
         next.filter(isList),
-        entityMember(model, runner, table, wire.partitionKey, wire.rowKey),
+        entityMember(model, naming, table, wire.partitionKey, wire.rowKey),
       )
     : [];
-  const layout = target.layout ?? entityLayout(model, runner, table);
   const entityActions = layout.write(row, ifMatch);
   const actions = indexed
     ? planLocalActions(
@@ -147,23 +178,18 @@ export function planEntityGroup(
         entityActions,
       )
     : entityActions;
-  const own = { layout, count: entityActions.length, rowKey: wire.rowKey };
+  const own = { count: entityActions.length, rowKey: wire.rowKey };
   const localLists = listChanges.filter((c) => local(c.ref));
   // Everything that rides in the transaction, counted before any request (a wide entity's rows too).
   assertEntityGroupFits(
-    runner,
+    naming,
     model.name,
     table,
     wire.rowKey,
     actions,
-    localLists.length + (target.companions?.reserved ?? 0),
+    localLists.length + planning.reserved,
   );
   return { next, before, local, row, listChanges, localLists, actions, own };
-}
-
-/** The commit's target: one entity group transaction in the entity's partition (even of one action). */
-export function commitTarget(table: string, partitionKey: string): StepTarget {
-  return { request: "transaction", table, partitionKey };
 }
 
 /** The entity's and its same-partition copies' actions, as rendered (`operation`: the entity's, when given). */

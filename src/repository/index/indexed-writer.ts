@@ -26,26 +26,24 @@ import type {
   ReadsOnly,
   StepTarget,
 } from "../core/write-plan.js";
-import { rememberCopies, trackedCopies } from "./copy-state.js";
-import { planEntityGroup } from "./entity-plan.js";
+import { refsOfStored, rememberCopies, trackedCopies, trackedPrior } from "./copy-state.js";
+import { type EntityPlanning, planEntityGroup } from "./entity-plan.js";
 import { foreignProperties } from "./foreign-properties.js";
 import {
   commitDelete,
   commitEntity,
   type Existing,
+  entityPlanning,
   type IndexedTarget,
   type Prior,
-  planEntityDelete,
-  planEntityWrite,
+  planDelete,
+  planWrite,
 } from "./intent-protocol.js";
 
 /** How many times a write re-reads and retries after losing a race on its own bookkeeping. */
 const MAX_ROUNDS = 10;
 /** The version an explained write assumes of an entity given as stored that no read returned. */
 const ASSUMED_ETAG = 'W/"assumed"';
-/** The copies of an entity without indexes. */
-const NO_COPIES: readonly CopyRef[] = [];
-
 /**
  * Writes entities that have secondary indexes, keeping their copies exact (see `commitEntity`),
  * entities with summaries (their summary rows ride in each write's transaction, `companions`), and
@@ -58,6 +56,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
   readonly #table: string;
   readonly #runner: Requests & TableNaming & Scoped & Limited & Clock;
   readonly #target: IndexedTarget;
+  /** What its plans are made from (no store: `planWrite`). */
+  readonly #planning: EntityPlanning;
   readonly #companions: CompanionSource | undefined;
   /** One row per entity, or a wide entity's rows: how the entity is read whole. */
   readonly #layout: EntityLayout;
@@ -85,6 +85,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       companions,
       layout: this.#layout,
     };
+    this.#planning = entityPlanning(this.#target);
   }
 
   async insert(entity: T, prepared?: WireEntity): Promise<void> {
@@ -126,8 +127,8 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       // Read first (see `#readsBeforeUpsert`). What rides in the transaction is checked before that
       // read: a plain wide entity's rows against one transaction's limits, an entity with stages by
       // planning the whole write (its stages' keys and rows too).
-      if (this.#versionOnly) planEntityGroup(this.#target, wire, undefined, "*");
-      else planEntityWrite(this.#target, wire, undefined, "*");
+      if (this.#versionOnly) planEntityGroup(this.#planning, wire, undefined, "*");
+      else planWrite(this.#target, this.#planning, wire, undefined, "*");
       prior = await this.#read(wire.partitionKey, wire.rowKey);
     }
     prior ??= { exists: false };
@@ -204,7 +205,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
         throw new ConcurrencyError({ table: this.#table, partitionKey, rowKey });
       }
       try {
-        await commitDelete(this.#target, partitionKey, rowKey, prior);
+        await commitDelete(this.#target, this.#planning, partitionKey, rowKey, prior);
         return this.#forget(key, true);
       } catch (error) {
         if (error instanceof EntityNotFoundError)
@@ -233,26 +234,29 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     const stored = tracked ?? this.#assumedPrior(assumed(partitionKey, rowKey));
     const read = (plan: ExplainedPlan) => this.#readFirst(plan, partitionKey, rowKey, operation === "patch");
     const nothing: ReadsOnly = { before: [], after: [] };
+    const write = (wire: WireEntity, prior: Prior, ifMatch: string | undefined) =>
+      planWrite(this.#target, this.#planning, wire, prior, ifMatch).plan;
     if (operation === "delete") {
-      const plan = stored.exists ? planEntityDelete(this.#target, partitionKey, rowKey, stored) : nothing;
+      const plan = stored.exists
+        ? planDelete(this.#target, this.#planning, partitionKey, rowKey, stored).plan
+        : nothing;
       return tracked ? plan : read(plan);
     }
     if (operation === "patch") {
       const wire = this.#toWire(value);
-      if (!stored.exists) return read(planEntityWrite(this.#target, wire, { exists: false }, undefined));
-      return read(planEntityWrite(this.#target, this.#mergedOnto(stored, wire), stored, stored.etag));
+      if (!stored.exists) return read(write(wire, { exists: false }, undefined));
+      return read(write(this.#mergedOnto(stored, wire), stored, stored.etag));
     }
     const wire = this.#toWire(value);
     if (
       operation === "insert" ||
       (operation === "upsert" && tracked === undefined && !this.#readsBeforeUpsert)
     )
-      return planEntityWrite(this.#target, wire, { exists: false }, undefined);
-    if (tracked) return planEntityWrite(this.#target, wire, tracked, tracked.etag);
+      return write(wire, { exists: false }, undefined);
+    if (tracked) return write(wire, tracked, tracked.etag);
     // Read first: an update of nothing stored ends with that read (EntityNotFoundError).
-    if (!stored.exists)
-      return read(operation === "update" ? nothing : planEntityWrite(this.#target, wire, stored, undefined));
-    return read(planEntityWrite(this.#target, wire, stored, stored.etag));
+    if (!stored.exists) return read(operation === "update" ? nothing : write(wire, stored, undefined));
+    return read(write(wire, stored, stored.etag));
   }
 
   /**
@@ -314,15 +318,11 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
 
   /** The copies a stored row says it has (or, for rows written without them, what its values derive). */
   #refsOfStored(stored: StoredEntity): readonly CopyRef[] {
-    if (this.#model.indexes.size === 0) return NO_COPIES;
-    return (
-      decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
-      deriveCopyRefs(this.#model, this.#model.mapper.fromWire(stored), this.#runner, true)
-    );
+    return refsOfStored(this.#model, stored, this.#runner);
   }
 
   async #commit(entity: T, wire: WireEntity, prior: Prior, ifMatch: string | undefined): Promise<void> {
-    const { etag, refs } = await commitEntity(this.#target, wire, prior, ifMatch);
+    const { etag, refs } = await commitEntity(this.#target, this.#planning, wire, prior, ifMatch);
     rememberEtag(entity, etag, this.#runner.scope);
     rememberCopies(entity, refs, this.#runner.scope);
     rememberExpiry(this.#model, entity, wire, this.#runner.scope);
@@ -347,21 +347,9 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       : { exists: false };
   }
 
-  /**
-   * The instance's version and copies as tracked in this runner's scope (no read needed), if known.
-   * An entity without indexes has no copies. A wide entity without stages' rows needs only its
-   * version: one the caller states (`stated`, not `"*"`) is the one its transaction is conditional
-   * on, with no read first (a stale one fails it: `ConcurrencyError`).
-   */
+  /** The instance's version and copies as tracked (see `trackedPrior`; `stated`: the version the caller states). */
   #trackedPrior(entity: T, stated?: string): Existing | undefined {
-    if (this.#model.indexes.size === 0) {
-      const known = this.#versionOnly && stated !== undefined && stated !== "*" ? stated : undefined;
-      const etag = known ?? etagIn(entity, this.#runner.scope);
-      return etag === undefined ? undefined : { exists: true, etag, refs: NO_COPIES };
-    }
-    const etag = etagIn(entity, this.#runner.scope);
-    const refs = trackedCopies(entity, this.#runner.scope);
-    return etag !== undefined && refs !== undefined ? { exists: true, etag, refs } : undefined;
+    return trackedPrior(this.#model, entity, this.#runner.scope, this.#versionOnly ? stated : undefined);
   }
 
   /** Merge with copies needs the whole entity: read, overlay the sent properties, write it all back. */

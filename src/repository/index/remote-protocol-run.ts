@@ -1,7 +1,6 @@
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import { refKey } from "../core/copy-ref.js";
 import type { Intent } from "../core/intent-log.js";
-import type { PlanStep } from "../core/write-plan.js";
 import { claimStamp, stampedBy, versionStamp } from "./copy-stamp.js";
 import type { IndexedTarget } from "./indexed-target.js";
 import { syncList } from "./list-membership.js";
@@ -122,16 +121,6 @@ export class RemoteProtocolRun {
     if (!isDefinitive(error)) return;
     if (this.#protocol.onRefusal === "drop") await this.#target.intents.complete(intent);
     else await abandonIntent(this.#target, this.#row, intent);
-  }
-
-  /** The protocol as plan steps of a single write: each step sent on its own, the intent's undoing the write. */
-  planSteps(): { before: PlanStep[]; after: PlanStep[] } {
-    const step = (remote: RemoteStep): PlanStep => ({
-      ...remote.target,
-      run: () => this.run(remote),
-      ...(remote.kind === "insert intent" ? { abandon: (error: unknown) => this.abandon(error) } : {}),
-    });
-    return { before: this.#protocol.before.map(step), after: this.#protocol.after.map(step) };
   }
 
   #own(): Intent {

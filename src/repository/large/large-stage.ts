@@ -6,8 +6,11 @@ import {
   around,
   type ExplainedOperation,
   type ExplainedPlan,
+  type PlanCommit,
+  type PlanExecutor,
   type PlanStep,
   runPlan,
+  type StepAction,
   singleRequest,
 } from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
@@ -74,8 +77,12 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     const values = key as Record<string, unknown>;
     const partitionKey = this.#model.partitionKey.encode(values, "PartitionKey");
     const rowKey = this.#model.rowKey.encode(values, "RowKey");
-    const { before, after } = largeSteps(this.#large, { partitionKey, rowKey }, undefined, true, false);
-    return runPlan({ before, commit: { ...COMMIT, send: () => this.#inner.delete(key, ifMatch) }, after });
+    const row = { partitionKey, rowKey };
+    const plan = { ...largeSteps(this.#large, row, undefined, true), commit: COMMIT };
+    return runPlan(
+      plan,
+      new LargeRun(this.#large, row, undefined, false, () => this.#inner.delete(key, ifMatch)),
+    );
   }
 
   /**
@@ -91,7 +98,7 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     const row = { partitionKey, rowKey };
     // Encodes the values (a bad one is a ValidationError here too) under names nothing is sent to.
     const uploads = operation === "delete" ? undefined : this.#large.prepare(value, { ...row });
-    const steps = largeSteps(this.#large, row, uploads, operation !== "insert", operation === "patch");
+    const steps = largeSteps(this.#large, row, uploads, operation !== "insert");
     // The blobs the stored row points at: each is replaced (a new value has a new name), kept by a
     // patch that leaves its column alone; a write refused before its commit removes none.
     const stored = assumed(partitionKey, rowKey) as Record<string, unknown> | undefined;
@@ -128,14 +135,75 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     uploadedAhead.delete(entity);
     const wire = ahead === undefined ? this.#model.mapper.toWire(entity) : { ...ahead };
     const uploads = ahead === undefined ? this.#large.prepare(entity, wire) : [];
-    const { before, after } = largeSteps(this.#large, wire, uploads, replaces, mode === "merge");
+    const plan = { ...largeSteps(this.#large, wire, uploads, replaces), commit: COMMIT };
     // The inner writer gets a copy: `wire` is what the removals after the commit compare with.
-    await runPlan({ before, commit: { ...COMMIT, send: () => commit({ ...wire }) }, after });
+    await runPlan(
+      plan,
+      new LargeRun(this.#large, wire, uploads, mode === "merge", () => commit({ ...wire })),
+    );
   }
 }
 
 /** The commit of a large stage's plan: the inner writer's (rendered from its own plan). */
-const COMMIT = { request: "write", table: "", operations: [] };
+const COMMIT: PlanCommit = { request: "write", table: "", operations: [] };
+
+const REFERENCES: StepAction = { kind: "large references" };
+const UPLOADS: StepAction = { kind: "large uploads" };
+const REMOVALS: StepAction = { kind: "large removals" };
+const DONE = Promise.resolve();
+
+/**
+ * The executor of a large stage's plan (`largeSteps`): the references read, the uploads (undone,
+ * where the error says that is safe, when the write fails after them), the replaced blobs removed;
+ * its commit is the inner writer's write (`inner`). It holds the references read before the commit.
+ */
+class LargeRun<R> implements PlanExecutor<PlanStep, R> {
+  readonly #large: LargeValues;
+  readonly #row: { partitionKey: string; rowKey: string };
+  readonly #uploads: ReturnType<LargeValues["prepare"]> | undefined;
+  readonly #merge: boolean;
+  readonly #inner: () => Promise<R>;
+  #current: ReadonlyMap<string, string> | undefined;
+
+  constructor(
+    large: LargeValues,
+    row: { partitionKey: string; rowKey: string },
+    uploads: ReturnType<LargeValues["prepare"]> | undefined,
+    merge: boolean,
+    inner: () => Promise<R>,
+  ) {
+    this.#large = large;
+    this.#row = row;
+    this.#uploads = uploads;
+    this.#merge = merge;
+    this.#inner = inner;
+  }
+
+  async run(step: PlanStep): Promise<void> {
+    const large = this.#large;
+    switch (step.action?.kind) {
+      case "large references":
+        this.#current = await large.current(this.#row.partitionKey, this.#row.rowKey);
+        return;
+      case "large uploads":
+        return large.upload(this.#uploads ?? []);
+      case "large removals": {
+        const current = this.#current;
+        const written = this.#uploads === undefined ? undefined : (this.#row as WireEntity);
+        if (current !== undefined) await large.replaced(current, written, this.#merge);
+        return;
+      }
+    }
+  }
+
+  abandon(step: PlanStep, error: unknown): Promise<void> {
+    return step.action?.kind === "large uploads" ? this.#large.discard(this.#uploads ?? [], error) : DONE;
+  }
+
+  commit(): Promise<R> {
+    return this.#inner();
+  }
+}
 
 /**
  * The large values' steps of one write: before the commit, the references the row holds now (when
@@ -144,14 +212,12 @@ const COMMIT = { request: "write", table: "", operations: [] };
  * that is certainly refused removes the new blobs instead; one that may have applied leaves them to
  * repair.
  */
-function largeSteps(
-  large: LargeValues,
+export function largeSteps(
+  large: Pick<LargeValues, "wide" | "table" | "container">,
   row: { partitionKey: string; rowKey: string },
   uploads: ReturnType<LargeValues["prepare"]> | undefined,
   replaces: boolean,
-  merge: boolean,
 ): { before: PlanStep[]; after: PlanStep[] } {
-  let current: ReadonlyMap<string, string> | undefined;
   const before: PlanStep[] = [];
   const after: PlanStep[] = [];
   const { partitionKey, rowKey } = row;
@@ -162,9 +228,7 @@ function largeSteps(
       table: large.table,
       partitionKey,
       rowKey,
-      run: async () => {
-        current = await large.current(partitionKey, rowKey);
-      },
+      action: REFERENCES,
     });
   }
   // One step per value, sent together by the first (an entity has few large columns).
@@ -172,23 +236,10 @@ function largeSteps(
     before.push({
       request: `putBlob (${upload.field})`,
       table: large.container,
-      ...(i === 0
-        ? {
-            run: () => large.upload(uploads ?? []),
-            abandon: (error: unknown) => large.discard(uploads ?? [], error),
-          }
-        : {}),
+      ...(i === 0 ? { action: UPLOADS } : {}),
     });
   });
-  if (replaces) {
-    after.push({
-      request: "deleteBlob (replaced values)",
-      table: large.container,
-      run: async () => {
-        if (current !== undefined)
-          await large.replaced(current, uploads === undefined ? undefined : (row as WireEntity), merge);
-      },
-    });
-  }
+  if (replaces)
+    after.push({ request: "deleteBlob (replaced values)", table: large.container, action: REMOVALS });
   return { before, after };
 }

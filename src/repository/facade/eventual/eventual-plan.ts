@@ -1,4 +1,4 @@
-import type { PlanCommit, PlanStep, RenderedPlan, StepTarget } from "../../core/write-plan.js";
+import type { PlanCommit, RenderedPlan, StepTarget } from "../../core/write-plan.js";
 import { renderPlan, runPlan } from "../../core/write-plan.js";
 import { containerOf } from "../../large/large-reference.js";
 import { largeColumnsOf } from "../../large/large-values.js";
@@ -62,7 +62,7 @@ export interface EventualStep extends StepTarget {
 /** The plan of one eventual transaction: data, rendered by `renderPlan` and run by `runEventualPlan`. */
 export interface EventualPlan {
   before: EventualStep[];
-  commit: PlanCommit<unknown>;
+  commit: PlanCommit;
   after: EventualStep[];
 }
 
@@ -120,22 +120,14 @@ export function eventualPlan(
 
 /** Runs an eventual plan: each step's action done by `work`, the commit as `work.apply()` (`runPlan`'s order). */
 export function runEventualPlan<R>(plan: EventualPlan, work: EventualWork<R>): Promise<R> {
-  const bound = (step: EventualStep): PlanStep => {
-    const { action } = step;
-    const run =
-      action.kind === "read"
-        ? () => work.read(action.index)
-        : action.kind === "none"
-          ? undefined
-          : () => work[action.kind]();
-    return { ...step, run };
-  };
-  return runPlan({
-    before: plan.before.map(bound),
-    commit: { ...plan.commit, send: () => work.apply() },
-    after: plan.after.map(bound),
+  return runPlan(plan, {
+    run: ({ action }: EventualStep): Promise<void> =>
+      action.kind === "read" ? work.read(action.index) : action.kind === "none" ? DONE : work[action.kind](),
+    commit: () => work.apply(),
   });
 }
+
+const DONE = Promise.resolve();
 
 /**
  * The steps of a caller's eventual transaction as its plan sees them; `uploaded`: the fields of step
