@@ -2,6 +2,7 @@ import { SchemaError } from "../../errors.js";
 import type { EntityModel, IndexModel } from "../../schema/entity-model.js";
 import type { WireEntity } from "../../wire/wire-entity.js";
 import { indexKeyValues } from "./blind-keys.js";
+import { keepsCopies } from "./entity-features.js";
 import type { BlindIndexing, TableNaming } from "./requests.js";
 
 export { COPY_INDEX_PROPERTY } from "../../wire/system-properties.js";
@@ -60,16 +61,13 @@ export function refKey(ref: CopyRef): string {
   return `${ref.table}\u0000${ref.partitionKey}\u0000${ref.rowKey}`;
 }
 
-/**
- * The entity row as written: with the list of its copies when its class has indexes. A class without
- * indexes has no copies, and its rows no list (the property budget keeps no room for one).
- */
+/** The entity row as written: with the list of its copies when its class keeps copies (`keepsCopies`). */
 export function withCopyRefs(
   model: EntityModel<object>,
   wire: WireEntity,
   refs: readonly CopyRef[],
 ): WireEntity {
-  return model.indexes.size === 0 ? wire : { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) };
+  return keepsCopies(model) ? { ...wire, [COPY_REFS_PROPERTY]: encodeCopyRefs(refs) } : wire;
 }
 
 /** Serialises refs for the entity row (compact: [index, table, pk, rk] tuples). */

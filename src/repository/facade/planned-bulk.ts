@@ -15,6 +15,7 @@ import type {
 } from "../core/bulk/bulk-types.js";
 import { type BulkKind, missingDelete, toAction } from "../core/bulk/bulk-writer.js";
 import { deriveCopyRefs, isLocal } from "../core/copy-ref.js";
+import { keepsCopies } from "../core/entity-features.js";
 import { assertEntityGroupFits, type EntityRows, entityRows } from "../core/entity-layout.js";
 import { estimateActionBytes } from "../core/payload-size.js";
 import { isTableNotFound } from "../core/period-tables.js";
@@ -233,7 +234,7 @@ export class PlannedBulk<T extends object> implements BulkWriter<T> {
    */
   #localCopies(action: TransactionAction): number {
     const model = this.#model;
-    if (model.indexes.size === 0) return 0;
+    if (!keepsCopies(model)) return 0;
     if (action.kind === "delete") {
       let count = 0;
       for (const index of model.indexes.values()) if (index.intraPartition) count++;

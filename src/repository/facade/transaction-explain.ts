@@ -3,6 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, encodeCopyRefs } from "../core/copy-ref.js";
+import { dependsOnStored } from "../core/entity-features.js";
 import type { Planning, RequestContext, Scoped } from "../core/requests.js";
 import type { RenderedStep, StepTarget } from "../core/write-plan.js";
 import { trackedCopies } from "../index/copy-state.js";
@@ -34,7 +35,7 @@ export async function explainTransactionSteps(
 ): Promise<RenderedStep[]> {
   for (const { model } of operations) {
     // Its rows are replaced by what a read of their keys finds (wide-actions.ts), which is not planned here.
-    if (model.wide && model.indexes.size === 0 && model.summaries.size === 0)
+    if (model.wide && !dependsOnStored(model))
       throw new ValidationError(
         "explain",
         `${model.name}: a wide entity without indexes or summaries is not explained in a transaction`,

@@ -9,6 +9,7 @@ import {
   deriveCopyRefs,
   isLocal,
 } from "../core/copy-ref.js";
+import { dependsOnStored, isPlainRow, keepsCopies } from "../core/entity-features.js";
 import { isExpiredRow } from "../core/expiry.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import type { BlindIndexing, Clock, Limited, Planning, Scoped, TableNaming } from "../core/requests.js";
@@ -60,7 +61,7 @@ export function plannedReads(
   for (const operation of operations) {
     const { model, action } = operation;
     // Without indexes or summaries nothing depends on what is stored (a wide entity's rows are replaced).
-    const unkept = model.indexes.size === 0 && model.summaries.size === 0;
+    const unkept = !dependsOnStored(model);
     const known = unkept ? undefined : trackedState(operation, planning);
     tracked.push(known);
     if (unkept) {
@@ -99,7 +100,7 @@ export function expandIndexCopies(
   };
   for (const [index, operation] of operations.entries()) {
     const { model } = operation;
-    if (!model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+    if (isPlainRow(model)) {
       // A plain entity's operation goes as the caller gave it (no read: still one request), and
       // without the expansion of entities with features (the common case, run for every operation).
       push(expanded, index, [operation]);
@@ -108,10 +109,9 @@ export function expandIndexCopies(
       expanded.summarized.push(undefined);
       continue;
     }
-    const prior =
-      model.indexes.size === 0 && model.summaries.size === 0
-        ? undefined
-        : priorState(operation, planning, planned.tracked[index], stored[index]);
+    const prior = dependsOnStored(model)
+      ? priorState(operation, planning, planned.tracked[index], stored[index])
+      : undefined;
     const expansion = expandOperation(operation, prior, stored[index], planning, table);
     push(expanded, index, expansion.operations);
     expanded.copies.push(expansion.copies);
@@ -136,7 +136,7 @@ function assertCopiesFit(
   for (const operation of operations) {
     total += 1;
     const { model, action } = operation;
-    if (model.indexes.size === 0 || action.kind === "delete") continue;
+    if (!keepsCopies(model) || action.kind === "delete") continue;
     const entity = model.mapper.fromWire({ ...action.entity, etag: "" });
     const refs = deriveCopyRefs(model, entity, planning, true);
     total += refs.filter((ref) => isLocal(ref, table, operation.partitionKey)).length;

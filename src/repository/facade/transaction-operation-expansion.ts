@@ -2,6 +2,7 @@ import { partRowKey } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity } from "../../store/table-store.js";
 import { ABSENT_ETAG } from "../core/absent-etag.js";
 import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
+import { dependsOnStored, keepsCopies } from "../core/entity-features.js";
 import { type EntityRows, entityRows } from "../core/entity-layout.js";
 import type { CompanionWrite } from "../core/group-companion.js";
 import type { Planning } from "../core/requests.js";
@@ -66,13 +67,13 @@ export function expandOperation(
 ): OperationExpansion {
   const { model } = operation;
   const layout = model.wide ? entityRows(model, planning) : undefined;
-  if (model.wide && model.indexes.size === 0 && model.summaries.size === 0) {
+  if (model.wide && !dependsOnStored(model)) {
     // Its rows, replacing what is stored.
     const actions = wideTransactionActions(model, planning, operation.action, current);
     return plain(actions.map((a) => copyOperation(operation, a)));
   }
   const expanding: Expanding = { operation, prior, planning, table, layout };
-  if (model.indexes.size === 0 && !layout) return summarizedOnly(expanding);
+  if (!keepsCopies(model) && !layout) return summarizedOnly(expanding);
   if (operation.action.kind === "delete") return expandDelete(expanding);
   if (!prior && operation.action.kind === "update") return missingUpdate(expanding);
   return expandWrite(expanding);

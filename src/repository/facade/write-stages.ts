@@ -1,5 +1,6 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { BulkWriter } from "../core/bulk/bulk-types.js";
+import { keepsCopies } from "../core/entity-features.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { PlainWriter } from "../core/plain-writer.js";
 import type { RequestContext } from "../core/requests.js";
@@ -37,7 +38,7 @@ function stagesOf<T extends object>(context: StageContext<T>): StageSource | und
 function rowWriter<T extends object>(context: StageContext<T>): EntityWriter<T> {
   const { model, table, runner } = context;
   const stages = stagesOf(context);
-  if (model.indexes.size > 0 || model.wide || stages !== undefined)
+  if (keepsCopies(model) || model.wide || stages !== undefined)
     return new IndexedWriter(model, table, runner, stages);
   return new PlainWriter(model, table, runner);
 }

@@ -4,6 +4,7 @@ import type { StoredEntity } from "../../store/table-store.js";
 import type { StateScope } from "../../util/scoped-state.js";
 import { ScopedState } from "../../util/scoped-state.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import { keepsCopies } from "../core/entity-features.js";
 import type { BlindIndexing, TableNaming } from "../core/requests.js";
 import type { Existing } from "./indexed-target.js";
 
@@ -33,7 +34,7 @@ export function refsOfStored(
   naming: TableNaming & Partial<BlindIndexing>,
 ): readonly CopyRef[] {
   // An entity without indexes has no copies.
-  if (model.indexes.size === 0) return NO_COPIES;
+  if (!keepsCopies(model)) return NO_COPIES;
   return (
     decodeCopyRefs(stored[COPY_REFS_PROPERTY]) ??
     deriveCopyRefs(model, model.mapper.fromWire(stored), naming, true)
@@ -52,7 +53,7 @@ export function trackedPrior<T extends object>(
   scope: StateScope,
   stated: string | undefined,
 ): Existing | undefined {
-  if (model.indexes.size === 0) {
+  if (!keepsCopies(model)) {
     const etag = (stated !== undefined && stated !== "*" ? stated : undefined) ?? etagIn(entity, scope);
     return etag === undefined ? undefined : { exists: true, etag, refs: NO_COPIES };
   }

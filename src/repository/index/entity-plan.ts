@@ -1,6 +1,7 @@
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../store/table-store.js";
 import { type CopyRef, deriveCopyRefs, indexOf, isLocal, withCopyRefs } from "../core/copy-ref.js";
+import { keepsCopies } from "../core/entity-features.js";
 import { assertEntityGroupFits, type EntityRows } from "../core/entity-layout.js";
 import type { BlindIndexing, Limited, TableNaming } from "../core/requests.js";
 import {
@@ -153,7 +154,7 @@ export function planEntityGroup(
 ): EntityGroup {
   const { model, table, naming, layout } = planning;
   // An entity without indexes (a wide or summarized one) has no copies: its row is written as it is.
-  const indexed = model.indexes.size > 0;
+  const indexed = keepsCopies(model);
   const next = indexed ? deriveCopyRefs(model, model.mapper.fromWire({ ...wire, etag: "" }), naming) : [];
   const before = prior?.exists ? prior.refs : [];
   const local = (ref: CopyRef) => isLocal(ref, table, wire.partitionKey);

@@ -4,6 +4,7 @@ import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
+import { keepsCopies } from "../core/entity-features.js";
 import { type EntityLayout, entityLayout, KEYS_ONLY } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
@@ -76,7 +77,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
     this.#runner = runner;
     this.#companions = companions;
     this.#layout = entityLayout(model as unknown as EntityModel<object>, runner, table);
-    this.#versionOnly = model.wide && model.indexes.size === 0 && companions === undefined;
+    this.#versionOnly = model.wide && !keepsCopies(model) && companions === undefined;
     this.#target = {
       model: model as unknown as EntityModel<object>,
       table,
@@ -110,7 +111,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    * upsert costs the same stored or not, and a refused insert costs no round of intents).
    */
   get #readsBeforeUpsert(): boolean {
-    return this.#model.wide || (this.#model.indexes.size === 0 && this.#companions !== undefined);
+    return this.#model.wide || (!keepsCopies(this.#model) && this.#companions !== undefined);
   }
 
   /** True when the stored entity has expired (`expiresAt` at or before now): writes treat it as absent. */
@@ -311,7 +312,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
    */
   track(entity: T, stored: StoredEntity): void {
     // An entity without indexes has no copies (and its row no list, see `withCopyRefs`).
-    const refs = this.#model.indexes.size === 0 ? [] : decodeCopyRefs(stored[COPY_REFS_PROPERTY]);
+    const refs = keepsCopies(this.#model) ? decodeCopyRefs(stored[COPY_REFS_PROPERTY]) : [];
     rememberCopies(entity, refs, this.#runner.scope);
     rememberExpiry(this.#model, entity, stored, this.#runner.scope);
   }

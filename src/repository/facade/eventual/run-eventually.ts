@@ -1,6 +1,7 @@
 import { type EventualStepConflict, EventualStepError, ValidationError } from "../../../errors.js";
 import type { EntityModel } from "../../../schema/entity-model.js";
 import type { TransactionAction, WireEntity } from "../../../store/table-store.js";
+import { isPlainRow } from "../../core/entity-features.js";
 import type { Backend, BlobSealing, Limited, Requests, TableNaming } from "../../core/requests.js";
 import { LargeValues, largeColumnsOf } from "../../large/large-values.js";
 import { assertWithinLimits } from "../../pipeline/backend-limits.js";
@@ -138,11 +139,7 @@ function record(step: PlannedStep, expect: string | null, wire: WireEntity | und
     // Summaries too: their rows change with each write, which only the class's repository does.
     // Wide entities too: their rows are split and replaced by their repository.
     // Large columns too: the replaced blobs are removed by their repository's large stage.
-    indexed:
-      step.model.indexes.size > 0 ||
-      step.model.summaries.size > 0 ||
-      step.model.wide ||
-      largeColumnsOf(step.model) !== undefined,
+    indexed: !isPlainRow(step.model) || largeColumnsOf(step.model) !== undefined,
     mode: step.mode,
     expect,
     wire: encodeWire(wire ?? step.wire),
