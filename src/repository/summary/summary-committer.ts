@@ -45,6 +45,8 @@ export class SummaryCommitter {
   readonly #table: string;
   readonly #runner: Requests;
   readonly #summaries: readonly SummaryModel[];
+  /** The summaries' RowKeys, in the same order (read by every write's stage). */
+  readonly rowKeys: readonly string[];
   readonly #cache: SummaryCache;
 
   constructor(model: EntityModel<object>, table: string, runner: Requests & Scoped) {
@@ -52,6 +54,7 @@ export class SummaryCommitter {
     this.#table = table;
     this.#runner = runner;
     this.#summaries = [...model.summaries.values()];
+    this.rowKeys = this.#summaries.map((summary) => summary.rowKey);
     this.#cache = SummaryCache.of(runner.scope);
   }
 

@@ -51,7 +51,7 @@ export class SummaryCompanion implements GroupCompanion {
   }
 
   get rowKeys(): readonly string[] {
-    return this.#committer.summaries.map((summary) => summary.rowKey);
+    return this.#committer.rowKeys;
   }
 
   /** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
