@@ -23,3 +23,12 @@ export function dependsOnStored(model: EntityModel<object>): boolean {
 export function isPlainRow(model: EntityModel<object>): boolean {
   return !model.wide && !dependsOnStored(model);
 }
+
+/**
+ * How a plan names the read of what is stored before a write: its copies, for a class that keeps them,
+ * else its row (a summary's delta is computed from it). A wide entity's rows are one range query.
+ */
+export function readOfStored(model: EntityModel<object>): string {
+  const what = keepsCopies(model) ? "current copies" : model.wide ? "stored rows" : "stored row";
+  return `${model.wide ? "query" : "get"} (${what})`;
+}

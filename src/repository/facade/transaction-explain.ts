@@ -3,7 +3,7 @@ import type { EntityModel } from "../../schema/entity-model.js";
 import { etagIn } from "../../serialization/entity-etag.js";
 import type { StoredEntity } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, encodeCopyRefs } from "../core/copy-ref.js";
-import { dependsOnStored } from "../core/entity-features.js";
+import { dependsOnStored, readOfStored } from "../core/entity-features.js";
 import type { Planning, RequestContext, Scoped } from "../core/requests.js";
 import type { RenderedStep, StepTarget } from "../core/write-plan.js";
 import { trackedCopies } from "../index/copy-state.js";
@@ -45,7 +45,7 @@ export async function explainTransactionSteps(
   const read: StoredReader = async (operation) => {
     const table = planning.tableName(operation.table);
     const { partitionKey, rowKey, model } = operation;
-    const request = model.wide ? "query (current copies)" : "get (current copies)";
+    const request = readOfStored(model);
     reads.push({ request, table, partitionKey, rowKey });
     const entity = assumed(operation);
     return entity && storedRow(model, entity, planning);

@@ -4,7 +4,7 @@ import { etagIn, rememberEtag } from "../../serialization/entity-etag.js";
 import { wideEtag } from "../../serialization/wide-rows.js";
 import type { StoredEntity, WireEntity, WriteMode } from "../../store/table-store.js";
 import { COPY_REFS_PROPERTY, type CopyRef, decodeCopyRefs, deriveCopyRefs } from "../core/copy-ref.js";
-import { keepsCopies } from "../core/entity-features.js";
+import { keepsCopies, readOfStored } from "../core/entity-features.js";
 import { type EntityLayout, entityLayout, KEYS_ONLY } from "../core/entity-layout.js";
 import type { EntityWriter } from "../core/entity-writer.js";
 import { isExpiredRow, rememberExpiry, trackedVersionExpired } from "../core/expiry.js";
@@ -297,9 +297,7 @@ export class IndexedWriter<T extends object> implements EntityWriter<T> {
       ? merge
         ? "query (stored rows)"
         : "query (stored rows' keys)"
-      : this.#model.wide
-        ? "query (current copies)"
-        : "get (current copies)";
+      : readOfStored(this.#model);
     const read = { request, table: this.#table, partitionKey, rowKey };
     const same = (step: StepTarget) =>
       step.request.startsWith("get") && step.partitionKey === partitionKey && step.rowKey === rowKey;
