@@ -2,7 +2,7 @@ import { EntityNotFoundError, ValidationError } from "../../errors.js";
 import type { EntityModel } from "../../schema/entity-model.js";
 import type { KeyValues } from "../../schema/key-fields.js";
 import { etagIn } from "../../serialization/entity-etag.js";
-import type { TableStore } from "../../store/table-store.js";
+import type { TableStore, WireEntity } from "../../store/table-store.js";
 import type { BulkOptions, BulkResult } from "../core/bulk/bulk-types.js";
 import type { BulkKind } from "../core/bulk/bulk-writer.js";
 import { type PatchChanges, patchInstance } from "../core/patch-changes.js";
@@ -108,37 +108,65 @@ export class Repository<T extends object> extends RepositoryBase<T> {
   }
 
   /** Inserts; `EntityAlreadyExistsError` if the key exists. Resolves to the same entity, its ETag tracked. */
-  async insert(entity: T): Promise<T> {
-    const period = this.#route(entity);
-    if (period) return period.insert(entity);
-    await this.#creatingTable(() => this.writer.insert(entity));
-    return entity;
+  insert(entity: T): Promise<T> {
+    return this.#insert(entity, undefined);
   }
 
   /** Inserts or replaces (default) or merges, without reading first. */
   upsert(entity: T, options: UpsertOptions = {}): Promise<T> {
-    // No async frame: every upsert comes this way; a refusal is a rejection all the same.
-    try {
-      const period = this.#route(entity);
-      if (period) return period.upsert(entity, options);
-      const mode = writeMode(options.mode);
-      // A period table may be missing until its first write; any other is written as it is (no closure).
-      const written = this.isPeriodTable
-        ? this.#creatingPeriodTable(() => this.writer.upsert(entity, mode))
-        : this.writer.upsert(entity, mode);
-      return written.then(() => entity);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#upsert(entity, options, undefined);
   }
 
   /**
    * Replaces (default) or merges an existing entity, only if it is unchanged since it was read
    * (its tracked ETag); `ConcurrencyError` otherwise, `EntityNotFoundError` if it is gone.
    */
-  async update(entity: T, options: UpdateOptions = {}): Promise<T> {
+  update(entity: T, options: UpdateOptions = {}): Promise<T> {
+    return this.#update(entity, options, undefined);
+  }
+
+  /**
+   * @internal Writes `entity` by the rules of `insert`, `upsert` or `update`, as the row `prepared`:
+   * a `db.eventually` step's, whose large columns point at blobs uploaded before its intent was recorded
+   * (so a replay by repair writes the same references). The large-value stage uploads nothing then.
+   */
+  writePrepared(
+    kind: "insert" | "upsert" | "update",
+    entity: T,
+    prepared: WireEntity,
+    options: UpdateOptions = {},
+  ): Promise<T> {
+    if (kind === "insert") return this.#insert(entity, prepared);
+    if (kind === "upsert") return this.#upsert(entity, options, prepared);
+    return this.#update(entity, options, prepared);
+  }
+
+  async #insert(entity: T, prepared: WireEntity | undefined): Promise<T> {
     const period = this.#route(entity);
-    if (period) return period.update(entity, options);
+    if (period) return period.#insert(entity, prepared);
+    await this.#creatingTable(() => this.writer.insert(entity, prepared));
+    return entity;
+  }
+
+  #upsert(entity: T, options: UpsertOptions, prepared: WireEntity | undefined): Promise<T> {
+    // No async frame: every upsert comes this way; a refusal is a rejection all the same.
+    try {
+      const period = this.#route(entity);
+      if (period) return period.#upsert(entity, options, prepared);
+      const mode = writeMode(options.mode);
+      // A period table may be missing until its first write; any other is written as it is (no closure).
+      const written = this.isPeriodTable
+        ? this.#creatingPeriodTable(() => this.writer.upsert(entity, mode, prepared))
+        : this.writer.upsert(entity, mode, prepared);
+      return written.then(() => entity);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #update(entity: T, options: UpdateOptions, prepared: WireEntity | undefined): Promise<T> {
+    const period = this.#route(entity);
+    if (period) return period.#update(entity, options, prepared);
     const mode = writeMode(options.mode);
     const ifMatch = options.ifMatch ?? etagIn(entity, this.runner.scope);
     if (ifMatch === undefined) {
@@ -149,7 +177,7 @@ export class Repository<T extends object> extends RepositoryBase<T> {
       );
     }
     await this.inExistingTable(
-      () => this.writer.update(entity, mode, ifMatch),
+      () => this.writer.update(entity, mode, ifMatch, prepared),
       () => {
         throw new EntityNotFoundError({ table: this.table, ...this.keyOf(entity) });
       },

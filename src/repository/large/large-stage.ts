@@ -15,28 +15,6 @@ import {
 } from "../core/write-plan.js";
 import type { LargeValues } from "./large-values.js";
 
-/** Entities being written as a row whose large values were uploaded ahead (see `writeUploaded`). */
-const uploadedAhead = new WeakMap<object, WireEntity>();
-
-/**
- * Runs `write` (a repository write of `entity`) with `wire` as the entity's row: its large columns
- * already point at blobs uploaded before (a `db.eventually` step uploads them before recording its
- * intent, so a replay by repair writes the same references). The stage uploads nothing then; it
- * still removes the blobs the row pointed at before, once the row has committed.
- */
-export async function writeUploaded<R>(
-  entity: object,
-  wire: WireEntity,
-  write: () => Promise<R>,
-): Promise<R> {
-  uploadedAhead.set(entity, wire);
-  try {
-    return await write();
-  } finally {
-    uploadedAhead.delete(entity);
-  }
-}
-
 /**
  * The large-value stage of every entity write, around the writer of whatever else the entity keeps
  * (its row alone, its index copies, its summary rows): before the commit, the values are uploaded
@@ -59,18 +37,19 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
     this.#inner = inner;
   }
 
-  // The outermost writer: it prepares the row itself (a row uploaded ahead comes by `writeUploaded`).
-  insert(entity: T): Promise<void> {
+  // The outermost writer: it prepares the row itself, unless it is given one prepared ahead (`ahead`:
+  // a `db.eventually` step's, `Repository.writePrepared`), whose large values are uploaded already.
+  insert(entity: T, ahead?: WireEntity): Promise<void> {
     // No row exists (or the insert fails): nothing old to remove, so no read first.
-    return this.#write(entity, "replace", false, (wire) => this.#inner.insert(entity, wire));
+    return this.#write(entity, ahead, "replace", false, (wire) => this.#inner.insert(entity, wire));
   }
 
-  upsert(entity: T, mode: WriteMode): Promise<void> {
-    return this.#write(entity, mode, true, (wire) => this.#inner.upsert(entity, mode, wire));
+  upsert(entity: T, mode: WriteMode, ahead?: WireEntity): Promise<void> {
+    return this.#write(entity, ahead, mode, true, (wire) => this.#inner.upsert(entity, mode, wire));
   }
 
-  update(entity: T, mode: WriteMode, ifMatch: string): Promise<void> {
-    return this.#write(entity, mode, true, (wire) => this.#inner.update(entity, mode, ifMatch, wire));
+  update(entity: T, mode: WriteMode, ifMatch: string, ahead?: WireEntity): Promise<void> {
+    return this.#write(entity, ahead, mode, true, (wire) => this.#inner.update(entity, mode, ifMatch, wire));
   }
 
   async delete(key: Partial<T>, ifMatch: string | undefined): Promise<boolean> {
@@ -126,13 +105,11 @@ export class LargeStage<T extends object> implements EntityWriter<T> {
    */
   async #write(
     entity: T,
+    ahead: WireEntity | undefined,
     mode: WriteMode,
     replaces: boolean,
     commit: (wire: WireEntity) => Promise<void>,
   ): Promise<void> {
-    const ahead = uploadedAhead.get(entity);
-    // Taken once: a later write of the same instance uploads its values as usual.
-    uploadedAhead.delete(entity);
     const wire = ahead === undefined ? this.#model.mapper.toWire(entity) : { ...ahead };
     const uploads = ahead === undefined ? this.#large.prepare(entity, wire) : [];
     const plan = { ...largeSteps(this.#large, wire, uploads, replaces), commit: COMMIT };

@@ -11,10 +11,10 @@ import type { StoredEntity, WireEntity } from "../../../store/table-store.js";
 import type { Requests } from "../../core/requests.js";
 import { deleteWire, insertWire, updateWire, upsertWire } from "../../core/wire-writes.js";
 import { holdsWrittenState } from "../../core/written-state.js";
-import { writeUploaded } from "../../large/large-stage.js";
 import { largeColumnsOf } from "../../large/large-values.js";
 import type { EncryptingStore } from "../../pipeline/encryption/encrypting-store.js";
 import type { Repository } from "../repository.js";
+import type { UpdateOptions } from "../repository-options.js";
 import { readEntityRow } from "./entity-row.js";
 import type { RecordedStep } from "./recorded-step.js";
 import { decodeWire } from "./wire-json.js";
@@ -167,13 +167,16 @@ function writerOf(target: StepTarget, step: RecordedStep, wire: WireEntity): Ste
       : model.mapper.fromWire({ ...wire, etag: "" } as StoredEntity);
   // Large values were uploaded before the intent was recorded: live or replayed, the row points at those blobs.
   const large = largeColumnsOf(model) !== undefined;
-  const write = (entity: object, run: (entity: object) => Promise<unknown>) =>
-    large ? writeUploaded(entity, wire, () => run(entity)) : run(entity);
+  const write = (kind: "insert" | "upsert" | "update", options: UpdateOptions = {}) => {
+    const entity = instance();
+    if (large) return repository.writePrepared(kind, entity, wire, options);
+    if (kind === "insert") return repository.insert(entity);
+    return kind === "upsert" ? repository.upsert(entity, options) : repository.update(entity, options);
+  };
   return {
-    insert: async () => void (await write(instance(), (e) => repository.insert(e))),
-    update: async (mode, ifMatch) =>
-      void (await write(instance(), (e) => repository.update(e, { mode, ifMatch }))),
-    upsert: async (mode) => void (await write(instance(), (e) => repository.upsert(e, { mode }))),
+    insert: async () => void (await write("insert")),
+    update: async (mode, ifMatch) => void (await write("update", { mode, ifMatch })),
+    upsert: async (mode) => void (await write("upsert", { mode })),
     delete: async (ifMatch) => {
       if (target.source !== undefined) return repository.delete(target.source, { ifMatch });
       // Replay: the class needs the whole entity to find its copies; only the recorded version is deleted.
