@@ -134,3 +134,21 @@ export function explainPlainBulk<T extends object>(
     ...(batches.length > 1 ? { group: 1 } : {}),
   }));
 }
+
+/** Plans sent one after another, as one plan: each plan's parallel groups numbered apart from the others'. */
+export function inSequence(plans: readonly WritePlan[]): WritePlan {
+  const steps: WritePlan["steps"] = [];
+  let offset = 0;
+  for (const plan of plans) {
+    let next = offset;
+    for (const step of plan.steps) {
+      if (step.group === undefined) steps.push(step);
+      else {
+        steps.push({ ...step, group: step.group + offset });
+        next = Math.max(next, step.group + offset + 1);
+      }
+    }
+    offset = next;
+  }
+  return { steps };
+}

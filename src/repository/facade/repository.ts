@@ -11,14 +11,13 @@ import type { RequestContext } from "../core/requests.js";
 import { writeMode } from "../core/write-mode.js";
 import type { PeriodTableNames } from "../pipeline/period-table-store.js";
 import { withFeedSteps } from "./explain-feed.js";
-import { assumedOperations, explainPlainBulk, rowAt } from "./explain-forms.js";
+import { assumedOperations, explainPlainBulk, inSequence, rowAt } from "./explain-forms.js";
 import {
   assumedState,
   type ExplainedOperation,
   type ExplainOptions,
   explainWrite,
   type WritePlan,
-  type WriteStep,
 } from "./explain-write.js";
 import { mutateLoop } from "./mutate-loop.js";
 import { PlannedBulk } from "./planned-bulk.js";
@@ -381,20 +380,9 @@ export class Repository<T extends object> extends RepositoryBase<T> {
       const period = this.#periodOf(item);
       byPeriod.set(period, [...(byPeriod.get(period) ?? []), item]);
     }
-    const steps: WriteStep[] = [];
-    let offset = 0;
-    for (const [period, group] of byPeriod) {
-      let next = offset;
-      for (const step of (await period.explainBulk(operation, group, options)).steps) {
-        if (step.group === undefined) steps.push(step);
-        else {
-          steps.push({ ...step, group: step.group + offset });
-          next = Math.max(next, step.group + offset + 1);
-        }
-      }
-      offset = next;
-    }
-    return { steps };
+    const plans: WritePlan[] = [];
+    for (const [period, group] of byPeriod) plans.push(await period.explainBulk(operation, group, options));
+    return inSequence(plans);
   }
 
   /** The period repository of an item of a bulk write (routing checks the period field first). */
