@@ -128,8 +128,9 @@ function spawnService(
   const READY_LINE = service.ready;
   // Run the bin's script with this Node directly: one process, no shell wrapper to outlive.
   const script = realpathSync(join(root, "node_modules", ".bin", service.bin));
-  // Azurite closes idle sockets after 5 s and announces it (Keep-Alive: timeout=5); Node >= 20's agent
-  // drops a pooled socket 1 s before that, so a reused socket is never reset under a request. (The
+  // Azurite closes idle sockets after 5 s and announces it (Keep-Alive: timeout=5). Node's agent honours
+  // that hint only when the agent has a timeout of its own; the Azure SDK's default agent has none, so
+  // the test stores bring an agent that drops idle sockets first (test/support/azurite.ts). (The
   // --tableKeepAliveTimeout flag is ignored by Azurite 3.35: TableEnvironment reads a misspelled name.)
   const args = [
     script,

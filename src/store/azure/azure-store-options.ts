@@ -12,7 +12,7 @@ export interface AzureStoreOptions {
   /** Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. */
   requestTimeoutMs?: number | undefined;
   /**
-   * The Node `http.Agent` (or `https.Agent`, for an `https://` endpoint) every request goes through,
+   * The Node `http.Agent` (or `https.Agent`, for an `https://` endpoint) every table request goes through,
    * e.g. `new https.Agent({ keepAlive: true, maxSockets: 50 })` to bound and reuse connections;
    * the SDK's own HTTP client stays. Default: the SDK's shared keep-alive agent.
    */
