@@ -1,4 +1,5 @@
 import { type AzureErrorContext, translateAzureError } from "./azure-errors.js";
+import { keepTimerList } from "./timer-list-keeper.js";
 
 /** SDK options of a point operation. */
 export interface PointOptions {
@@ -17,6 +18,8 @@ export class AzureCalls {
     this.#timeoutMs = timeoutMs;
     this.#secrets = secrets;
     this.pointOptions = timeoutMs > 0 ? { requestOptions: { timeout: timeoutMs } } : {};
+    // Every request arms a timer of this duration: keep its list, so each one is cheap.
+    if (timeoutMs > 0) keepTimerList(timeoutMs);
   }
 
   /**
