@@ -95,6 +95,18 @@ describe("requestTimeoutMs", () => {
       AzureStore.fromConnectionString(cs, { requestTimeoutMs: Number.POSITIVE_INFINITY }),
     ).not.toThrow();
   });
+
+  it("rejects a finite timeout longer than a Node timer waits (Node would abort after 1 ms)", () => {
+    const cs = azuriteConnectionString();
+    const longest = 2 ** 31 - 1;
+    expect(() => AzureStore.fromConnectionString(cs, { requestTimeoutMs: longest })).not.toThrow();
+    expect(() => AzureStore.fromConnectionString(cs, { requestTimeoutMs: longest + 1 })).toThrow(
+      expect.objectContaining({
+        name: "ValidationError",
+        message: expect.stringContaining("at most 2147483647"),
+      }),
+    );
+  });
 });
 
 describe("Retry-After", () => {

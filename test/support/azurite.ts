@@ -14,8 +14,8 @@ export function azuriteConnectionString(): string {
 }
 
 /**
- * The keep-alive agent of the test stores. Azurite and `tablekit serve` close a socket idle for 5 s
- * (Node's server default); the SDK's own agent (`new http.Agent({ keepAlive: true })`) sets no timeout,
+ * The keep-alive agent of the test stores. Azurite (its default keep-alive timeout) and `tablekit serve`
+ * (table-server.ts) close a socket idle for 5 s; the SDK's own agent (`new http.Agent({ keepAlive: true })`) sets no timeout,
  * so it keeps an idle socket until the server closes it and ignores the server's `Keep-Alive: timeout=5`
  * hint (Node applies the hint only to shorten an agent timeout). A request that takes a socket in the
  * instant the server closes it fails with ECONNRESET; suites that run with `retry: false` (crash sweeps)

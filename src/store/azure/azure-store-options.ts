@@ -9,7 +9,10 @@ export interface AzureStoreOptions {
    * `UseDevelopmentStorage=true`), false otherwise: then an `http://` endpoint is refused at construction.
    */
   allowInsecureConnection?: boolean | undefined;
-  /** Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. */
+  /**
+   * Per-request timeout in milliseconds (default 30,000); `0` or `Infinity` disables it. At most
+   * 2,147,483,647 (about 24.8 days, the longest a Node timer waits); a longer one is refused.
+   */
   requestTimeoutMs?: number | undefined;
   /**
    * The Node `http.Agent` (or `https.Agent`, for an `https://` endpoint) every table request goes through,

@@ -71,11 +71,26 @@ export function resolveAzureStoreSettings(
   };
 }
 
-/** The per-request timeout in milliseconds (0 when disabled: 0 or Infinity); a negative or NaN one is refused. */
+/**
+ * The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days). Node sets a longer one to 1 ms
+ * (the `setTimeout` docs), so such a timeout would abort every request at once.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The per-request timeout in milliseconds (0 when disabled: 0 or Infinity); a negative or NaN one is
+ * refused, and so is a finite one longer than a Node timer can wait.
+ */
 function requestTimeoutOf(options: AzureStoreOptions): number {
   const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   if (Number.isNaN(timeout) || timeout < 0) {
     throw new ValidationError("request-timeout", `AzureStore: requestTimeoutMs must be >= 0, got ${timeout}`);
+  }
+  if (Number.isFinite(timeout) && timeout > MAX_TIMER_MS) {
+    throw new ValidationError(
+      "request-timeout",
+      `AzureStore: requestTimeoutMs must be at most ${MAX_TIMER_MS} (the longest a Node timer waits), got ${timeout}; pass Infinity or 0 for no timeout`,
+    );
   }
   return timeout > 0 && Number.isFinite(timeout) ? timeout : 0;
 }
