@@ -11,6 +11,9 @@ if (!withAzurite) {
     `TABLEKIT_STORES=${process.env.TABLEKIT_STORES}: Azurite not started, test/store-azure/** excluded`,
   );
 }
+// The wire-plan check records HTTP in front of a service (Azurite or serve): with neither there is no wire.
+const withService = withAzurite || selectedStoreNames().includes("serve");
+const needsService = ["test/planner/wire-plan.test.ts"];
 
 export default defineConfig({
   // The examples import the package by its name (as tsconfig.json's paths say: src/ in the repository),
@@ -26,7 +29,11 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", ...(withAzurite ? [] : ["test/store-azure/**"])],
+    exclude: [
+      "**/node_modules/**",
+      ...(withAzurite ? [] : ["test/store-azure/**"]),
+      ...(withService ? [] : needsService),
+    ],
     globalSetup: ["test/support/azurite-setup.ts"],
     // Hang guards, not performance limits: with a file per core (below), a heavy file (16 contending
     // writers, a crash sweep, a TypeScript program over every guide) takes 20-30 s on an idle 2-core
