@@ -226,6 +226,19 @@ describe("ShardedStore construction", () => {
     expect(() => new ShardedStore({ shards: {} })).toThrow(/at least one shard/);
     expect(() => new ShardedStore({ shards: { a: new MemoryStore() }, directory: "z" })).toThrow(/directory/);
   });
+
+  it("refuses a map lease addShard could not wait whole: not a whole number of ms, negative, or beyond Node's timer limit", () => {
+    const shards = { a: new MemoryStore() };
+    // 2^31 ms and more: Node would fire the mover's wait after 1 ms.
+    for (const mapLeaseMs of [Number.NaN, -1, 1.5, 2 ** 31, Number.POSITIVE_INFINITY]) {
+      expect(() => new ShardedStore({ shards, mapLeaseMs })).toThrow(
+        expect.objectContaining({ name: "ValidationError", field: "mapLeaseMs" }),
+      );
+    }
+    for (const mapLeaseMs of [0, 1000, 2 ** 31 - 1]) {
+      expect(() => new ShardedStore({ shards, mapLeaseMs })).not.toThrow();
+    }
+  });
 });
 
 describe("ShardedStore with a shard missing from its configuration", () => {

@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.js";
+import { type LongTimeout, setLongTimeout } from "../../util/long-timeout.js";
 import type { RepairReport } from "./repair-kind.js";
 
 /** Timers a worker schedules its passes on (tests inject their own: no sleeps). */
@@ -24,13 +25,10 @@ export interface RepairWorker {
 }
 
 const SYSTEM_TIMERS: WorkerTimers = {
-  setTimeout: (run, ms) => {
-    const handle = setTimeout(run, ms);
-    // A background worker must not keep the process alive on its own.
-    handle.unref?.();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  // Unref'd: a background worker must not keep the process alive on its own. Any interval: one beyond
+  // Node's timer limit (about 24.8 days) would otherwise run a pass every millisecond.
+  setTimeout: (run, ms) => setLongTimeout(run, ms, true),
+  clearTimeout: (handle) => (handle as LongTimeout).clear(),
 };
 
 /**

@@ -1,4 +1,5 @@
 import { StoreError, ValidationError } from "../../errors.js";
+import { setLongTimeout } from "../../util/long-timeout.js";
 
 /**
  * Retry settings of a `TableContext` (transient faults only: 503 ServerBusy, 429, 500, 408 and
@@ -259,17 +260,18 @@ function count(value: number | undefined, fallback: number, field: string): numb
 }
 
 /**
- * Sleeps on the real clock (`setTimeout`), abortable. The abort listener is removed when the sleep ends:
+ * Sleeps on the real clock (`setTimeout`, in steps for a wait beyond Node's timer limit), abortable. The abort listener is removed when the sleep ends:
  * a long-lived signal (a change-feed consumer's, one sleep per poll) would otherwise gather one per sleep.
  */
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (ms <= 0) return resolve();
     const onAbort = () => {
-      clearTimeout(timer);
+      timer.clear();
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
+    // Any length: a Retry-After within a long retry window, or a long poll interval, is waited whole.
+    const timer = setLongTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);

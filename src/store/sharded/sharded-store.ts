@@ -8,6 +8,7 @@ import {
   TransactionError,
   ValidationError,
 } from "../../errors.js";
+import { MAX_TIMER_MS } from "../../util/long-timeout.js";
 import { AZURE_TABLE_LIMITS } from "../../util/store-limits.js";
 import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
@@ -46,8 +47,26 @@ export interface ShardedStoreOptions {
    * shard, in milliseconds (default 1,000): a process re-reads the map for such a write at most this
    * often, and `addShard` waits this long after publishing its map before its last scan, so it
    * catches partitions opened meanwhile by processes with the old map. Give every process the same.
+   * A whole number from 0 to 2,147,483,647 (Node's longest timer); anything else is a `ValidationError`.
    */
   mapLeaseMs?: number | undefined;
+}
+
+/**
+ * `mapLeaseMs`, checked: `addShard` waits one lease before its last scan, so a lease that is not a
+ * whole number of milliseconds, or is beyond Node's timer limit (a longer `setTimeout` fires after
+ * 1 ms), would end that wait early and could leave a partition opened meanwhile on the old shard.
+ */
+function mapLeaseOf(mapLeaseMs: number | undefined): number {
+  if (mapLeaseMs === undefined) return 1000;
+  if (!Number.isSafeInteger(mapLeaseMs) || mapLeaseMs < 0 || mapLeaseMs > MAX_TIMER_MS) {
+    throw new ValidationError(
+      "map-lease",
+      `mapLeaseMs must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(mapLeaseMs)}`,
+      { field: "mapLeaseMs" },
+    );
+  }
+  return mapLeaseMs;
 }
 
 /** Options of `ShardedStore.addShard`. */
@@ -105,7 +124,7 @@ export class ShardedStore implements TableStore {
     this.#sleep = sleep;
     this.#router = new PartitionRouter(this.#shards, this.#directory, limits.caseSensitiveTableNames, {
       sleep,
-      leaseMs: options.mapLeaseMs ?? 1000,
+      leaseMs: mapLeaseOf(options.mapLeaseMs),
     });
     this.blobs = names.every((name) => this.#shards[name]?.blobs !== undefined)
       ? new ShardedBlobs(this.#router, this.#shards)
