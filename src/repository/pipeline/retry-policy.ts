@@ -260,8 +260,9 @@ function count(value: number | undefined, fallback: number, field: string): numb
 }
 
 /**
- * Sleeps on the real clock (`setTimeout`, in steps for a wait beyond Node's timer limit), abortable. The abort listener is removed when the sleep ends:
- * a long-lived signal (a change-feed consumer's, one sleep per poll) would otherwise gather one per sleep.
+ * Sleeps on the real clock (`setTimeout`, in steps for a wait beyond Node's timer limit), abortable. The
+ * abort listener is removed when the sleep ends: a long-lived signal (a change-feed consumer's, one sleep
+ * per poll) would otherwise gather one per sleep.
  */
 export const defaultSleep: Sleep = (ms, signal) =>
   new Promise((resolve, reject) => {

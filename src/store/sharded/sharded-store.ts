@@ -53,9 +53,10 @@ export interface ShardedStoreOptions {
 }
 
 /**
- * `mapLeaseMs`, checked: `addShard` waits one lease before its last scan, so a lease that is not a
- * whole number of milliseconds, or is beyond Node's timer limit (a longer `setTimeout` fires after
- * 1 ms), would end that wait early and could leave a partition opened meanwhile on the old shard.
+ * `mapLeaseMs`, checked: `addShard` waits one lease before its last scan, and NaN, a negative lease or
+ * one beyond Node's timer limit (a longer `setTimeout` fires after 1 ms) would end that wait at once, so
+ * a partition opened meanwhile by a process with the old map could stay on the old shard. A whole
+ * number of milliseconds, as the context's other timings.
  */
 function mapLeaseOf(mapLeaseMs: number | undefined): number {
   if (mapLeaseMs === undefined) return 1000;
