@@ -183,8 +183,9 @@ describe("explainWrite", () => {
     expect(remove.steps.find((s) => s.phase === "commit")?.operations).toEqual([
       { kind: "delete", rowKey: "order_o0007" },
       { kind: "delete copy (byStatus)", rowKey: "status_open_o0007" },
-      // The summary row is not given (nor cached): assumed absent, as what is not given is.
-      { kind: "insert summary (perCustomer)", rowKey: "summary" },
+      // The summary row is not given (nor cached), but the order is stored, so the row that counts it
+      // is: read, then replaced on its ETag (as sent: wire-plan.test.ts).
+      { kind: "update summary (perCustomer)", rowKey: "summary" },
     ]);
     expect(counter.requests).toBe(0);
   });

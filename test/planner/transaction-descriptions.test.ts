@@ -75,11 +75,28 @@ describe("a summary stage described from its plan", () => {
       { request: "get (summary perRegion)", table: "xDescSales", partitionKey: "north", rowKey: hiddenRow },
     ]);
     expect(described.operations).toEqual([
-      // The cached row replaced on its ETag; the one read assumed absent (inserted), as sent for that state.
+      // The cached row replaced on its ETag; the one read replaced too: entities of the partition are
+      // stored (b and c are conditional on their versions), so the summary rows that count them are.
+      { kind: "update summary (local)", rowKey: localRow },
+      { kind: "update summary (perRegion)", rowKey: hiddenRow },
+    ]);
+    // Its contribution (`region~<source partition>`) is not cached: read, then replaced (it is stored for the same reason).
+    const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
+    expect(described.after).toEqual([
+      { request: "get contribution (perRegion)", ...contribution },
+      { request: "replace contribution (perRegion)", ...contribution },
+      { request: "delete summary intent", table: "xTablekitIntents" },
+    ]);
+  });
+
+  it("assumes an uncached summary row and contribution absent when no entity of the partition is stored", () => {
+    // Only an insert: nothing of the partition is known to be stored, so what is read is assumed absent.
+    const plan = planSummaryStage(sales, naming, "xDescSales", [write("a")], [true, false]);
+    const described = describeSummaryStage(plan, naming);
+    expect(described.operations).toEqual([
       { kind: "update summary (local)", rowKey: localRow },
       { kind: "insert summary (perRegion)", rowKey: hiddenRow },
     ]);
-    // Its contribution (`region~<source partition>`) is not cached: read, then inserted (a plan assumes absence).
     const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
     expect(described.after).toEqual([
       { request: "get contribution (perRegion)", ...contribution },

@@ -8,6 +8,8 @@ export class RecordingStore extends CountingStore {
   readonly sent: Array<{ method: string; table: string }> = [];
   /** The number of operations of each entity group transaction sent, in order. */
   readonly batches: number[] = [];
+  /** Each entity group transaction's operations, in order: kind, `if` when conditional on an ETag, RowKey. */
+  readonly batchOperations: string[][] = [];
   readonly #blobs: BlobStore | undefined;
 
   constructor(inner: TableStore) {
@@ -38,6 +40,13 @@ export class RecordingStore extends CountingStore {
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
     this.batches.push(actions.length);
+    this.batchOperations.push(
+      actions.map((action) => {
+        const conditional = "ifMatch" in action && action.ifMatch !== "*" ? " if" : "";
+        const rowKey = action.kind === "delete" ? action.rowKey : action.entity.rowKey;
+        return `${action.kind}${conditional} ${rowKey}`;
+      }),
+    );
     return super.submitTransaction(table, partitionKey, actions);
   }
 

@@ -28,7 +28,7 @@ export interface SummaryStagePlan {
   /**
    * Per summary kept elsewhere (`remoteSummariesOf`), in order: whether its contribution's state is
    * cached (`cachedContributions`): the mirror then replaces it on that ETag with no read; otherwise it
-   * reads the contribution and, as a plan assumes what it is not given is absent, inserts it.
+   * reads the contribution and replaces it if stored (`keptRowsStored`), else inserts it.
    */
   readonly mirrored?: readonly boolean[];
 }
@@ -53,6 +53,16 @@ export function cachedSummaries(
   );
 }
 
+/**
+ * Whether the summary rows of the writes' partition are stored, though not cached: they are when an
+ * entity of that partition is (a write conditional on its stored version), since every write of a
+ * summarized entity keeps its partition's summary rows and their contributions elsewhere. For the rest,
+ * a plan assumes what it is not given is absent.
+ */
+function keptRowsStored(writes: readonly CompanionWrite[]): boolean {
+  return writes.some((write) => write.condition !== undefined);
+}
+
 /** The reads of a first round (rows before, uncached summary rows) and the summary rows it writes. */
 export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): StageDescription {
   const { model, table, writes, cached } = plan;
@@ -70,10 +80,11 @@ export function describeSummaryRows(plan: Omit<SummaryStagePlan, "source">): Sta
     const request = `get (summary ${summary.name})`;
     reads.push({ request, table, partitionKey, rowKey: summary.rowKey });
   });
-  // As sent: a row whose state is cached is replaced on its ETag; one the round reads is inserted, as a
-  // plan assumes what it is not given is absent (a stored row read then is replaced instead).
+  // As sent: a row whose state is cached, or that the round reads and finds, is replaced on its ETag;
+  // one the round finds absent is inserted.
+  const stored = keptRowsStored(writes);
   const operations = summaries.map((summary, at) => ({
-    kind: `${cached[at] === true ? "update" : "insert"} summary (${summary.name})`,
+    kind: `${cached[at] === true || stored ? "update" : "insert"} summary (${summary.name})`,
     rowKey: summary.rowKey,
   }));
   return { before: [], reads, operations, after: [] };
@@ -89,6 +100,7 @@ export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming
   const remote = remoteSummariesOf(model);
   if (remote.length === 0) return own;
   const intents = naming.tableName(INTENTS_TABLE);
+  const stored = keptRowsStored(plan.writes);
   return {
     before: [{ request: "insert summary intent", table: intents }],
     reads: own.reads,
@@ -100,12 +112,13 @@ export function describeSummaryStage(plan: SummaryStagePlan, naming: TableNaming
           partitionKey: remotePartitionOf(model, summary, plan.source),
           rowKey: contributionRowKey(summary, plan.source),
         };
-        // `RemoteSummaries.mirror`: a cached contribution replaced on its ETag; else read, then written.
+        // `RemoteSummaries.mirror`: a cached contribution replaced on its ETag; else read, then written
+        // (replaced on the ETag read, or inserted when absent).
         if (plan.mirrored?.[at] === true)
           return [{ request: `replace contribution (${summary.name})`, ...place }];
         return [
           { request: `get contribution (${summary.name})`, ...place },
-          { request: `insert contribution (${summary.name})`, ...place },
+          { request: `${stored ? "replace" : "insert"} contribution (${summary.name})`, ...place },
         ];
       }),
       { request: "delete summary intent", table: intents },
