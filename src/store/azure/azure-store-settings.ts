@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from "node:http";
 import type { TableServiceClientOptions } from "@azure/data-tables";
 import { ValidationError } from "../../errors.js";
+import { MAX_TIMER_MS } from "../../util/long-timeout.js";
 import { redactSecrets } from "../../util/redact-secrets.js";
 import { AZURE_TABLE_LIMITS, COSMOS_TABLE_LIMITS } from "../../util/store-limits.js";
 import type { BlobStore, StoreCapabilities } from "../table-store.js";
@@ -72,14 +73,9 @@ export function resolveAzureStoreSettings(
 }
 
 /**
- * The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days). Node sets a longer one to 1 ms
- * (the `setTimeout` docs), so such a timeout would abort every request at once.
- */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
  * The per-request timeout in milliseconds (0 when disabled: 0 or Infinity); a negative or NaN one is
- * refused, and so is a finite one longer than a Node timer can wait.
+ * refused, and so is a finite one longer than a Node timer can wait (`MAX_TIMER_MS`): the SDK arms one
+ * timer of this length per request, and Node would fire it after 1 ms, aborting every request at once.
  */
 function requestTimeoutOf(options: AzureStoreOptions): number {
   const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
