@@ -58,6 +58,8 @@ describe("a summary stage described from its plan", () => {
   // The local row of the remote summary is hidden (`~tksum~perRegion`); the plain one is `summary`.
   const localRow = "summary";
   const hiddenRow = "~tksum~perRegion";
+  // Where the partition's contribution to the remote summary is kept (`region~<source partition>`).
+  const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
 
   it("reads each row it replaces unless carried at its version, and each summary row not cached", () => {
     const writes = [write("a"), write("b", 'W/"1"', 'W/"1"'), write("c", 'W/"2"', 'W/"1"')];
@@ -80,8 +82,7 @@ describe("a summary stage described from its plan", () => {
       { kind: "update summary (local)", rowKey: localRow },
       { kind: "update summary (perRegion)", rowKey: hiddenRow },
     ]);
-    // Its contribution (`region~<source partition>`) is not cached: read, then replaced (it is stored for the same reason).
-    const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
+    // Its contribution is not cached: read, then replaced (it is stored for the same reason).
     expect(described.after).toEqual([
       { request: "get contribution (perRegion)", ...contribution },
       { request: "replace contribution (perRegion)", ...contribution },
@@ -97,7 +98,6 @@ describe("a summary stage described from its plan", () => {
       { kind: "update summary (local)", rowKey: localRow },
       { kind: "insert summary (perRegion)", rowKey: hiddenRow },
     ]);
-    const contribution = { table: "xDescStats", partitionKey: "north", rowKey: "region~north" };
     expect(described.after).toEqual([
       { request: "get contribution (perRegion)", ...contribution },
       { request: "insert contribution (perRegion)", ...contribution },
@@ -109,12 +109,7 @@ describe("a summary stage described from its plan", () => {
     const plan = planSummaryStage(sales, naming, "xDescSales", [write("a")], [true, true]);
     const described = describeSummaryStage({ ...plan, mirrored: [true] }, naming);
     expect(described.after).toEqual([
-      {
-        request: "replace contribution (perRegion)",
-        table: "xDescStats",
-        partitionKey: "north",
-        rowKey: "region~north",
-      },
+      { request: "replace contribution (perRegion)", ...contribution },
       { request: "delete summary intent", table: "xTablekitIntents" },
     ]);
   });
