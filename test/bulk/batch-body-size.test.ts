@@ -1,8 +1,8 @@
 /**
- * `batchBodyBytes` against the real SDK: AzureStore submits random transactions through
- * `@azure/data-tables` with an HTTP client that records the `$batch` body it is handed (the whole
- * pipeline ran, delete ETag policy included) and answers 202; the recorded body's UTF-8 length must
- * equal the computed size exactly.
+ * `batchBodyBytes` against the body sent: AzureStore submits random transactions through the table
+ * client's pipeline with an HTTP client that records the `$batch` body it is handed and answers 202;
+ * the recorded body's UTF-8 length must equal the computed size exactly. (AzureStore writes the body
+ * as `@azure/data-tables` does: test/store-azure/batch-request.test.ts compares the two.)
  */
 
 import { createHttpHeaders, type HttpClient } from "@azure/core-rest-pipeline";
@@ -19,9 +19,10 @@ import {
   batchTableUrlFor,
   NOMINAL_ACCOUNT_URL,
 } from "../../src/store/batch-body-size.js";
-import type { TransactionAction, WireEntity, WireValue } from "../../src/store/table-store.js";
+import type { TransactionAction } from "../../src/store/table-store.js";
 import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
 import { testSeed } from "../support/seeded-random.js";
+import { action, text } from "../support/wire-arbitraries.js";
 
 const SEED = testSeed(19_0001);
 
@@ -36,80 +37,6 @@ function recordingClient(bodies: string[]): HttpClient {
 }
 
 const key = new AzureNamedKeyCredential("devstoreaccount1", "a2V5");
-
-// Keys and strings from every UTF-8 width, quotes (doubled in the URL), escapes and URL-reserved characters.
-const text = (maxLength: number) =>
-  fc.string({
-    unit: fc.constantFrom(
-      "a",
-      "Z",
-      "0",
-      " ",
-      "'",
-      '"',
-      "\\",
-      "\n",
-      "\t",
-      "%",
-      "&",
-      "+",
-      "é",
-      "日",
-      "😀",
-      "~",
-      "*",
-      "(",
-      "\u0001",
-      "\u2028",
-    ),
-    maxLength,
-  });
-const value: fc.Arbitrary<WireValue> = fc.oneof(
-  text(40),
-  text(400),
-  fc.integer(),
-  fc.double(),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0),
-  fc.boolean(),
-  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
-  fc.date({
-    min: new Date(Date.UTC(1601, 0, 1)),
-    max: new Date(Date.UTC(9999, 11, 31)),
-    noInvalidDate: true,
-  }),
-  fc.uint8Array({ maxLength: 20 }).map((bytes) => new Uint8Array(bytes)),
-  fc.record({ type: fc.constant("Guid" as const), value: fc.uuid() }),
-  fc.record({ type: fc.constant("Int64" as const), value: fc.bigInt().map(String) }),
-  fc.record({ type: fc.constant("Double" as const), value: fc.oneof(fc.double(), fc.integer()) }),
-  fc.record({ type: fc.constant("String" as const), value: text(10) }),
-);
-const properties = fc.dictionary(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/), value, { maxKeys: 6 });
-const etag = fc.constantFrom("*", "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"", 'W/"x"');
-
-function action(partitionKey: string): fc.Arbitrary<TransactionAction> {
-  const entity = fc
-    .tuple(text(12), properties)
-    .map(([rowKey, props]) => ({ ...props, partitionKey, rowKey }) as WireEntity);
-  return fc.oneof(
-    entity.map((e) => ({ kind: "insert" as const, entity: e })),
-    fc.tuple(entity, fc.constantFrom("merge" as const, "replace" as const)).map(([e, mode]) => ({
-      kind: "upsert" as const,
-      entity: e,
-      mode,
-    })),
-    fc
-      .tuple(entity, fc.constantFrom("merge" as const, "replace" as const), etag)
-      .map(([e, mode, ifMatch]) => ({
-        kind: "update" as const,
-        entity: e,
-        mode,
-        ifMatch,
-      })),
-    fc
-      .tuple(text(12), etag)
-      .map(([rowKey, ifMatch]) => ({ kind: "delete" as const, partitionKey, rowKey, ifMatch })),
-  );
-}
 
 const accountUrls = fc.constantFrom(
   "http://127.0.0.1:10002/devstoreaccount1",

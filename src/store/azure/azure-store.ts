@@ -1,11 +1,8 @@
 import type { NamedKeyCredential } from "@azure/core-auth";
-import {
-  type TransactionAction as SdkTransactionAction,
-  TableClient,
-  TableServiceClient,
-  type TableServiceClientOptions,
-} from "@azure/data-tables";
-import { EntityNotFoundError, StoreError } from "../../errors.js";
+import { createDefaultHttpClient, type HttpClient, type PipelineResponse } from "@azure/core-rest-pipeline";
+import { TableClient, TableServiceClient, type TableServiceClientOptions } from "@azure/data-tables";
+import { EntityNotFoundError } from "../../errors.js";
+import { batchTableUrl } from "../batch-body-size.js";
 import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
@@ -26,18 +23,23 @@ import { AzureCalls } from "./azure-calls.js";
 import type { AzureErrorContext } from "./azure-errors.js";
 import type { AzureCredential, AzureStoreOptions } from "./azure-store-options.js";
 import { resolveAzureStoreSettings } from "./azure-store-settings.js";
+import {
+  type BatchTarget,
+  batchBody,
+  batchIds,
+  batchRequest,
+  batchResults,
+  batchUrlOf,
+  sdkBatchesAsCosmos,
+} from "./batch-request.js";
 import { parseConnectionString } from "./connection-string.js";
+import { type EntityWrite, entityWriteRequest, type WriteTarget, writeAnswer } from "./entity-writes.js";
 import { NometadataReads } from "./nometadata-reads.js";
 import { asSelected } from "./nometadata-rows.js";
-import { fromSdkPointEntity, toSdkEntity } from "./sdk-entity.js";
+import { fromSdkPointEntity } from "./sdk-entity.js";
 import { querySdkPage } from "./sdk-query-page.js";
-import { sdkMode, toSdkTransaction } from "./sdk-transaction.js";
 import { signTableSas } from "./table-sas.js";
-import {
-  deleteEtagsPending,
-  expectDeleteEtags,
-  transactionDeleteEtagPolicy,
-} from "./transaction-delete-etags.js";
+import { assertTransactionSendable } from "./transaction-sendable.js";
 
 export type { AzureCredential, AzureStoreOptions } from "./azure-store-options.js";
 
@@ -61,6 +63,16 @@ export class AzureStore implements TableStore, TableSasIssuer {
   readonly #nometadata: NometadataReads | undefined;
   /** Reads sent through the table client's pipeline beside the SDK's (typed and light ones). */
   readonly #reads: NometadataReads;
+  /** The `$batch` URL of transactions, and where each table's sub-requests go. */
+  readonly #batchUrl: string;
+  readonly #targets = new Map<string, BatchTarget & WriteTarget>();
+  /** The pipeline's own timeout of a single write (0: none). */
+  readonly #timeoutMs: number;
+  readonly #cosmosBatches: boolean;
+  readonly #allowInsecure: boolean;
+  /** The HTTP client transactions are sent with through a table client's pipeline (the given one, if any). */
+  readonly #customHttp: HttpClient | undefined;
+  #http: HttpClient | undefined;
 
   /**
    * Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`; the blob
@@ -86,6 +98,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
       httpClient: options.httpClient,
     });
     this.#nometadata = settings.nometadata ? this.#reads : undefined;
+    this.#batchUrl = batchUrlOf(url);
+    this.#cosmosBatches = sdkBatchesAsCosmos(url);
+    this.#allowInsecure = settings.allowInsecureConnection;
+    this.#timeoutMs = settings.timeoutMs;
+    this.#customHttp = options.httpClient;
     this.capabilities = settings.capabilities;
   }
 
@@ -178,50 +195,36 @@ export class AzureStore implements TableStore, TableSasIssuer {
     return this.#reads.typedQueryPage(this.#client(table), table, query);
   }
 
-  // The single writes call the SDK as `AzureCalls.runPoint` does (its per-request timeout, its error
-  // translation) without its closure, async frame and error context per call: they run for every write,
-  // and the context is made only on failure.
-
-  async insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    const client = this.#client(table);
-    try {
-      const response = await client.createEntity(toSdkEntity(entity), this.#calls.pointOptions);
-      return { etag: response.etag ?? "" };
-    } catch (error) {
-      throw this.#calls.translate(error, writeContext("insert", table, entity));
-    }
+  insert(table: string, entity: WireEntity): Promise<WriteResult> {
+    return this.#write(table, { kind: "insert", entity }, "insert");
   }
 
   upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    // One `then` and no async frame: the upsert is the write sent most.
-    let client: TableClient;
-    let sent: Promise<{ etag?: string }>;
+    return this.#write(table, { kind: "upsert", entity, mode }, "upsert");
+  }
+
+  update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
+    return this.#write(table, { kind: "update", entity, mode, ifMatch }, "update");
+  }
+
+  /**
+   * Sends one entity write (entity-writes.ts) through the table client's pipeline: one `then` and no
+   * async frame or closure per call (the upsert is the request sent most); the error context is made
+   * only on failure.
+   */
+  #write(table: string, write: EntityWrite, operation: "insert" | "upsert" | "update"): Promise<WriteResult> {
+    let sent: Promise<PipelineResponse>;
     try {
-      client = this.#client(table);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    try {
-      sent = client.upsertEntity(toSdkEntity(entity), sdkMode(mode), this.#calls.pointOptions);
+      const client = this.#client(table);
+      const request = entityWriteRequest(this.#target(table), write, this.#timeoutMs, this.#allowInsecure);
+      this.#http ??= this.#customHttp ?? createDefaultHttpClient();
+      sent = client.pipeline.sendRequest(this.#http, request);
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return sent.then(writeResult, (error: unknown) => {
-      throw this.#calls.translate(error, writeContext("upsert", table, entity));
+    return sent.then(writeAnswer).catch((error: unknown) => {
+      throw this.#calls.translate(error, writeContext(operation, table, write.entity));
     });
-  }
-
-  async update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    const client = this.#client(table);
-    try {
-      const response = await client.updateEntity(toSdkEntity(entity), sdkMode(mode), {
-        ...this.#calls.pointOptions,
-        etag: ifMatch,
-      });
-      return { etag: response.etag ?? "" };
-    } catch (error) {
-      throw this.#calls.translate(error, writeContext("update", table, entity));
-    }
   }
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
@@ -239,47 +242,41 @@ export class AzureStore implements TableStore, TableSasIssuer {
     actions: readonly TransactionAction[],
   ): Promise<WriteResult[]> {
     // Rejected before any request, with the errors the service (and MemoryStore) give for them.
-    const sdkActions: SdkTransactionAction[] = new Array(actions.length);
-    const deleteEtags = toSdkTransaction(table, partitionKey, actions, sdkActions);
+    assertTransactionSendable(table, partitionKey, actions);
     const client = this.#client(table);
+    const target = this.#target(table);
     const context: AzureErrorContext = { operation: "submitTransaction", table, partitionKey, actions };
-    const response = await this.#calls.runWhole(context, async (abortSignal) => {
-      if (deleteEtags !== undefined) expectDeleteEtags(abortSignal, actions.length, deleteEtags);
-      const result = await client.submitTransaction(sdkActions, { abortSignal });
-      if (deleteEtags !== undefined && deleteEtagsPending(abortSignal)) {
-        // Cannot happen unless the SDK changed how it sends batches; never let it pass silently.
-        throw new StoreError(
-          "Internal error: the conditional deletes of a transaction were sent without their ETags",
-        );
-      }
-      return result;
+    return this.#calls.runWhole(context, async (abortSignal) => {
+      const { batchId, changesetId } = batchIds();
+      const body = batchBody(target, actions, batchId, changesetId);
+      const request = batchRequest(this.#batchUrl, body, batchId, this.#allowInsecure, abortSignal);
+      this.#http ??= this.#customHttp ?? createDefaultHttpClient();
+      return batchResults(await client.pipeline.sendRequest(this.#http, request), actions.length);
     });
-    const results: WriteResult[] = new Array(actions.length);
-    // Deletes have no ETag: their result carries "".
-    for (let i = 0; i < actions.length; i++) results[i] = { etag: response.subResponses[i]?.etag ?? "" };
-    return results;
   }
 
-  /**
-   * One client per table: each holds its own pipeline, which also carries the policy that gives a
-   * transaction's conditional deletes their ETags (it passes every other request straight on; a second
-   * client per table without it saved nothing measurable).
-   */
+  /** Where `table`'s writes and a transaction's sub-requests go (entity-writes.ts, batch-request.ts), once per table. */
+  #target(table: string): BatchTarget & WriteTarget {
+    let target = this.#targets.get(table);
+    if (target === undefined) {
+      const at = this.#url.indexOf("?");
+      const query = at < 0 ? "" : this.#url.slice(at);
+      target = { tableUrl: batchTableUrl(this.#url, table), cosmos: this.#cosmosBatches, query };
+      this.#targets.set(table, target);
+    }
+    return target;
+  }
+
+  /** One client per table (its pipeline also sends the table's transactions, see `submitTransaction`). */
   #client(table: string): TableClient {
     let client = this.#clients.get(table);
     if (client === undefined) {
       // TableClient's overloads take one credential kind each; at runtime it accepts all of them.
       client = new TableClient(this.#url, table, this.#credential as NamedKeyCredential, this.#clientOptions);
-      client.pipeline.addPolicy(transactionDeleteEtagPolicy, { phase: "Serialize" });
       this.#clients.set(table, client);
     }
     return client;
   }
-}
-
-/** A single write's result from the SDK's response (its ETag header). */
-function writeResult(response: { etag?: string }): WriteResult {
-  return { etag: response.etag ?? "" };
 }
 
 /** The error context of a failed single write. */

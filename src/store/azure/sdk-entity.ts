@@ -1,18 +1,9 @@
-import type { TableEntity } from "@azure/data-tables";
-import type { StoredEntity, TypedValue, WireEntity } from "../table-store.js";
+import type { StoredEntity } from "../table-store.js";
 
 /**
- * Entities cross the port in `@azure/data-tables`' own shape, so the adapter passes them through.
- * Only values the SDK would serialize wrongly are fixed, and only then is the entity copied.
+ * Entities read through the SDK arrive in the port's own shape but for a few names and values;
+ * these bring them the rest of the way. (Writes are serialised by entity-writes.ts and batch-request.ts.)
  */
-
-/** Returns `entity` ready for the SDK's serializer: itself, or a fixed shallow copy when a value needs it. */
-export function toSdkEntity(entity: WireEntity): TableEntity {
-  for (const key in entity) {
-    if (needsFix(key, entity[key])) return fixedCopy(entity);
-  }
-  return entity as TableEntity;
-}
 
 /** Brings a point-read result to the port's `StoredEntity` shape (in place: the SDK built a fresh object). */
 export function fromSdkPointEntity(entity: Record<string, unknown>): StoredEntity {
@@ -34,46 +25,4 @@ export function fromSdkQueryEntity(entity: Record<string, unknown>): StoredEntit
   const timestamp = entity.timestamp;
   if (typeof timestamp === "string") entity.timestamp = new Date(timestamp);
   return entity as StoredEntity;
-}
-
-function needsFix(key: string, value: unknown): boolean {
-  // The SDK maps these two names onto the system properties odata.etag / Timestamp: never send them.
-  if (key === "etag" || key === "timestamp") return true;
-  if (typeof value === "number") return !Number.isFinite(value);
-  if (typeof value !== "object" || value === null) return false;
-  if (value instanceof Uint8Array) return isPartialView(value);
-  const typed = value as Partial<TypedValue>;
-  return typed.type === "Double" && typeof typed.value === "number" && !Number.isFinite(typed.value);
-}
-
-function fixedCopy(entity: WireEntity): TableEntity {
-  const copy: Record<string, unknown> = {};
-  for (const key in entity) {
-    if (key === "etag" || key === "timestamp") continue;
-    copy[key] = fixValue(entity[key]);
-  }
-  return copy as TableEntity;
-}
-
-function fixValue(value: unknown): unknown {
-  // JSON has no NaN/Infinity (they would become null, which the service rejects): the service's
-  // wire form for these doubles is the string "NaN" / "Infinity" / "-Infinity" with an Edm.Double annotation.
-  if (typeof value === "number")
-    return Number.isFinite(value) ? value : { type: "Double", value: String(value) };
-  if (value instanceof Uint8Array) {
-    // The SDK base64-encodes `value.buffer`, i.e. the whole backing store of a view: hand it a Buffer
-    // over exactly the viewed bytes (no copy).
-    return isPartialView(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
-  }
-  if (typeof value === "object" && value !== null) {
-    const typed = value as TypedValue;
-    if (typed.type === "Double" && typeof typed.value === "number" && !Number.isFinite(typed.value)) {
-      return { type: "Double", value: String(typed.value) };
-    }
-  }
-  return value;
-}
-
-function isPartialView(bytes: Uint8Array): boolean {
-  return !Buffer.isBuffer(bytes) && (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength);
 }
