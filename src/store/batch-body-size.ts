@@ -15,7 +15,10 @@ import type { TransactionAction } from "./table-store.js";
  * the SDK's `serialize` writes it (typed values with `name@odata.type` annotations) in UTF-8. The
  * service refuses a body over 4 MiB with 413 `RequestBodyTooLarge` (not retried), so tablekit sizes every
  * batch with this function before sending it, and `MemoryStore` refuses the same transactions.
- * test/bulk/batch-body-size.test.ts checks it byte for byte against bodies the SDK sends.
+ * On the Cosmos DB Table API each sub-request also carries an `x-ms-version` line and a merge goes as a
+ * POST with `X-HTTP-Method: MERGE` (see `sdkBatchesAsCosmos`). test/bulk/batch-body-size.test.ts checks
+ * the size byte for byte against the bodies AzureStore sends, which test/store-azure/batch-request.test.ts
+ * holds to the SDK's.
  */
 
 /**
@@ -123,6 +126,10 @@ const tableUrls = new Map<string, string>();
  */
 export function batchOperationBytes(tableUrl: string, action: TransactionAction): number {
   let bytes = PART_BYTES + tableUrl.length;
+  if (cosmosForm(tableUrl))
+    bytes +=
+      COSMOS_VERSION +
+      (action.kind !== "delete" && action.kind !== "insert" && action.mode === "merge" ? COSMOS_MERGE : 0);
   switch (action.kind) {
     case "insert":
       return bytes + "POST".length + INSERT_HEADERS + CRLF + entityJsonBytes(action.entity);
@@ -155,6 +162,43 @@ export function batchOperationBytes(tableUrl: string, action: TransactionAction)
     entityJsonBytes(entity)
   );
 }
+
+/**
+ * The SDK's test for the Cosmos DB Table API when it assembles a batch (utils/isCosmosEndpoint.js),
+ * kept as written so that AzureStore writes the Cosmos DB form of a body (batch-request.ts) exactly where
+ * the SDK does, and it is sized here the same: a Cosmos host, or `localhost` unless the path is
+ * Azurite's `devstoreaccount1` or the host an `AZURITE_ACCOUNTS` account.
+ */
+export function sdkBatchesAsCosmos(url: string): boolean {
+  const parsed = new URL(url);
+  if (parsed.hostname.includes(".table.cosmosdb.") || parsed.hostname.includes(".table.cosmos.")) return true;
+  if (
+    (parsed.hostname === "localhost" || parsed.hostname === "127.0.0.1") &&
+    parsed.pathname.startsWith("/devstoreaccount1")
+  )
+    return false;
+  const azurite = process.env.AZURITE_ACCOUNTS?.split(":")[0];
+  if (azurite && parsed.hostname.includes(azurite)) return false;
+  return parsed.hostname === "localhost";
+}
+
+/** Whether the body of a batch on `tableUrl` has the Cosmos DB form (see `sdkBatchesAsCosmos`), once per URL. */
+function cosmosForm(tableUrl: string): boolean {
+  let cosmos = cosmosTableUrls.get(tableUrl);
+  if (cosmos === undefined) {
+    // A table URL has its account's host and starts with its account's path: the same answer.
+    cosmos = sdkBatchesAsCosmos(tableUrl);
+    if (cosmosTableUrls.size > 1000) cosmosTableUrls.clear();
+    cosmosTableUrls.set(tableUrl, cosmos);
+  }
+  return cosmos;
+}
+
+const cosmosTableUrls = new Map<string, boolean>();
+/** What the Cosmos DB form adds to each sub-request: its `x-ms-version` line (and a merge's `X-HTTP-Method`). */
+const COSMOS_VERSION = "x-ms-version: 2019-02-02".length + CRLF;
+/** A merge on Cosmos DB: `POST` instead of `PATCH`, plus `X-HTTP-Method: MERGE`. */
+const COSMOS_MERGE = "X-HTTP-Method: MERGE".length + CRLF - 1;
 
 /** Merge is a PATCH, replace a PUT. */
 function methodBytes(mode: string): number {
@@ -313,8 +357,18 @@ function utf8Bytes(text: string): number {
  * widest: 12 bytes in a key, 6 in JSON), so a store can skip the exact count of small transactions.
  */
 export function batchOperationBytesBound(tableUrl: string, action: TransactionAction): number {
-  // Method, headers and key path of the widest kind (insert has no key path but more headers).
-  let bytes = PART_BYTES + tableUrl.length + 6 + INSERT_HEADERS + IF_MATCH + KEY_PATH + CRLF;
+  // Method, headers and key path of the widest kind (insert has no key path but more headers), and the
+  // Cosmos DB form's lines wherever it may be sent.
+  let bytes =
+    PART_BYTES +
+    tableUrl.length +
+    6 +
+    INSERT_HEADERS +
+    IF_MATCH +
+    KEY_PATH +
+    CRLF +
+    COSMOS_VERSION +
+    COSMOS_MERGE;
   if (action.kind === "delete")
     return bytes + 12 * (action.partitionKey.length + action.rowKey.length) + 3 * action.ifMatch.length;
   if (action.kind === "update") bytes += 3 * action.ifMatch.length;

@@ -45,6 +45,9 @@ const accountUrls = fc.constantFrom(
   "https://myaccount.table.core.windows.net/",
   "https://MyAccount.table.core.windows.net:443",
   NOMINAL_ACCOUNT_URL,
+  // The Cosmos DB form of the body (an x-ms-version line per operation, a merge as POST + X-HTTP-Method).
+  "https://myaccount.table.cosmos.azure.com",
+  "http://localhost:8902/",
 );
 
 describe(`batchBodyBytes (seed ${SEED})`, () => {

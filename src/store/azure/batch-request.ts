@@ -8,6 +8,8 @@ import {
 } from "@azure/core-rest-pipeline";
 import type { TransactionAction, WireEntity, WriteResult } from "../table-store.js";
 
+export { sdkBatchesAsCosmos } from "../batch-body-size.js";
+
 /**
  * The `$batch` request of an entity group transaction, written here byte for byte as
  * `@azure/data-tables` 13.x writes it (TableClient.submitTransaction → TableTransaction.js,
@@ -248,24 +250,6 @@ function bodyError(text: string, statusCode: number, response: PipelineResponse)
     request: response.request,
     response,
   });
-}
-
-/**
- * The SDK's test for the Cosmos DB Table API when it assembles a batch (utils/isCosmosEndpoint.js),
- * kept as written so the merge sub-requests go out as the SDK sends them: a Cosmos host, or
- * `localhost` unless the path is Azurite's `devstoreaccount1` or the host an `AZURITE_ACCOUNTS` account.
- */
-export function sdkBatchesAsCosmos(url: string): boolean {
-  const parsed = new URL(url);
-  if (parsed.hostname.includes(".table.cosmosdb.") || parsed.hostname.includes(".table.cosmos.")) return true;
-  if (
-    (parsed.hostname === "localhost" || parsed.hostname === "127.0.0.1") &&
-    parsed.pathname.startsWith("/devstoreaccount1")
-  )
-    return false;
-  const azurite = process.env.AZURITE_ACCOUNTS?.split(":")[0];
-  if (azurite && parsed.hostname.includes(azurite)) return false;
-  return parsed.hostname === "localhost";
 }
 
 /** The `$batch` URL of an account URL: `/$batch` after its path, before its query (a SAS), if any. */
