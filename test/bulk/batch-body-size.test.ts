@@ -60,7 +60,7 @@ describe(`batchBodyBytes (seed ${SEED})`, () => {
           fc.tuple(fc.constant(pk), fc.array(action(pk), { minLength: 1, maxLength: 6 })),
         ),
         async (url, table, [partitionKey, drafted]) => {
-          // One operation per RowKey, as a transaction requires (and the ETag policy's checks assume).
+          // One operation per RowKey, as a transaction requires.
           const seen = new Set<string>();
           const actions = drafted.filter((a) => {
             const rowKey = a.kind === "delete" ? a.rowKey : a.entity.rowKey;

@@ -39,8 +39,7 @@ export class AzureCalls {
 
   /**
    * Runs a query page or a transaction under an AbortSignal with the timeout, which also covers reading
-   * the (possibly large) body, and translates its failure. The signal also identifies the transaction
-   * to the delete-ETag policy.
+   * the (possibly large) body, and translates its failure.
    */
   async runWhole<T>(context: AzureErrorContext, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
