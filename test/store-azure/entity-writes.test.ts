@@ -1,5 +1,5 @@
 /**
- * AzureStore sends a single insert, upsert or update as a request it builds itself (entity-writes.ts)
+ * AzureStore sends a single insert, upsert, update or delete as a request it builds itself (entity-writes.ts)
  * through the table client's pipeline, instead of calling the SDK's method. These tests hold it to the
  * request the SDK sends for the same write: method, URL, body and headers (those the pipeline stamps
  * per request, the date, signature, request id and user agent, left aside), on Azure, Azurite and
@@ -36,7 +36,8 @@ function sent(request: PipelineRequest) {
 type Write =
   | { kind: "insert" }
   | { kind: "upsert"; mode: "merge" | "replace" }
-  | { kind: "update"; mode: "merge" | "replace"; ifMatch: string };
+  | { kind: "update"; mode: "merge" | "replace"; ifMatch: string }
+  | { kind: "delete"; ifMatch: string };
 
 const writes: fc.Arbitrary<Write> = fc.oneof(
   fc.constant({ kind: "insert" as const }),
@@ -44,6 +45,7 @@ const writes: fc.Arbitrary<Write> = fc.oneof(
   fc
     .tuple(fc.constantFrom("merge" as const, "replace" as const), fc.constantFrom("*", 'W/"x"'))
     .map(([mode, ifMatch]) => ({ kind: "update" as const, mode, ifMatch })),
+  fc.constantFrom("*", 'W/"x"').map((ifMatch) => ({ kind: "delete" as const, ifMatch })),
 );
 
 const urls = fc.constantFrom(
@@ -74,8 +76,16 @@ describe(`AzureStore's single writes (seed ${SEED})`, () => {
           httpClient: recording(theirs),
           allowInsecureConnection: true,
         });
-        const mode = write.kind === "insert" ? "Replace" : write.mode === "merge" ? "Merge" : "Replace";
-        if (write.kind === "insert") {
+        const mode =
+          write.kind === "insert" || write.kind === "delete"
+            ? "Replace"
+            : write.mode === "merge"
+              ? "Merge"
+              : "Replace";
+        if (write.kind === "delete") {
+          expect(await store.delete("Orders", pk, rk, write.ifMatch)).toBe(true);
+          await client.deleteEntity(pk, rk, { etag: write.ifMatch });
+        } else if (write.kind === "insert") {
           expect(await store.insert("Orders", entity)).toEqual({ etag: 'W/"e"' });
           await client.createEntity(entity as never);
         } else if (write.kind === "upsert") {

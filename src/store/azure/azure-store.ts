@@ -1,5 +1,10 @@
 import type { NamedKeyCredential } from "@azure/core-auth";
-import { createDefaultHttpClient, type HttpClient, type PipelineResponse } from "@azure/core-rest-pipeline";
+import {
+  createDefaultHttpClient,
+  type HttpClient,
+  type PipelineRequest,
+  type PipelineResponse,
+} from "@azure/core-rest-pipeline";
 import { TableClient, TableServiceClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { EntityNotFoundError } from "../../errors.js";
 import { batchTableUrl } from "../batch-body-size.js";
@@ -33,7 +38,13 @@ import {
   sdkBatchesAsCosmos,
 } from "./batch-request.js";
 import { parseConnectionString } from "./connection-string.js";
-import { type EntityWrite, entityWriteRequest, type WriteTarget, writeAnswer } from "./entity-writes.js";
+import {
+  type EntityWrite,
+  entityDeleteRequest,
+  entityWriteRequest,
+  type WriteTarget,
+  writeAnswer,
+} from "./entity-writes.js";
 import { NometadataReads } from "./nometadata-reads.js";
 import { asSelected } from "./nometadata-rows.js";
 import { fromSdkPointEntity } from "./sdk-entity.js";
@@ -215,10 +226,8 @@ export class AzureStore implements TableStore, TableSasIssuer {
   #write(table: string, write: EntityWrite, operation: "insert" | "upsert" | "update"): Promise<WriteResult> {
     let sent: Promise<PipelineResponse>;
     try {
-      const client = this.#client(table);
       const request = entityWriteRequest(this.#target(table), write, this.#timeoutMs, this.#allowInsecure);
-      this.#http ??= this.#customHttp ?? createDefaultHttpClient();
-      sent = client.pipeline.sendRequest(this.#http, request);
+      sent = this.#send(table, request);
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -228,12 +237,29 @@ export class AzureStore implements TableStore, TableSasIssuer {
   }
 
   async delete(table: string, partitionKey: string, rowKey: string, ifMatch: string): Promise<boolean> {
+    return deletedUnlessAbsent(async () => {
+      try {
+        const target = this.#target(table);
+        const request = entityDeleteRequest(
+          target,
+          partitionKey,
+          rowKey,
+          ifMatch,
+          this.#timeoutMs,
+          this.#allowInsecure,
+        );
+        writeAnswer(await this.#send(table, request));
+      } catch (error) {
+        throw this.#calls.translate(error, { operation: "delete", table, partitionKey, rowKey });
+      }
+    });
+  }
+
+  /** Sends a request built here through `table`'s client pipeline (with the given HTTP client, if any). */
+  #send(table: string, request: PipelineRequest): Promise<PipelineResponse> {
     const client = this.#client(table);
-    return deletedUnlessAbsent(() =>
-      this.#calls.runPoint({ operation: "delete", table, partitionKey, rowKey }, (options) =>
-        client.deleteEntity(partitionKey, rowKey, { ...options, etag: ifMatch }),
-      ),
-    );
+    this.#http ??= this.#customHttp ?? createDefaultHttpClient();
+    return client.pipeline.sendRequest(this.#http, request);
   }
 
   async submitTransaction(
@@ -243,15 +269,13 @@ export class AzureStore implements TableStore, TableSasIssuer {
   ): Promise<WriteResult[]> {
     // Rejected before any request, with the errors the service (and MemoryStore) give for them.
     assertTransactionSendable(table, partitionKey, actions);
-    const client = this.#client(table);
     const target = this.#target(table);
     const context: AzureErrorContext = { operation: "submitTransaction", table, partitionKey, actions };
     return this.#calls.runWhole(context, async (abortSignal) => {
       const { batchId, changesetId } = batchIds();
       const body = batchBody(target, actions, batchId, changesetId);
       const request = batchRequest(this.#batchUrl, body, batchId, this.#allowInsecure, abortSignal);
-      this.#http ??= this.#customHttp ?? createDefaultHttpClient();
-      return batchResults(await client.pipeline.sendRequest(this.#http, request), actions.length);
+      return batchResults(await this.#send(table, request), actions.length);
     });
   }
 

@@ -8,9 +8,9 @@ import type { WireEntity, WriteMode, WriteResult } from "../table-store.js";
 import { entityJson, entityUrl } from "./batch-request.js";
 
 /**
- * A single entity write (insert, upsert, update) as the request `@azure/data-tables` 13.x sends for it
- * (TableClient createEntity / upsertEntity / updateEntity through the generated client: method, URL,
- * headers and JSON), built directly: `AzureStore` sends it through the table client's own pipeline
+ * A single entity write (insert, upsert, update, delete) as the request `@azure/data-tables` 13.x sends
+ * for it (TableClient createEntity / upsertEntity / updateEntity / deleteEntity through the generated
+ * client: method, URL, headers and JSON), built directly: `AzureStore` sends it through the table client's own pipeline
  * (authentication, the Cosmos DB merge policy, agent, user agent, logging), skipping only the
  * generated client's operation-spec serialisation, tracing span and response mapping, most of a write's
  * client CPU. test/store-azure/entity-writes.test.ts compares the requests with the SDK's.
@@ -64,8 +64,31 @@ export function entityWriteRequest(
   return request;
 }
 
+/** The request of a delete of the entity at these keys, conditional on `ifMatch` (`*`: whatever is stored). */
+export function entityDeleteRequest(
+  target: WriteTarget,
+  partitionKey: string,
+  rowKey: string,
+  ifMatch: string,
+  timeoutMs: number,
+  allowInsecureConnection: boolean,
+): PipelineRequest {
+  const request = createPipelineRequest({
+    url: entityUrl(target.tableUrl, partitionKey, rowKey) + target.query,
+    method: "DELETE",
+    allowInsecureConnection,
+    ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}),
+  });
+  const headers = request.headers;
+  headers.set("Accept", "application/json;odata=minimalmetadata");
+  headers.set("x-ms-version", "2019-02-02");
+  headers.set("DataServiceVersion", "3.0");
+  headers.set("If-Match", ifMatch);
+  return request;
+}
+
 /**
- * The write's result (its ETag header), or the `RestError` the SDK's deserialisation raises for a
+ * The write's result (its ETag header; none for a delete), or the `RestError` the SDK's deserialisation raises for a
  * refusal: the service's code (`x-ms-error-code`) and its JSON `odata.error` (or, for an XML answer
  * such as a failed authentication, its `Message`) where the SDK's error mapper puts them
  * (azure-errors.ts reads them there).
