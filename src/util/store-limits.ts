@@ -52,7 +52,11 @@ export const AZURE_TABLE_LIMITS: StoreLimits = Object.freeze({
  * key (`sortedResults: false`). Cosmos DB items may reach 2 MB (https://learn.microsoft.com/azure/cosmos-db/concepts-limits),
  * but the FAQ warns that its encoding inflates values (binary especially), so the Table API's 1 MiB
  * entity formula stays the safe limit. The other limits (100 operations per batch, 252 user
- * properties, 1 KiB PartitionKey) are the Table API contract both backends share.
+ * properties, 1 KiB PartitionKey) are the Table API contract both backends share. A store without an
+ * account of its own (MemoryStore's Cosmos flavor) sizes batches on the longest Cosmos DB Table
+ * endpoint: account names have at most 44 characters (Azure's resource naming rules,
+ * Microsoft.DocumentDB/databaseAccounts), and the SDK sends that endpoint the Cosmos form of a body
+ * (src/store/batch-body-size.ts).
  */
 export const COSMOS_TABLE_LIMITS: StoreLimits = Object.freeze({
   maxPartitionKeyBytes: ServiceLimits.maxKeyBytes,
@@ -64,6 +68,7 @@ export const COSMOS_TABLE_LIMITS: StoreLimits = Object.freeze({
   maxTransactionBytes: 2 * 1024 * 1024,
   reservedPropertyNames: Object.freeze(["ID", "rid", "etag", "ResourceId"]),
   caseSensitiveTableNames: true,
+  accountUrl: `https://${"a".repeat(44)}.table.cosmos.azure.com`,
 });
 
 /** A key's size as the backend counts it. */
