@@ -81,9 +81,11 @@ export class AzureStore implements TableStore, TableSasIssuer {
   readonly #timeoutMs: number;
   readonly #cosmosBatches: boolean;
   readonly #allowInsecure: boolean;
-  /** The HTTP client transactions are sent with through a table client's pipeline (the given one, if any). */
-  readonly #customHttp: HttpClient | undefined;
-  #http: HttpClient | undefined;
+  /**
+   * The HTTP client of the requests built here (writes, transactions, typed reads), sent through a table
+   * client's pipeline: the given one, else one per store (its keep-alive sockets shared by all of them).
+   */
+  readonly #http: HttpClient;
 
   /**
    * Connects with an account-key or SAS connection string, or `UseDevelopmentStorage=true`; the blob
@@ -103,17 +105,18 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.#calls = new AzureCalls(settings.timeoutMs, settings.secrets);
     this.#clientOptions = settings.clientOptions;
     this.blobs = settings.blobs;
+    // Its agents are made on the first request: a store that sends nothing opens no socket.
+    this.#http = options.httpClient ?? createDefaultHttpClient();
     this.#reads = new NometadataReads(url, this.#calls, {
       allowInsecureConnection: settings.allowInsecureConnection,
       timeoutMs: settings.timeoutMs,
-      httpClient: options.httpClient,
+      httpClient: this.#http,
     });
     this.#nometadata = settings.nometadata ? this.#reads : undefined;
     this.#batchUrl = batchUrlOf(url);
     this.#cosmosBatches = sdkBatchesAsCosmos(url);
     this.#allowInsecure = settings.allowInsecureConnection;
     this.#timeoutMs = settings.timeoutMs;
-    this.#customHttp = options.httpClient;
     this.capabilities = settings.capabilities;
   }
 
@@ -258,7 +261,6 @@ export class AzureStore implements TableStore, TableSasIssuer {
   /** Sends a request built here through `table`'s client pipeline (with the given HTTP client, if any). */
   #send(table: string, request: PipelineRequest): Promise<PipelineResponse> {
     const client = this.#client(table);
-    this.#http ??= this.#customHttp ?? createDefaultHttpClient();
     return client.pipeline.sendRequest(this.#http, request);
   }
 

@@ -1,5 +1,4 @@
 import {
-  createDefaultHttpClient,
   createPipelineRequest,
   type HttpClient,
   type PipelineResponse,
@@ -39,21 +38,20 @@ export class NometadataReads {
   readonly #calls: AzureCalls;
   readonly #allowInsecure: boolean;
   readonly #timeoutMs: number;
-  readonly #customHttp: HttpClient | undefined;
-  /** The HTTP client of the typed reads, sent through the table client's own pipeline. */
-  #http: HttpClient | undefined;
+  /** The HTTP client of the typed reads (the store's), sent through the table client's own pipeline. */
+  readonly #http: HttpClient;
 
   /** `url`: the account URL, which may carry a SAS query. */
   constructor(
     url: string,
     calls: AzureCalls,
-    options: { allowInsecureConnection: boolean; timeoutMs: number; httpClient: HttpClient | undefined },
+    options: { allowInsecureConnection: boolean; timeoutMs: number; httpClient: HttpClient },
   ) {
     this.#url = url;
     this.#calls = calls;
     this.#allowInsecure = options.allowInsecureConnection;
     this.#timeoutMs = options.timeoutMs;
-    this.#customHttp = options.httpClient;
+    this.#http = options.httpClient;
   }
 
   /** A point read with `odata=nometadata`; `null` when a value does not fit the model. */
@@ -196,7 +194,6 @@ export class NometadataReads {
     request.headers.set("Accept", format);
     request.headers.set("x-ms-version", SERVICE_VERSION);
     request.headers.set("DataServiceVersion", "3.0");
-    this.#http ??= this.#customHttp ?? createDefaultHttpClient();
     const response = await client.pipeline.sendRequest(this.#http, request);
     if (response.status >= 200 && response.status < 300) return response;
     const body = bodyOf(response) as { "odata.error"?: unknown } | undefined;
