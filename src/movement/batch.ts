@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { entityUrl } from "../store/azure/batch-request.js";
 
 /** How `import` writes a row: Insert, InsertOrReplace (upsert), or Update with `If-Match: *` (replace). */
 export type ImportMode = "upsert" | "replace" | "insert";
@@ -6,11 +7,6 @@ export type ImportMode = "upsert" | "replace" | "insert";
 const CRLF = "\r\n";
 const OPERATION_HEADERS =
   "Content-Type: application/json\r\nAccept: application/json;odata=minimalmetadata\r\nPrefer: return-no-content\r\nDataServiceVersion: 3.0\r\n";
-
-/** A key inside `(PartitionKey='…')`: quotes doubled, then URL-encoded (as `@azure/data-tables` does). */
-function keyLiteral(key: string): string {
-  return encodeURIComponent(key.replaceAll("'", "''"));
-}
 
 /**
  * The part of a `$batch` changeset body that writes one entity (`body` from `entityBody`): its MIME
@@ -26,7 +22,7 @@ export function operationPart(
   const line =
     mode === "insert"
       ? `POST ${tableUrl} HTTP/1.1\r\n`
-      : `PUT ${tableUrl}(PartitionKey='${keyLiteral(partitionKey)}',RowKey='${keyLiteral(rowKey)}') HTTP/1.1\r\n`;
+      : `PUT ${entityUrl(tableUrl, partitionKey, rowKey)} HTTP/1.1\r\n`;
   const ifMatch = mode === "replace" ? "If-Match: *\r\n" : "";
   return `Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n${line}${OPERATION_HEADERS}${ifMatch}\r\n${body}`;
 }

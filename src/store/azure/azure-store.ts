@@ -7,7 +7,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import { TableClient, TableServiceClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { EntityNotFoundError } from "../../errors.js";
-import { batchTableUrl } from "../batch-body-size.js";
+import { batchTableUrl, sdkBatchesAsCosmos } from "../batch-body-size.js";
 import { deletedUnlessAbsent } from "../delete-outcome.js";
 import type {
   BlobStore,
@@ -29,13 +29,13 @@ import type { AzureErrorContext } from "./azure-errors.js";
 import type { AzureCredential, AzureStoreOptions } from "./azure-store-options.js";
 import { resolveAzureStoreSettings } from "./azure-store-settings.js";
 import {
+  accountUrlParts,
   type BatchTarget,
   batchBody,
   batchIds,
   batchRequest,
   batchResults,
   batchUrlOf,
-  sdkBatchesAsCosmos,
 } from "./batch-request.js";
 import { parseConnectionString } from "./connection-string.js";
 import {
@@ -80,6 +80,8 @@ export class AzureStore implements TableStore, TableSasIssuer {
   /** The pipeline's own timeout of a single write (0: none). */
   readonly #timeoutMs: number;
   readonly #cosmosBatches: boolean;
+  /** The account URL's query (a SAS, with its `?`), or "": it follows the path of every write built here. */
+  readonly #query: string;
   readonly #allowInsecure: boolean;
   /**
    * The HTTP client of the requests built here (writes, transactions, typed reads), sent through a table
@@ -115,6 +117,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
     this.#nometadata = settings.nometadata ? this.#reads : undefined;
     this.#batchUrl = batchUrlOf(url);
     this.#cosmosBatches = sdkBatchesAsCosmos(url);
+    this.#query = accountUrlParts(url).query;
     this.#allowInsecure = settings.allowInsecureConnection;
     this.#timeoutMs = settings.timeoutMs;
     this.capabilities = settings.capabilities;
@@ -210,15 +213,15 @@ export class AzureStore implements TableStore, TableSasIssuer {
   }
 
   insert(table: string, entity: WireEntity): Promise<WriteResult> {
-    return this.#write(table, { kind: "insert", entity }, "insert");
+    return this.#write(table, { kind: "insert", entity });
   }
 
   upsert(table: string, entity: WireEntity, mode: WriteMode): Promise<WriteResult> {
-    return this.#write(table, { kind: "upsert", entity, mode }, "upsert");
+    return this.#write(table, { kind: "upsert", entity, mode });
   }
 
   update(table: string, entity: WireEntity, mode: WriteMode, ifMatch: string): Promise<WriteResult> {
-    return this.#write(table, { kind: "update", entity, mode, ifMatch }, "update");
+    return this.#write(table, { kind: "update", entity, mode, ifMatch });
   }
 
   /**
@@ -226,7 +229,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
    * async frame or closure per call (the upsert is the request sent most); the error context is made
    * only on failure.
    */
-  #write(table: string, write: EntityWrite, operation: "insert" | "upsert" | "update"): Promise<WriteResult> {
+  #write(table: string, write: EntityWrite): Promise<WriteResult> {
     let sent: Promise<PipelineResponse>;
     try {
       const request = entityWriteRequest(this.#target(table), write, this.#timeoutMs, this.#allowInsecure);
@@ -235,7 +238,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
       sent = Promise.reject(error);
     }
     return sent.then(writeAnswer).catch((error: unknown) => {
-      throw this.#calls.translate(error, writeContext(operation, table, write.entity));
+      throw this.#calls.translate(error, writeContext(write.kind, table, write.entity));
     });
   }
 
@@ -285,9 +288,7 @@ export class AzureStore implements TableStore, TableSasIssuer {
   #target(table: string): BatchTarget & WriteTarget {
     let target = this.#targets.get(table);
     if (target === undefined) {
-      const at = this.#url.indexOf("?");
-      const query = at < 0 ? "" : this.#url.slice(at);
-      target = { tableUrl: batchTableUrl(this.#url, table), cosmos: this.#cosmosBatches, query };
+      target = { tableUrl: batchTableUrl(this.#url, table), cosmos: this.#cosmosBatches, query: this.#query };
       this.#targets.set(table, target);
     }
     return target;

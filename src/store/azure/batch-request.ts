@@ -8,8 +8,6 @@ import {
 } from "@azure/core-rest-pipeline";
 import type { TransactionAction, WireEntity, WriteResult } from "../table-store.js";
 
-export { sdkBatchesAsCosmos } from "../batch-body-size.js";
-
 /**
  * The `$batch` request of an entity group transaction, written here byte for byte as
  * `@azure/data-tables` 13.x writes it (TableClient.submitTransaction → TableTransaction.js,
@@ -252,10 +250,16 @@ function bodyError(text: string, statusCode: number, response: PipelineResponse)
   });
 }
 
+/** An account URL split at its query: the URL without it, and the query (a SAS, with its `?`) or "". */
+export function accountUrlParts(accountUrl: string): { base: string; query: string } {
+  const at = accountUrl.indexOf("?");
+  return at < 0
+    ? { base: accountUrl, query: "" }
+    : { base: accountUrl.slice(0, at), query: accountUrl.slice(at) };
+}
+
 /** The `$batch` URL of an account URL: `/$batch` after its path, before its query (a SAS), if any. */
 export function batchUrlOf(accountUrl: string): string {
-  const at = accountUrl.indexOf("?");
-  const base = at < 0 ? accountUrl : accountUrl.slice(0, at);
-  const query = at < 0 ? "" : accountUrl.slice(at);
+  const { base, query } = accountUrlParts(accountUrl);
   return `${base.endsWith("/") ? base : `${base}/`}$batch${query}`;
 }

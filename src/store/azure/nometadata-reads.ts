@@ -15,6 +15,7 @@ import type {
   StoreQuery,
 } from "../table-store.js";
 import type { AzureCalls } from "./azure-calls.js";
+import { accountUrlParts, entityUrl } from "./batch-request.js";
 import { nometadataRowReader } from "./nometadata-rows.js";
 import { querySdkPage } from "./sdk-query-page.js";
 import { typedRowFromJson } from "./typed-rows.js";
@@ -34,7 +35,9 @@ const SERVICE_VERSION = "2019-02-02";
  * property types, see nometadata-rows.ts), sent through the table client's own pipeline.
  */
 export class NometadataReads {
-  readonly #url: string;
+  /** The account URL without its query, with a trailing slash; its SAS query as `&…` parameters, or "". */
+  readonly #base: string;
+  readonly #sas: string;
   readonly #calls: AzureCalls;
   readonly #allowInsecure: boolean;
   readonly #timeoutMs: number;
@@ -47,7 +50,9 @@ export class NometadataReads {
     calls: AzureCalls,
     options: { allowInsecureConnection: boolean; timeoutMs: number; httpClient: HttpClient },
   ) {
-    this.#url = url;
+    const { base, query } = accountUrlParts(url);
+    this.#base = base.endsWith("/") ? base : `${base}/`;
+    this.#sas = query === "" ? "" : `&${query.slice(1)}`;
     this.#calls = calls;
     this.#allowInsecure = options.allowInsecureConnection;
     this.#timeoutMs = options.timeoutMs;
@@ -63,7 +68,7 @@ export class NometadataReads {
     select: readonly string[] | undefined,
     types: PropertyTypes,
   ): Promise<StoredEntity | undefined | null> {
-    const path = `${encodeURIComponent(table)}(PartitionKey='${encodeURIComponent(quote(partitionKey))}',RowKey='${encodeURIComponent(quote(rowKey))}')`;
+    const path = entityUrl(encodeURIComponent(table), partitionKey, rowKey);
     const url = this.#readUrl(path, selectParam(select));
     let response: PipelineResponse;
     try {
@@ -166,12 +171,9 @@ export class NometadataReads {
     return undefined;
   }
 
-  /** The URL of a read: the account URL (which may carry a SAS query) plus `path` and the query text. */
+  /** The URL of a read: the account URL's path plus `path`, then the query text and the account URL's SAS. */
   #readUrl(path: string, params: string, format = NOMETADATA_FORMAT): string {
-    const at = this.#url.indexOf("?");
-    const base = at < 0 ? this.#url : this.#url.slice(0, at);
-    const sas = at < 0 ? "" : `&${this.#url.slice(at + 1)}`;
-    return `${base.endsWith("/") ? base : `${base}/`}${path}?$format=${format}${params}${sas}`;
+    return `${this.#base}${path}?$format=${format}${params}${this.#sas}`;
   }
 
   /**
