@@ -22,7 +22,7 @@ import {
 import type { TransactionAction } from "../../src/store/table-store.js";
 import { AZURE_TABLE_LIMITS } from "../../src/util/store-limits.js";
 import { testSeed } from "../support/seeded-random.js";
-import { action, text } from "../support/wire-arbitraries.js";
+import { transaction } from "../support/wire-arbitraries.js";
 
 const SEED = testSeed(19_0001);
 
@@ -56,9 +56,7 @@ describe(`batchBodyBytes (seed ${SEED})`, () => {
       fc.asyncProperty(
         accountUrls,
         fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{2,20}$/),
-        text(12).chain((pk) =>
-          fc.tuple(fc.constant(pk), fc.array(action(pk), { minLength: 1, maxLength: 6 })),
-        ),
+        transaction(),
         async (url, table, [partitionKey, drafted]) => {
           // One operation per RowKey, as a transaction requires.
           const seen = new Set<string>();

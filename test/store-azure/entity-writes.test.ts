@@ -12,6 +12,7 @@ import { describe, expect, test } from "vitest";
 import { AzureStore } from "../../src/store/azure/azure-store.js";
 import { writeAnswer } from "../../src/store/azure/entity-writes.js";
 import type { WireEntity } from "../../src/store/table-store.js";
+import { failureOf } from "../support/rejection.js";
 import { testSeed } from "../support/seeded-random.js";
 import { text } from "../support/wire-arbitraries.js";
 
@@ -105,19 +106,16 @@ describe(`AzureStore's single writes (seed ${SEED})`, () => {
 describe("writeAnswer", () => {
   const request = { url: "https://a/T" } as PipelineRequest;
 
-  test("puts a refusal's code and odata.error where the SDK's error mapper does", () => {
+  test("puts a refusal's code and odata.error where the SDK's error mapper does", async () => {
     const body = `{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"lang":"en-US","value":"The update condition specified in the request was not satisfied."}}}`;
-    let error: unknown;
-    try {
+    const error = await failureOf(() =>
       writeAnswer({
         request,
         status: 412,
         headers: createHttpHeaders({ "x-ms-error-code": "UpdateConditionNotSatisfied" }),
         bodyAsText: body,
-      });
-    } catch (caught) {
-      error = caught;
-    }
+      }),
+    );
     expect(error).toMatchObject({
       name: "RestError",
       statusCode: 412,

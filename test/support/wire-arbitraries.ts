@@ -30,28 +30,53 @@ export const text = (maxLength: number) =>
     ),
     maxLength,
   });
-export const value: fc.Arbitrary<WireValue> = fc.oneof(
-  text(40),
-  text(400),
-  fc.integer(),
-  fc.double(),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0),
-  fc.boolean(),
-  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
-  fc.date({
-    min: new Date(Date.UTC(1601, 0, 1)),
-    max: new Date(Date.UTC(9999, 11, 31)),
-    noInvalidDate: true,
-  }),
-  fc.uint8Array({ maxLength: 20 }).map((bytes) => new Uint8Array(bytes)),
-  fc.record({ type: fc.constant("Guid" as const), value: fc.uuid() }),
-  fc.record({ type: fc.constant("Int64" as const), value: fc.bigInt().map(String) }),
-  fc.record({ type: fc.constant("Double" as const), value: fc.oneof(fc.double(), fc.integer()) }),
-  fc.record({ type: fc.constant("String" as const), value: text(10) }),
-);
-export const properties = fc.dictionary(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/), value, {
-  maxKeys: 6,
-});
+/**
+ * Values of every wire form. `sdkSerialisable`: only those the SDK's serialiser writes as the service
+ * reads them (it writes NaN and ±Infinity as null); else the non-finite Doubles too.
+ */
+export function wireValue({ sdkSerialisable = false } = {}): fc.Arbitrary<WireValue> {
+  const double = fc.double(sdkSerialisable ? { noNaN: true, noDefaultInfinity: true } : {});
+  return fc.oneof(
+    text(40),
+    text(400),
+    fc.integer(),
+    double,
+    ...(sdkSerialisable
+      ? [fc.constant(-0)]
+      : [fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0)]),
+    fc.boolean(),
+    fc.constant(null),
+    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+    fc.date({
+      min: new Date(Date.UTC(1601, 0, 1)),
+      max: new Date(Date.UTC(9999, 11, 31)),
+      noInvalidDate: true,
+    }),
+    fc.uint8Array({ maxLength: 20 }).map((bytes) => new Uint8Array(bytes)),
+    fc.record({ type: fc.constant("Guid" as const), value: fc.uuid() }),
+    fc.record({ type: fc.constant("Int64" as const), value: fc.bigInt().map(String) }),
+    fc.record({ type: fc.constant("Double" as const), value: fc.oneof(double, fc.integer()) }),
+    fc.record({ type: fc.constant("String" as const), value: text(10) }),
+    fc.record({ type: fc.constant("Boolean" as const), value: fc.boolean() }),
+  );
+}
+
+/**
+ * Rows' properties (up to 6) of `values`. `etag` and `timestamp` are the port's metadata, never sent
+ * (the SDK would send them as system properties): `withMetadataNames: false` leaves them out.
+ */
+export function wireProperties(
+  values: fc.Arbitrary<WireValue> = wireValue(),
+  { withMetadataNames = true } = {},
+): fc.Arbitrary<Record<string, WireValue>> {
+  const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,12}$/);
+  return fc.dictionary(
+    withMetadataNames ? name : name.filter((n) => n !== "etag" && n !== "timestamp"),
+    values,
+    { maxKeys: 6 },
+  );
+}
+
 export const etag = fc.constantFrom("*", "W/\"datetime'2024-01-01T00%3A00%3A00.0000000Z'\"", 'W/"x"');
 
 /**
@@ -60,7 +85,7 @@ export const etag = fc.constantFrom("*", "W/\"datetime'2024-01-01T00%3A00%3A00.0
  */
 export function action(
   partitionKey: string,
-  rowProperties: fc.Arbitrary<Record<string, WireValue>> = properties,
+  rowProperties: fc.Arbitrary<Record<string, WireValue>> = wireProperties(),
   deleteEtags: fc.Arbitrary<string> = etag,
 ): fc.Arbitrary<TransactionAction> {
   const entity = fc
@@ -84,5 +109,14 @@ export function action(
     fc
       .tuple(text(12), deleteEtags)
       .map(([rowKey, ifMatch]) => ({ kind: "delete" as const, partitionKey, rowKey, ifMatch })),
+  );
+}
+
+/** A transaction: a PartitionKey and 1 to 6 actions in it (`actionOf`, `action` by default). */
+export function transaction(
+  actionOf: (partitionKey: string) => fc.Arbitrary<TransactionAction> = action,
+): fc.Arbitrary<[string, TransactionAction[]]> {
+  return text(12).chain((partitionKey) =>
+    fc.tuple(fc.constant(partitionKey), fc.array(actionOf(partitionKey), { minLength: 1, maxLength: 6 })),
   );
 }
